@@ -1,0 +1,191 @@
+package outcome
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind classifies the result of one attempt against a provider (DESIGN §5.1).
+// The zero value OK means success.
+type Kind uint8
+
+const (
+	OK          Kind = iota // the attempt succeeded
+	RateLimited             // 429 with a retry hint: retry later, elsewhere now
+	Overloaded              // 529, 503: the provider is short of capacity
+	ServerError             // 500, 502, 504
+	Timeout                 // no answer (or no first token) in time
+	Network                 // connection refused or reset, stream cut
+	Auth                    // 401, 403: disabled until a probe succeeds or config changes
+	Quota                   // out of money or a spend/day limit: permanent for the provider
+	ClientError             // 400, 404, 413, 422: the request's fault, returned to the client
+	Canceled                // the client went away; never counted against the provider
+	Unknown                 // anything else; retried once
+)
+
+var kindNames = [...]string{
+	OK:          "ok",
+	RateLimited: "rate_limited",
+	Overloaded:  "overloaded",
+	ServerError: "server_error",
+	Timeout:     "timeout",
+	Network:     "network",
+	Auth:        "auth",
+	Quota:       "quota",
+	ClientError: "client_error",
+	Canceled:    "canceled",
+	Unknown:     "unknown",
+}
+
+// String returns the snake_case name used in logs, metrics labels and JSON.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Kinds lists every kind, OK first; handy for pre-creating metric series.
+func Kinds() []Kind {
+	ks := make([]Kind, len(kindNames))
+	for i := range ks {
+		ks[i] = Kind(i)
+	}
+	return ks
+}
+
+// Retryable reports whether another attempt (on this provider later, or on
+// another provider now) may succeed where this one failed. Auth and Quota are
+// not retryable on the same provider but another provider may serve: see
+// FailsOver.
+func (k Kind) Retryable() bool {
+	switch k {
+	case RateLimited, Overloaded, ServerError, Timeout, Network, Unknown:
+		return true
+	}
+	return false
+}
+
+// FailsOver reports whether the request should move on to another provider
+// after this outcome. Client errors and cancellations end the request.
+func (k Kind) FailsOver() bool {
+	return k != OK && k != ClientError && k != Canceled
+}
+
+// Counts reports whether the outcome says something about the provider's
+// health. Client errors and cancellations never count against it.
+func (k Kind) Counts() bool { return k != ClientError && k != Canceled }
+
+// Error is a classified failure of one attempt. Adapters return it (wrapped
+// or not); everyone else finds it with errors.As.
+type Error struct {
+	Kind   Kind
+	Status int // HTTP status the provider answered; 0 when there was no response
+
+	// The provider's own error fields, when it sent a parseable body.
+	Type    string
+	Code    string
+	Param   string
+	Message string
+
+	// RetryAfter is how long the provider asked us to wait (Retry-After,
+	// retry-after-ms, Gemini RetryInfo); 0 means it did not say.
+	RetryAfter time.Duration
+
+	Err error // the underlying cause, if any
+}
+
+func (e *Error) Error() string {
+	msg := e.Message
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	if e.Status != 0 {
+		return fmt.Sprintf("%s (status %d): %s", e.Kind, e.Status, msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Kind, msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf classifies any error: a *Error anywhere in the chain gives its Kind,
+// context cancellation gives Canceled, a deadline gives Timeout, and anything
+// else is Unknown. nil is OK.
+func KindOf(err error) Kind {
+	if err == nil {
+		return OK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return Timeout
+	}
+	return Unknown
+}
+
+// ForStatus gives the default kind for an HTTP error status, before any
+// provider-specific reading of the body. Adapters refine it (429
+// insufficient_quota is Quota, Anthropic 529 is Overloaded, and so on).
+func ForStatus(status int) Kind {
+	switch {
+	case status < 400:
+		return OK
+	case status == 401 || status == 403:
+		return Auth
+	case status == 402:
+		return Quota
+	case status == 408:
+		return Timeout
+	case status == 409:
+		return Overloaded
+	case status == 429:
+		return RateLimited
+	case status == 503 || status == 529:
+		return Overloaded
+	case status == 504:
+		return Timeout
+	case status >= 500:
+		return ServerError
+	case status >= 400:
+		return ClientError
+	}
+	return Unknown
+}
+
+// Usage is the token count of one call. Zero fields mean not reported.
+type Usage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+}
+
+// Total is prompt plus completion tokens.
+func (u Usage) Total() int64 { return u.PromptTokens + u.CompletionTokens }
+
+// RateLimit is what a provider announced about its budget in one response.
+// Counts below zero mean unknown (a header absent, malformed or, for Azure,
+// -1/0 values that mean "not reported"); durations of zero mean unknown.
+type RateLimit struct {
+	LimitRequests     int64
+	RemainingRequests int64
+	ResetRequests     time.Duration // until the request budget is full again
+	LimitTokens       int64
+	RemainingTokens   int64
+	ResetTokens       time.Duration // until the token budget is full again
+	RetryAfter        time.Duration // Retry-After / retry-after-ms: block until then
+}
+
+// UnknownRateLimit is a RateLimit that says nothing.
+var UnknownRateLimit = RateLimit{LimitRequests: -1, RemainingRequests: -1, LimitTokens: -1, RemainingTokens: -1}
+
+// Known reports whether the value carries any fact at all.
+func (r RateLimit) Known() bool {
+	return r.LimitRequests >= 0 || r.RemainingRequests >= 0 || r.LimitTokens >= 0 ||
+		r.RemainingTokens >= 0 || r.RetryAfter > 0
+}

@@ -1,0 +1,173 @@
+package provider
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+)
+
+// Op is the OpenAI operation a request asks for.
+type Op uint8
+
+const (
+	OpChat        Op = iota // POST /v1/chat/completions
+	OpCompletions           // POST /v1/completions (legacy)
+	OpEmbeddings            // POST /v1/embeddings
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpChat:
+		return "chat"
+	case OpCompletions:
+		return "completions"
+	case OpEmbeddings:
+		return "embeddings"
+	}
+	return "op(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Path is the OpenAI path of the operation below /v1.
+func (o Op) Path() string {
+	switch o {
+	case OpCompletions:
+		return "/completions"
+	case OpEmbeddings:
+		return "/embeddings"
+	}
+	return "/chat/completions"
+}
+
+// Request is one attempt's input. Body is the client's JSON exactly as
+// received; the proxy validated it and read the fields below from it. The
+// adapter must not modify Body: the same bytes serve every retry.
+type Request struct {
+	Op    Op
+	Model string // the provider's model name for this target (replaces the client's)
+	Body  []byte
+
+	// ModelStart and ModelEnd delimit the client's "model" value in Body
+	// (the JSON string including its quotes), so that OpenAI-family adapters
+	// can swap the model name without re-encoding the document.
+	ModelStart, ModelEnd int
+
+	Stream       bool // the client asked for an SSE stream
+	IncludeUsage bool // stream_options.include_usage was true
+}
+
+// AppendBody appends Body with the model value replaced by r.Model to dst.
+func (r *Request) AppendBody(dst []byte) []byte {
+	if r.ModelEnd <= r.ModelStart {
+		return append(dst, r.Body...)
+	}
+	dst = append(dst, r.Body[:r.ModelStart]...)
+	dst = AppendJSONString(dst, r.Model)
+	return append(dst, r.Body[r.ModelEnd:]...)
+}
+
+// BodySize is the length AppendBody will produce, give or take escaping.
+func (r *Request) BodySize() int {
+	return len(r.Body) - (r.ModelEnd - r.ModelStart) + len(r.Model) + 2
+}
+
+// Response is a successful answer. For a non-stream request Body holds the
+// whole OpenAI-shaped JSON document; for a stream request Stream yields the
+// chunks and Body is nil.
+type Response struct {
+	Body   []byte
+	Stream Stream
+	Usage  outcome.Usage // non-stream usage; streams report theirs via Stream.Usage
+
+	// RateLimit is what the provider's headers said about its budget.
+	RateLimit outcome.RateLimit
+	// UpstreamID is the provider's own request id (x-request-id,
+	// request-id, apim-request-id), for logs; "" when absent.
+	UpstreamID string
+}
+
+// Stream yields the OpenAI chat.completion.chunk (or completion) JSON
+// payloads of a streamed answer, without SSE framing.
+type Stream interface {
+	// Next returns the next payload. The slice is valid until the next call.
+	// io.EOF means the provider ended the stream properly; any other error
+	// is classified (a cut connection is outcome.Network, an error event is
+	// the kind it names).
+	Next() ([]byte, error)
+	// Usage is the usage the stream has reported so far.
+	Usage() outcome.Usage
+	// Close releases the upstream connection; it is safe to call twice.
+	Close() error
+}
+
+// Adapter sends one attempt to one provider.
+type Adapter interface {
+	// Do sends req. The returned error, if any, carries an *outcome.Error.
+	// When the answer is a stream, Do returns once the response headers
+	// arrived; ctx stays bound to the stream until Close.
+	Do(ctx context.Context, req *Request) (*Response, error)
+	// Supports reports whether the adapter can serve op at all.
+	Supports(op Op) bool
+}
+
+// Prober is implemented by adapters that can check their provider's health
+// on a free endpoint (GET models, Ollama tags, /health) without spending
+// tokens. A nil error means healthy; an *outcome.Error says why not.
+type Prober interface {
+	Probe(ctx context.Context) error
+}
+
+// Config is what every provider entry in the config file has, whatever its
+// type. Adapter-specific options live in the adapter's own Config.
+type Config struct {
+	// Name identifies the provider in models' targets, logs and metrics.
+	Name string `mapstructure:"name"`
+	// Type selects the adapter: openai, azure, anthropic, gemini,
+	// openai_compatible or simulated.
+	Type string `mapstructure:"type"`
+	// BaseURL is where the provider lives. openai and openai_compatible:
+	// up to and including /v1; anthropic, gemini, azure: scheme://host
+	// only. Empty means the provider's public URL (required for azure and
+	// openai_compatible).
+	BaseURL string `mapstructure:"base_url"`
+	// APIKeyEnv names the environment variable holding the key; APIKeyFile
+	// names a file holding it (trailing whitespace trimmed). At most one;
+	// keys never live in the YAML. Neither means no key (local servers).
+	APIKeyEnv  string `mapstructure:"api_key_env"`
+	APIKeyFile string `mapstructure:"api_key_file"`
+	// MaxConcurrency caps requests in flight to this provider (the
+	// bulkhead). 0 means the default of 64.
+	MaxConcurrency int `mapstructure:"max_concurrency"`
+	// RPM and TPM are ceilings on requests and tokens per minute; 0 means
+	// learn them from the provider's headers.
+	RPM int64 `mapstructure:"rpm"`
+	TPM int64 `mapstructure:"tpm"`
+	// FirstTokenTimeout bounds the wait for the first content of a stream
+	// (and for response headers); past it the attempt fails over before
+	// anything reached the client. 0 means 20s.
+	FirstTokenTimeout time.Duration `mapstructure:"first_token_timeout"`
+	// Timeout bounds one whole attempt. 0 means 120s.
+	Timeout time.Duration `mapstructure:"timeout"`
+}
+
+// Defaults for zero Config fields.
+const (
+	DefaultMaxConcurrency    = 64
+	DefaultFirstTokenTimeout = 20 * time.Second
+	DefaultTimeout           = 120 * time.Second
+)
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.MaxConcurrency == 0 {
+		c.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if c.FirstTokenTimeout == 0 {
+		c.FirstTokenTimeout = DefaultFirstTokenTimeout
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	return c
+}
