@@ -1,0 +1,135 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+)
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 10, 21, 7, 28, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		h    map[string]string
+		want time.Duration
+	}{
+		{"absent", nil, 0},
+		{"seconds", map[string]string{"Retry-After": "2"}, 2 * time.Second},
+		{"fraction", map[string]string{"Retry-After": "1.5"}, 1500 * time.Millisecond},
+		{"ms wins", map[string]string{"Retry-After": "30", "Retry-After-Ms": "1500"}, 1500 * time.Millisecond},
+		{"bad ms falls back", map[string]string{"Retry-After": "3", "Retry-After-Ms": "soon"}, 3 * time.Second},
+		{"http date", map[string]string{"Retry-After": "Wed, 21 Oct 2026 07:28:09 GMT"}, 9 * time.Second},
+		{"date in past", map[string]string{"Retry-After": "Wed, 21 Oct 2026 07:27:00 GMT"}, 0},
+		{"negative", map[string]string{"Retry-After": "-5"}, 0},
+		{"garbage", map[string]string{"Retry-After": "tomorrow"}, 0},
+		{"NaN", map[string]string{"Retry-After": "NaN"}, 0},
+		{"huge capped", map[string]string{"Retry-After": "1e30"}, maxRetryAfter},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tt.h {
+				h.Set(k, v)
+			}
+			if got := RetryAfter(h, now); got != tt.want {
+				t.Errorf("RetryAfter = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseCount(t *testing.T) {
+	tests := []struct {
+		v           string
+		zeroUnknown bool
+		want        int64
+	}{
+		{"", false, -1}, {"59", false, 59}, {"0", false, 0}, {"0", true, -1},
+		{"-1", false, -1}, {"abc", false, -1}, {" 12 ", false, 12}, {"12.0", false, 12},
+	}
+	for _, tt := range tests {
+		h := http.Header{}
+		if tt.v != "" {
+			h.Set("X", tt.v)
+		}
+		if got := ParseCount(h, "X", tt.zeroUnknown); got != tt.want {
+			t.Errorf("ParseCount(%q, %v) = %d, want %d", tt.v, tt.zeroUnknown, got, tt.want)
+		}
+	}
+}
+
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"", "gpt-4o", "a\"b\\c", "line\nbreak\t\x01", "héllo 世界", "bad\xffutf8"} {
+		got := AppendJSONString(nil, s)
+		var back string
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("%q: invalid JSON %s: %v", s, got, err)
+		}
+		want, _ := json.Marshal(s)
+		var wantBack string
+		_ = json.Unmarshal(want, &wantBack)
+		if back != wantBack {
+			t.Errorf("%q round-trips to %q, want %q", s, back, wantBack)
+		}
+	}
+}
+
+func TestRequestAppendBody(t *testing.T) {
+	body := []byte(`{"model":"alias","messages":[]}`)
+	r := &Request{Model: `real"model`, Body: body, ModelStart: 9, ModelEnd: 16}
+	got := string(r.AppendBody(nil))
+	if want := `{"model":"real\"model","messages":[]}`; got != want {
+		t.Errorf("AppendBody = %s, want %s", got, want)
+	}
+	r.ModelStart, r.ModelEnd = 0, 0
+	if got := string(r.AppendBody(nil)); got != string(body) {
+		t.Errorf("without model span got %s", got)
+	}
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestTransportError(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	deadline, cancel2 := context.WithTimeout(context.Background(), -time.Second)
+	defer cancel2()
+	firstToken, cancel3 := context.WithCancelCause(context.Background())
+	cancel3(&outcome.Error{Kind: outcome.Timeout, Message: "no first token"})
+
+	tests := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want outcome.Kind
+	}{
+		{"reset", context.Background(), syscall.ECONNRESET, outcome.Network},
+		{"refused", context.Background(), syscall.ECONNREFUSED, outcome.Network},
+		{"net timeout", context.Background(), timeoutErr{}, outcome.Timeout},
+		{"client canceled", canceled, context.Canceled, outcome.Canceled},
+		{"deadline", deadline, context.DeadlineExceeded, outcome.Timeout},
+		{"proxy cause", firstToken, context.Canceled, outcome.Timeout},
+		{"already classified", context.Background(), &outcome.Error{Kind: outcome.Auth}, outcome.Auth},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := TransportError(tt.ctx, "calling x", tt.err)
+			if got := outcome.KindOf(err); got != tt.want {
+				t.Errorf("kind = %v, want %v (%v)", got, tt.want, err)
+			}
+			if !errors.Is(err, tt.err) {
+				t.Errorf("cause lost: %v", err)
+			}
+		})
+	}
+}

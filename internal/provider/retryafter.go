@@ -1,0 +1,70 @@
+package provider
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxRetryAfter caps what a provider may ask us to wait: a malformed or
+// hostile header must not park a provider for years. A day covers Azure's
+// "retry after 86400 seconds" (a quota block).
+const maxRetryAfter = 24 * time.Hour
+
+// RetryAfter reads the wait a provider asked for, in the order the official
+// SDKs use (PROVIDERS.md §0): retry-after-ms, then Retry-After as seconds
+// (integer or fraction), then Retry-After as an HTTP-date relative to now.
+// It returns 0 when none is present, malformed, or not in the future.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil {
+			return clampWait(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		return clampWait(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return clampWait(float64(t.Sub(now)))
+	}
+	return 0
+}
+
+func clampWait(ns float64) time.Duration {
+	switch {
+	case math.IsNaN(ns) || ns <= 0:
+		return 0
+	case ns >= float64(maxRetryAfter):
+		return maxRetryAfter
+	}
+	return time.Duration(ns)
+}
+
+// ParseCount reads a rate-limit count header. Absent, malformed and
+// negative values are -1 (unknown). zeroUnknown also maps 0 to -1, for
+// limits (Azure sends limit 0 and -1 meaning "not reported"; a limit of 0
+// is never a real capacity).
+func ParseCount(h http.Header, key string, zeroUnknown bool) int64 {
+	v := strings.TrimSpace(h.Get(key))
+	if v == "" {
+		return -1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(v, 64)
+		if ferr != nil || math.IsNaN(f) || f > math.MaxInt64 {
+			return -1
+		}
+		n = int64(f)
+	}
+	if n < 0 || (zeroUnknown && n == 0) {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,81 @@
+package sse
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+type ev struct{ name, data string }
+
+func readAll(t testing.TB, r io.Reader) ([]ev, error) {
+	t.Helper()
+	sr := NewReader(r)
+	var got []ev
+	for {
+		e, err := sr.Next()
+		if err != nil {
+			return got, err
+		}
+		got = append(got, ev{string(e.Name), string(e.Data)})
+	}
+}
+
+func TestReader(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []ev
+		wantErr error
+	}{
+		{"openai", "data: {\"a\":1}\n\ndata: [DONE]\n\n", []ev{{"", `{"a":1}`}, {"", "[DONE]"}}, io.EOF},
+		{"crlf", "data: x\r\n\r\n", []ev{{"", "x"}}, io.EOF},
+		{"named", "event: message_start\ndata: {}\n\n", []ev{{"message_start", "{}"}}, io.EOF},
+		{"multiline data", "data: a\ndata: b\n\n", []ev{{"", "a\nb"}}, io.EOF},
+		{"comments and blanks", ": ping\n\n\n: x\ndata: y\n\n", []ev{{"", "y"}}, io.EOF},
+		{"no space after colon", "data:z\n\n", []ev{{"", "z"}}, io.EOF},
+		{"unknown fields ignored", "id: 1\nretry: 5\ndata: q\n\n", []ev{{"", "q"}}, io.EOF},
+		{"cut mid event", "data: a\n\ndata: b\n", []ev{{"", "a"}}, io.ErrUnexpectedEOF},
+		{"cut without newline", "data: a\n\ndata: b", []ev{{"", "a"}}, io.ErrUnexpectedEOF},
+		{"empty", "", nil, io.EOF},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, r := range []io.Reader{strings.NewReader(tt.in), iotest.OneByteReader(strings.NewReader(tt.in))} {
+				got, err := readAll(t, r)
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				if len(got) != len(tt.want) {
+					t.Fatalf("got %q, want %q", got, tt.want)
+				}
+				for i := range got {
+					if got[i] != tt.want[i] {
+						t.Errorf("event %d = %q, want %q", i, got[i], tt.want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestReaderLongLineAndLimit(t *testing.T) {
+	long := strings.Repeat("x", 100_000)
+	got, err := readAll(t, strings.NewReader("data: "+long+"\n\n"))
+	if err != io.EOF || len(got) != 1 || got[0].data != long {
+		t.Fatalf("long line: err %v, %d events", err, len(got))
+	}
+	r := NewReader(strings.NewReader("data: " + long + "\n\n"))
+	r.max = 1000
+	if _, err := r.Next(); !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("err = %v, want ErrEventTooLarge", err)
+	}
+}
+
+func TestAppendData(t *testing.T) {
+	if got := string(AppendData(nil, []byte(`{"a":1}`))); got != "data: {\"a\":1}\n\n" {
+		t.Errorf("got %q", got)
+	}
+}
