@@ -66,8 +66,10 @@ func TransportError(ctx context.Context, what string, err error) error {
 		return err
 	}
 	kind := outcome.Network
+	msg := err.Error()
 	if ctx.Err() != nil {
 		cause := context.Cause(ctx)
+		msg = cause.Error()
 		switch {
 		case errors.As(cause, &oe):
 			kind = oe.Kind
@@ -89,7 +91,7 @@ func TransportError(ctx context.Context, what string, err error) error {
 			kind = outcome.Network
 		}
 	}
-	return &outcome.Error{Kind: kind, Message: what + ": " + err.Error(), Err: err}
+	return &outcome.Error{Kind: kind, Message: what + ": " + msg, Err: err}
 }
 
 // ReadErrorBody reads at most MaxErrorBody bytes of an error response and

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/llmrouter/llmrouter/internal/config"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/simulated"
+	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/route"
+)
+
+// buildOptions turns a validated config into the proxy's options: it
+// resolves provider keys and builds one adapter per provider.
+func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
+	table, err := route.NewTable(cfg.Models)
+	if err != nil {
+		return proxy.Options{}, err
+	}
+	opts := proxy.Options{Models: table, Limits: cfg.Limits, Logger: log}
+	for i := range cfg.Providers {
+		p := &cfg.Providers[i]
+		a, err := buildAdapter(p)
+		if err != nil {
+			return proxy.Options{}, fmt.Errorf("providers[%d] (%s): %w", i, p.Name, err)
+		}
+		opts.Providers = append(opts.Providers, proxy.Provider{Name: p.Name, Type: p.Type, Adapter: a, Config: p.Config})
+	}
+	keys, namedButEmpty := cfg.ClientKeys()
+	if namedButEmpty {
+		log.Warn("client authentication is off: auth.api_keys_env names an empty variable", "variable", cfg.Auth.APIKeysEnv)
+	}
+	opts.ClientKeys = keys
+	return opts, nil
+}
+
+func buildAdapter(p *config.Provider) (provider.Adapter, error) {
+	key, err := p.ResolveKey()
+	if err != nil {
+		return nil, err
+	}
+	_ = key
+	switch p.Type {
+	case "simulated":
+		var sc simulated.Config
+		if p.Simulated != nil {
+			sc = *p.Simulated
+		}
+		return simulated.New(p.Config, sc)
+	}
+	return nil, fmt.Errorf("type: %s adapters are not built in yet", p.Type)
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/llmrouter/llmrouter/internal/config"
+	"github.com/llmrouter/llmrouter/internal/proxy"
+)
+
+// Server timeouts a slow or hostile client cannot hold open.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+)
+
+func loadConfig(path string) (*config.Config, error) {
+	return config.Load(path)
+}
+
+// daemon is one running router: its listeners, proxy and readiness.
+type daemon struct {
+	cfgPath string
+	log     *slog.Logger
+	proxy   *proxy.Server
+	ready   atomic.Bool
+	api     *http.Server
+	admin   *http.Server
+	apiLn   net.Listener
+	adminLn net.Listener
+	cfg     atomic.Pointer[config.Config]
+}
+
+func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
+	path, err := configFlag("serve", args, stderr)
+	if err != nil {
+		return 2
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "router:", err)
+		return 1
+	}
+	log := newLogger(stderr, cfg.Log.Level, cfg.Log.Format)
+	d, err := start(cfg, path, log)
+	if err != nil {
+		log.Error("starting", "error", err.Error())
+		return 1
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	for {
+		select {
+		case <-ctx.Done():
+			return d.shutdown()
+		case s := <-sigs:
+			if s == syscall.SIGHUP {
+				d.reload()
+				continue
+			}
+			log.Info("shutting down", "signal", s.String())
+			return d.shutdown()
+		}
+	}
+}
+
+// start builds everything from cfg and starts both listeners.
+func start(cfg *config.Config, path string, log *slog.Logger) (*daemon, error) {
+	opts, err := buildOptions(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	p, err := proxy.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	d := &daemon{cfgPath: path, log: log, proxy: p}
+	d.cfg.Store(cfg)
+	if d.apiLn, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	if d.adminLn, err = net.Listen("tcp", cfg.AdminListen); err != nil {
+		d.apiLn.Close()
+		return nil, fmt.Errorf("admin_listen: %w", err)
+	}
+	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	d.api = &http.Server{
+		Handler:           p.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          errLog,
+	}
+	d.admin = &http.Server{
+		Handler:           d.adminHandler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          errLog,
+	}
+	go d.serve(d.api, d.apiLn, "api")
+	go d.serve(d.admin, d.adminLn, "admin")
+	d.ready.Store(true)
+	log.Info("serving", "listen", d.apiLn.Addr().String(), "admin_listen", d.adminLn.Addr().String(),
+		"providers", len(cfg.Providers), "models", len(cfg.Models), "version", version)
+	return d, nil
+}
+
+func (d *daemon) serve(s *http.Server, ln net.Listener, name string) {
+	if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		d.log.Error("listener failed", "listener", name, "error", err.Error())
+	}
+}
+
+// shutdown fails readiness, stops accepting, lets in-flight requests and
+// streams finish up to shutdown_timeout, and reports the exit code.
+func (d *daemon) shutdown() int {
+	d.ready.Store(false)
+	timeout := d.cfg.Load().ShutdownTimeout
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	code := 0
+	if err := d.api.Shutdown(ctx); err != nil {
+		d.log.Warn("in-flight requests cut at shutdown_timeout", "error", err.Error())
+		_ = d.api.Close()
+		code = 1
+	}
+	actx, acancel := context.WithTimeout(context.Background(), time.Second)
+	defer acancel()
+	_ = d.admin.Shutdown(actx)
+	d.log.Info("stopped")
+	return code
+}
+
+// reload re-reads the config file; an invalid file leaves the old config
+// serving.
+func (d *daemon) reload() {
+	cfg, err := loadConfig(d.cfgPath)
+	if err == nil {
+		var opts proxy.Options
+		if opts, err = buildOptions(cfg, d.log); err == nil {
+			err = d.proxy.Update(opts)
+		}
+	}
+	if err != nil {
+		d.log.Error("reload failed; the previous config stays in force", "error", err.Error())
+		return
+	}
+	old := d.cfg.Swap(cfg)
+	if old.Listen != cfg.Listen || old.AdminListen != cfg.AdminListen {
+		d.log.Warn("listen addresses changed; they take effect at the next restart")
+	}
+	d.log.Info("config reloaded", "providers", len(cfg.Providers), "models", len(cfg.Models))
+}
+
+func (d *daemon) adminHandler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !d.ready.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "draining\n")
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	mux.HandleFunc("GET /admin/providers", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"providers": d.proxy.Providers()})
+	})
+	return mux
+}

@@ -1,0 +1,11 @@
+// Package configs holds the configuration files shipped with llmrouter:
+// the embedded default (simulated providers, so the router answers with no
+// keys and no network) and, in examples/, files for real providers.
+package configs
+
+import _ "embed"
+
+// Default is the embedded default configuration.
+//
+//go:embed default.yaml
+var Default []byte

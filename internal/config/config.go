@@ -1,0 +1,317 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+
+	"github.com/llmrouter/llmrouter/configs"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/simulated"
+	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/route"
+)
+
+// EnvPrefix prefixes environment overrides: LLMROUTER_LISTEN,
+// LLMROUTER_LIMITS_REQUEST_TIMEOUT, ...
+const EnvPrefix = "LLMROUTER"
+
+// Config is the whole file.
+type Config struct {
+	// Listen is the API listener's address. Default 127.0.0.1:8080
+	// (a sidecar listens on localhost).
+	Listen string `mapstructure:"listen"`
+	// AdminListen serves /metrics, /healthz, /readyz and /admin/*.
+	// Default 127.0.0.1:9090.
+	AdminListen string `mapstructure:"admin_listen"`
+	// Auth is client authentication.
+	Auth proxy.AuthConfig `mapstructure:"auth"`
+	// Limits bound every request.
+	Limits proxy.LimitsConfig `mapstructure:"limits"`
+	// ShutdownTimeout is how long in-flight requests and streams may
+	// finish after SIGTERM. Default 30s; 0 means do not wait.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// Log configures the process log.
+	Log Log `mapstructure:"log"`
+	// Providers is the list of upstreams.
+	Providers []Provider `mapstructure:"providers"`
+	// Models is what clients may ask for.
+	Models []route.ModelConfig `mapstructure:"models"`
+}
+
+// Log is the `log:` block.
+type Log struct {
+	// Level is debug, info, warn or error. Default info.
+	Level string `mapstructure:"level"`
+	// Format is json (default) or text.
+	Format string `mapstructure:"format"`
+}
+
+// Provider is one entry of `providers:`: the common fields plus the block
+// of its type, if any (for example `simulated:` for type simulated).
+type Provider struct {
+	provider.Config `mapstructure:",squash"`
+	// Simulated configures a provider of type simulated.
+	Simulated *simulated.Config `mapstructure:"simulated"`
+}
+
+// Types lists the provider types.
+var Types = []string{"openai", "azure", "anthropic", "gemini", "openai_compatible", "simulated"}
+
+// Load reads the config: the embedded default when path is "", else the
+// file at path over the default's scalar keys; then the environment.
+func Load(path string) (*Config, error) {
+	base := viper.New()
+	base.SetConfigType("yaml")
+	if err := base.ReadConfig(bytes.NewReader(configs.Default)); err != nil {
+		return nil, fmt.Errorf("reading embedded default config: %w", err)
+	}
+	settings := base.AllSettings()
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if path != "" {
+		delete(settings, "providers")
+		delete(settings, "models")
+	}
+	if err := v.MergeConfigMap(settings); err != nil {
+		return nil, fmt.Errorf("loading embedded default config: %w", err)
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading config: %w", err)
+		}
+		switch ext := strings.ToLower(filepath.Ext(path)); ext {
+		case ".json":
+			v.SetConfigType("json")
+		case ".yaml", ".yml", "":
+		default:
+			return nil, fmt.Errorf("reading config %s: unsupported extension %q (use .yaml, .yml or .json)", path, ext)
+		}
+		if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("parsing config %s: %w", path, err)
+		}
+	}
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+
+	var c Config
+	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(),
+	)))
+	if err != nil {
+		return nil, decodeError(err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: (.*)`)
+
+// decodeError rewrites mapstructure's errors so each names its full key.
+func decodeError(err error) error {
+	var msgs []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "*"))
+		if line == "" || strings.HasPrefix(line, "decoding failed") {
+			continue
+		}
+		if m := invalidKeys.FindStringSubmatch(line); m != nil {
+			for _, k := range strings.Split(m[2], ", ") {
+				key := k
+				if m[1] != "" {
+					key = m[1] + "." + k
+				}
+				msgs = append(msgs, "unknown key "+key)
+			}
+			continue
+		}
+		msgs = append(msgs, line)
+	}
+	if len(msgs) == 0 {
+		return fmt.Errorf("config: %w", err)
+	}
+	return errors.New("config: " + strings.Join(msgs, "; "))
+}
+
+var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+
+// Validate checks the whole config. The error names the key and the value.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	add(checkAddr("listen", c.Listen))
+	add(checkAddr("admin_listen", c.AdminListen))
+	if c.Listen != "" && c.Listen == c.AdminListen {
+		add(fmt.Errorf("admin_listen: must differ from listen, both are %q", c.Listen))
+	}
+	add(c.Limits.Validate())
+	if c.ShutdownTimeout < 0 {
+		add(fmt.Errorf("shutdown_timeout: must not be negative, got %s", c.ShutdownTimeout))
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		add(fmt.Errorf("log.level: must be debug, info, warn or error, got %q", c.Log.Level))
+	}
+	switch c.Log.Format {
+	case "json", "text":
+	default:
+		add(fmt.Errorf("log.format: must be json or text, got %q", c.Log.Format))
+	}
+	if len(c.Providers) == 0 {
+		add(errors.New("providers: at least one provider is required"))
+	}
+	names := make(map[string]bool, len(c.Providers))
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		key := fmt.Sprintf("providers[%d]", i)
+		if err := p.validate(); err != nil {
+			add(fmt.Errorf("%s.%w", key, err))
+		}
+		if names[p.Name] {
+			add(fmt.Errorf("%s.name: duplicate provider name %q", key, p.Name))
+		}
+		names[p.Name] = true
+	}
+	if len(c.Models) == 0 {
+		add(errors.New("models: at least one model is required"))
+	}
+	models := make(map[string]bool, len(c.Models))
+	for i, m := range c.Models {
+		if err := m.Validate(names); err != nil {
+			add(fmt.Errorf("models[%d].%w", i, err))
+		}
+		if models[m.Name] {
+			add(fmt.Errorf("models[%d].name: duplicate model %q", i, m.Name))
+		}
+		models[m.Name] = true
+	}
+	return errors.Join(errs...)
+}
+
+func checkAddr(key, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s: must be host:port, got %q", key, addr)
+	}
+	_ = host
+	if port == "" {
+		return fmt.Errorf("%s: missing port in %q", key, addr)
+	}
+	return nil
+}
+
+func (p *Provider) validate() error {
+	switch {
+	case p.Name == "":
+		return errors.New("name: must not be empty")
+	case !nameRE.MatchString(p.Name):
+		return fmt.Errorf("name: %q may hold only letters, digits, '_', '.', '-'", p.Name)
+	case p.APIKeyEnv != "" && p.APIKeyFile != "":
+		return errors.New("api_key_env: set api_key_env or api_key_file, not both")
+	case p.MaxConcurrency < 0:
+		return fmt.Errorf("max_concurrency: must not be negative, got %d", p.MaxConcurrency)
+	case p.RPM < 0:
+		return fmt.Errorf("rpm: must not be negative, got %d", p.RPM)
+	case p.TPM < 0:
+		return fmt.Errorf("tpm: must not be negative, got %d", p.TPM)
+	case p.FirstTokenTimeout < 0:
+		return fmt.Errorf("first_token_timeout: must not be negative, got %s", p.FirstTokenTimeout)
+	case p.Timeout < 0:
+		return fmt.Errorf("timeout: must not be negative, got %s", p.Timeout)
+	}
+	if p.BaseURL != "" {
+		u, err := url.Parse(p.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("base_url: must be an http(s) URL, got %q", p.BaseURL)
+		}
+	}
+	blocks := map[string]bool{"simulated": p.Simulated != nil}
+	for typ, set := range blocks {
+		if set && typ != p.Type {
+			return fmt.Errorf("%s: block given for a provider of type %q", typ, p.Type)
+		}
+	}
+	switch p.Type {
+	case "simulated":
+		if p.Simulated != nil {
+			if err := p.Simulated.Validate(); err != nil {
+				return fmt.Errorf("simulated.%w", err)
+			}
+		}
+	case "azure", "openai_compatible":
+		if p.BaseURL == "" {
+			return fmt.Errorf("base_url: required for type %s", p.Type)
+		}
+	case "openai", "anthropic", "gemini":
+	default:
+		return fmt.Errorf("type: must be one of %s, got %q", strings.Join(Types, ", "), p.Type)
+	}
+	return nil
+}
+
+// NeedsKey reports whether the provider's type requires an API key.
+func (p *Provider) NeedsKey() bool {
+	switch p.Type {
+	case "openai", "azure", "anthropic", "gemini":
+		return true
+	}
+	return false
+}
+
+// ResolveKey reads the provider's API key from api_key_env or api_key_file.
+// A type that needs a key and has none is an error naming the key.
+func (p *Provider) ResolveKey() (string, error) {
+	var key string
+	switch {
+	case p.APIKeyEnv != "":
+		key = strings.TrimSpace(os.Getenv(p.APIKeyEnv))
+		if key == "" && p.NeedsKey() {
+			return "", fmt.Errorf("api_key_env: environment variable %s is empty", p.APIKeyEnv)
+		}
+	case p.APIKeyFile != "":
+		b, err := os.ReadFile(p.APIKeyFile)
+		if err != nil {
+			return "", fmt.Errorf("api_key_file: %w", err)
+		}
+		key = strings.TrimSpace(string(b))
+		if key == "" && p.NeedsKey() {
+			return "", fmt.Errorf("api_key_file: %s is empty", p.APIKeyFile)
+		}
+	case p.NeedsKey():
+		return "", fmt.Errorf("api_key_env: type %s needs an API key: set api_key_env or api_key_file", p.Type)
+	}
+	return key, nil
+}
+
+// ClientKeys returns the client API keys named by auth.api_keys_env, and
+// whether the variable was named but empty (auth off; worth a warning).
+func (c *Config) ClientKeys() (keys []string, namedButEmpty bool) {
+	if c.Auth.APIKeysEnv == "" {
+		return nil, false
+	}
+	for _, k := range strings.Split(os.Getenv(c.Auth.APIKeysEnv), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys, len(keys) == 0
+}

@@ -1,0 +1,404 @@
+package simulated
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
+
+// Config is the `simulated:` block of a provider of type simulated.
+type Config struct {
+	// Latency is how long a non-stream answer takes. Zero answers at once.
+	Latency time.Duration `mapstructure:"latency"`
+	// FirstTokenDelay is how long a stream waits before its first chunk.
+	// Zero sends it at once.
+	FirstTokenDelay time.Duration `mapstructure:"first_token_delay"`
+	// TokenInterval is the wait between later stream chunks. Zero sends
+	// them back to back.
+	TokenInterval time.Duration `mapstructure:"token_interval"`
+	// FailureRate is the share of requests (0 to 1) that fail with
+	// FailureStatus instead of answering. Probes fail at the same rate.
+	FailureRate float64 `mapstructure:"failure_rate"`
+	// FailureStatus is the HTTP status of a simulated failure, classified
+	// as a real provider's would be (503 overloaded, 429 rate limited...).
+	// Zero means 503.
+	FailureStatus int `mapstructure:"failure_status"`
+	// Reply is the answer's text. Empty means a sentence naming the
+	// provider and model and echoing the last user message.
+	Reply string `mapstructure:"reply"`
+}
+
+// Validate reports the first invalid field, naming its key.
+func (c Config) Validate() error {
+	switch {
+	case c.Latency < 0:
+		return fmt.Errorf("latency: must not be negative, got %s", c.Latency)
+	case c.FirstTokenDelay < 0:
+		return fmt.Errorf("first_token_delay: must not be negative, got %s", c.FirstTokenDelay)
+	case c.TokenInterval < 0:
+		return fmt.Errorf("token_interval: must not be negative, got %s", c.TokenInterval)
+	case c.FailureRate < 0 || c.FailureRate > 1:
+		return fmt.Errorf("failure_rate: must be between 0 and 1, got %g", c.FailureRate)
+	case c.FailureStatus != 0 && (c.FailureStatus < 400 || c.FailureStatus > 599):
+		return fmt.Errorf("failure_status: must be an HTTP error status (400-599), got %d", c.FailureStatus)
+	}
+	return nil
+}
+
+// Adapter is a simulated provider. It is safe for concurrent use.
+type Adapter struct {
+	name string
+	cfg  Config
+}
+
+var (
+	_ provider.Adapter = (*Adapter)(nil)
+	_ provider.Prober  = (*Adapter)(nil)
+)
+
+// New returns a simulated provider named by p.Name.
+func New(p provider.Config, c Config) (*Adapter, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.FailureStatus == 0 {
+		c.FailureStatus = http.StatusServiceUnavailable
+	}
+	return &Adapter{name: p.Name, cfg: c}, nil
+}
+
+// Supports reports true for every operation.
+func (a *Adapter) Supports(provider.Op) bool { return true }
+
+// Probe fails at the configured failure rate.
+func (a *Adapter) Probe(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return provider.TransportError(ctx, "probing simulated provider", err)
+	}
+	return a.maybeFail()
+}
+
+func (a *Adapter) maybeFail() error {
+	if a.cfg.FailureRate > 0 && rand.Float64() < a.cfg.FailureRate {
+		st := a.cfg.FailureStatus
+		return &outcome.Error{
+			Kind:    outcome.ForStatus(st),
+			Status:  st,
+			Type:    "simulated_error",
+			Message: fmt.Sprintf("simulated failure of provider %s (status %d)", a.name, st),
+		}
+	}
+	return nil
+}
+
+// wait blocks for d or until ctx ends.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Do answers req after the configured delays, or fails.
+func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	if err := a.maybeFail(); err != nil {
+		return nil, err
+	}
+	prompt := estimateTokens(len(req.Body))
+	text := a.reply(req)
+	if req.Stream && req.Op != provider.OpEmbeddings {
+		return &provider.Response{
+			RateLimit: outcome.UnknownRateLimit,
+			Stream: &stream{
+				ctx: ctx, cfg: &a.cfg, op: req.Op, model: req.Model,
+				id: newID(), created: time.Now().Unix(), words: strings.SplitAfter(text, " "),
+				includeUsage: req.IncludeUsage, usage: outcome.Usage{PromptTokens: prompt},
+			},
+		}, nil
+	}
+	if err := wait(ctx, a.cfg.Latency); err != nil {
+		return nil, provider.TransportError(ctx, "waiting for simulated answer", err)
+	}
+	usage := outcome.Usage{PromptTokens: prompt, CompletionTokens: int64(len(strings.Fields(text)))}
+	var body []byte
+	switch req.Op {
+	case provider.OpEmbeddings:
+		usage.CompletionTokens = 0
+		body = embeddingBody(req, usage)
+	case provider.OpCompletions:
+		body = completionBody(req.Model, text, usage)
+	default:
+		body = chatBody(req.Model, text, usage)
+	}
+	return &provider.Response{Body: body, Usage: usage, RateLimit: outcome.UnknownRateLimit}, nil
+}
+
+func (a *Adapter) reply(req *provider.Request) string {
+	if a.cfg.Reply != "" {
+		return a.cfg.Reply
+	}
+	var last string
+	switch req.Op {
+	case provider.OpChat:
+		msgs := gjson.GetBytes(req.Body, "messages").Array()
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Get("role").String() == "user" {
+				last = contentText(msgs[i].Get("content"))
+				break
+			}
+		}
+	case provider.OpCompletions:
+		p := gjson.GetBytes(req.Body, "prompt")
+		if p.IsArray() {
+			p = p.Get("0")
+		}
+		last = p.String()
+	}
+	if len(last) > 200 {
+		last = last[:200] + "…"
+	}
+	return fmt.Sprintf("Simulated answer from %s (%s). You said: %s", a.name, req.Model, strings.Join(strings.Fields(last), " "))
+}
+
+// contentText flattens a message content that is a string or text parts.
+func contentText(c gjson.Result) string {
+	if !c.IsArray() {
+		return c.String()
+	}
+	var b strings.Builder
+	for _, p := range c.Array() {
+		if p.Get("type").String() == "text" {
+			b.WriteString(p.Get("text").String())
+		}
+	}
+	return b.String()
+}
+
+func estimateTokens(bodyLen int) int64 { return int64(bodyLen/4 + 1) }
+
+var idSeq struct {
+	sync.Mutex
+	n uint64
+}
+
+func newID() string {
+	idSeq.Lock()
+	idSeq.n++
+	n := idSeq.n
+	idSeq.Unlock()
+	return "sim-" + strconv.FormatUint(n, 36) + strconv.FormatUint(rand.Uint64()>>40, 36)
+}
+
+func appendUsage(b []byte, u outcome.Usage) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, u.PromptTokens, 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, u.CompletionTokens, 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, u.Total(), 10)
+	return append(b, '}')
+}
+
+func chatBody(model, text string, u outcome.Usage) []byte {
+	b := make([]byte, 0, 256+len(text))
+	b = append(b, `{"id":"chatcmpl-`...)
+	b = append(b, newID()...)
+	b = append(b, `","object":"chat.completion","created":`...)
+	b = strconv.AppendInt(b, time.Now().Unix(), 10)
+	b = append(b, `,"model":`...)
+	b = provider.AppendJSONString(b, model)
+	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	b = provider.AppendJSONString(b, text)
+	b = append(b, `},"finish_reason":"stop"}],"usage":`...)
+	b = appendUsage(b, u)
+	return append(b, '}')
+}
+
+func completionBody(model, text string, u outcome.Usage) []byte {
+	b := make([]byte, 0, 256+len(text))
+	b = append(b, `{"id":"cmpl-`...)
+	b = append(b, newID()...)
+	b = append(b, `","object":"text_completion","created":`...)
+	b = strconv.AppendInt(b, time.Now().Unix(), 10)
+	b = append(b, `,"model":`...)
+	b = provider.AppendJSONString(b, model)
+	b = append(b, `,"choices":[{"index":0,"text":`...)
+	b = provider.AppendJSONString(b, text)
+	b = append(b, `,"finish_reason":"stop"}],"usage":`...)
+	b = appendUsage(b, u)
+	return append(b, '}')
+}
+
+// embeddingBody answers every input with a deterministic 8-dimensional
+// unit-ish vector derived from the input's hash.
+func embeddingBody(req *provider.Request, u outcome.Usage) []byte {
+	in := gjson.GetBytes(req.Body, "input")
+	var inputs []string
+	if in.IsArray() {
+		for _, v := range in.Array() {
+			inputs = append(inputs, v.Raw)
+		}
+	} else {
+		inputs = []string{in.Raw}
+	}
+	b := make([]byte, 0, 128+len(inputs)*120)
+	b = append(b, `{"object":"list","data":[`...)
+	for i, s := range inputs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"object":"embedding","index":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"embedding":[`...)
+		h := fnv.New64a()
+		_, _ = io.WriteString(h, s)
+		x := h.Sum64()
+		for d := 0; d < 8; d++ {
+			if d > 0 {
+				b = append(b, ',')
+			}
+			v := float64(int64((x>>(d*8))&0xff)-128) / 128
+			b = strconv.AppendFloat(b, v, 'f', 4, 64)
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"model":`...)
+	b = provider.AppendJSONString(b, req.Model)
+	b = append(b, `,"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, u.PromptTokens, 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, u.PromptTokens, 10)
+	return append(b, "}}"...)
+}
+
+// stream yields one chunk per word of the reply, then the finish chunk,
+// then a usage chunk when asked for.
+type stream struct {
+	ctx          context.Context
+	cfg          *Config
+	op           provider.Op
+	model, id    string
+	created      int64
+	words        []string
+	includeUsage bool
+
+	mu     sync.Mutex // guards usage (read by Usage from another goroutine)
+	usage  outcome.Usage
+	next   int // index of the next word; len(words) = finish chunk, +1 = usage chunk
+	closed bool
+	buf    []byte
+}
+
+func (s *stream) Next() ([]byte, error) {
+	if s.closed {
+		return nil, &outcome.Error{Kind: outcome.Canceled, Message: "stream closed"}
+	}
+	d := s.cfg.TokenInterval
+	if s.next == 0 {
+		d = s.cfg.FirstTokenDelay
+	}
+	if s.next > len(s.words) {
+		d = 0
+	}
+	if err := wait(s.ctx, d); err != nil {
+		return nil, provider.TransportError(s.ctx, "streaming simulated answer", err)
+	}
+	b := s.buf[:0]
+	switch {
+	case s.next < len(s.words):
+		b = s.chunkHead(b)
+		b = s.appendDelta(b, s.words[s.next])
+		b = append(b, `,"finish_reason":null}]}`...)
+		s.mu.Lock()
+		s.usage.CompletionTokens++
+		s.mu.Unlock()
+	case s.next == len(s.words):
+		b = s.chunkHead(b)
+		b = s.appendDelta(b, "")
+		b = append(b, `,"finish_reason":"stop"}]}`...)
+	case s.next == len(s.words)+1 && s.includeUsage:
+		b = append(b, `{"id":"`...)
+		b = append(b, s.id...)
+		b = append(b, `","object":"`...)
+		b = append(b, s.object()...)
+		b = append(b, `","created":`...)
+		b = strconv.AppendInt(b, s.created, 10)
+		b = append(b, `,"model":`...)
+		b = provider.AppendJSONString(b, s.model)
+		b = append(b, `,"choices":[],"usage":`...)
+		b = appendUsage(b, s.Usage())
+		b = append(b, '}')
+	default:
+		return nil, io.EOF
+	}
+	s.next++
+	s.buf = b
+	return b, nil
+}
+
+func (s *stream) object() string {
+	if s.op == provider.OpCompletions {
+		return "text_completion"
+	}
+	return "chat.completion.chunk"
+}
+
+func (s *stream) chunkHead(b []byte) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, s.id...)
+	b = append(b, `","object":"`...)
+	b = append(b, s.object()...)
+	b = append(b, `","created":`...)
+	b = strconv.AppendInt(b, s.created, 10)
+	b = append(b, `,"model":`...)
+	b = provider.AppendJSONString(b, s.model)
+	return append(b, `,"choices":[{"index":0,`...)
+}
+
+func (s *stream) appendDelta(b []byte, text string) []byte {
+	if s.op == provider.OpCompletions {
+		b = append(b, `"text":`...)
+		return provider.AppendJSONString(b, text)
+	}
+	b = append(b, `"delta":{`...)
+	if s.next == 0 {
+		b = append(b, `"role":"assistant",`...)
+	}
+	if text != "" || s.next == 0 {
+		b = append(b, `"content":`...)
+		b = provider.AppendJSONString(b, text)
+	} else if b[len(b)-1] == ',' {
+		b = b[:len(b)-1]
+	}
+	return append(b, '}')
+}
+
+func (s *stream) Usage() outcome.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage
+}
+
+func (s *stream) Close() error {
+	s.closed = true
+	return nil
+}

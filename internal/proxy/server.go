@@ -1,0 +1,275 @@
+package proxy
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/route"
+)
+
+// Provider is one configured provider as the proxy sees it.
+type Provider struct {
+	// Name is the provider's configured name (targets refer to it).
+	Name string
+	// Type is the adapter type, for /admin/providers.
+	Type string
+	// Adapter sends attempts; it must be safe for concurrent use.
+	Adapter provider.Adapter
+	// Config holds the per-attempt timeouts (zero fields take defaults).
+	Config provider.Config
+}
+
+// Options configure a Server.
+type Options struct {
+	Providers []Provider
+	Models    *route.Table
+	Limits    LimitsConfig
+	// ClientKeys are the accepted client API keys; empty disables client
+	// authentication.
+	ClientKeys []string
+	// Logger receives one line per request; nil discards.
+	Logger *slog.Logger
+}
+
+// upstream is a provider plus the live state the proxy keeps for it.
+type upstream struct {
+	Provider
+	inFlight atomic.Int64
+	lastKind atomic.Uint32 // outcome.Kind of the last counted failure; 0 none
+}
+
+// state is everything a request reads; it is replaced whole by Update.
+type state struct {
+	providers map[string]*upstream
+	order     []*upstream // config order, for listings
+	models    *route.Table
+	limits    LimitsConfig
+	keys      [][]byte
+	created   int64 // unix time the model list reports
+}
+
+// Server serves the OpenAI-compatible API.
+type Server struct {
+	st       atomic.Pointer[state]
+	log      *slog.Logger
+	idPrefix string
+	idSeq    atomic.Uint64
+}
+
+// New returns a Server for opts.
+func New(opts Options) (*Server, error) {
+	s := &Server{log: opts.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
+	if err := s.Update(opts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Update replaces the routing state. Requests in flight finish on the state
+// they started with.
+func (s *Server) Update(opts Options) error {
+	if opts.Models == nil {
+		return errors.New("proxy: no model table")
+	}
+	if err := opts.Limits.Validate(); err != nil {
+		return err
+	}
+	st := &state{
+		providers: make(map[string]*upstream, len(opts.Providers)),
+		models:    opts.Models,
+		limits:    opts.Limits,
+		created:   time.Now().Unix(),
+	}
+	for _, p := range opts.Providers {
+		if p.Adapter == nil {
+			return fmt.Errorf("proxy: provider %q has no adapter", p.Name)
+		}
+		if _, dup := st.providers[p.Name]; dup {
+			return fmt.Errorf("proxy: duplicate provider %q", p.Name)
+		}
+		p.Config = p.Config.WithDefaults()
+		u := &upstream{Provider: p}
+		st.providers[p.Name] = u
+		st.order = append(st.order, u)
+	}
+	for _, name := range opts.Models.Names() {
+		for _, t := range opts.Models.Lookup(name).Targets {
+			if st.providers[t.Provider] == nil {
+				return fmt.Errorf("proxy: model %q targets unknown provider %q", name, t.Provider)
+			}
+		}
+	}
+	for _, k := range opts.ClientKeys {
+		if k = strings.TrimSpace(k); k != "" {
+			st.keys = append(st.keys, []byte(k))
+		}
+	}
+	s.st.Store(st)
+	return nil
+}
+
+// Handler returns the API handler (the routes of DESIGN §4).
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpChat) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpCompletions) })
+	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpEmbeddings) })
+	mux.HandleFunc("GET /v1/models", s.serveModels)
+	mux.HandleFunc("GET /v1/models/{model...}", s.serveModel)
+	mux.HandleFunc("/", s.serveNotFound)
+	return mux
+}
+
+// requestID returns the client's X-Request-ID when it is short printable
+// ASCII, else a fresh one.
+func (s *Server) requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
+		ok := true
+		for i := 0; i < len(id); i++ {
+			if id[i] < 0x21 || id[i] > 0x7e {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return id
+		}
+	}
+	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
+}
+
+// authorized reports whether r carries an accepted client key. Every key
+// is compared, in constant time, whatever matched earlier.
+func (st *state) authorized(r *http.Request) bool {
+	if len(st.keys) == 0 {
+		return true
+	}
+	h := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return false
+	}
+	got := []byte(strings.TrimSpace(h[len(prefix):]))
+	ok := 0
+	for _, k := range st.keys {
+		ok |= subtle.ConstantTimeCompare(got, k)
+	}
+	return ok == 1
+}
+
+func (s *Server) checkAuth(w http.ResponseWriter, r *http.Request, st *state) bool {
+	if st.authorized(r) {
+		return true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="llmrouter"`)
+	writeError(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "",
+		"missing or invalid API key: send Authorization: Bearer <key>", 0)
+	return false
+}
+
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	st := s.st.Load()
+	w.Header().Set("X-Request-ID", s.requestID(r))
+	if !s.checkAuth(w, r, st) {
+		return
+	}
+	names := st.models.Names()
+	b := make([]byte, 0, 64+len(names)*96)
+	b = append(b, `{"object":"list","data":[`...)
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendModel(b, n, st.created)
+	}
+	b = append(b, "]}\n"...)
+	writeJSON(w, b)
+}
+
+func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
+	st := s.st.Load()
+	w.Header().Set("X-Request-ID", s.requestID(r))
+	if !s.checkAuth(w, r, st) {
+		return
+	}
+	name := r.PathValue("model")
+	if st.models.Lookup(name) == nil {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
+			"the model "+quote(name)+" does not exist", 0)
+		return
+	}
+	writeJSON(w, append(appendModel(nil, name, st.created), '\n'))
+}
+
+func appendModel(b []byte, name string, created int64) []byte {
+	b = append(b, `{"id":`...)
+	b = provider.AppendJSONString(b, name)
+	b = append(b, `,"object":"model","created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	return append(b, `,"owned_by":"llmrouter"}`...)
+}
+
+func writeJSON(w http.ResponseWriter, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Request-ID", s.requestID(r))
+	switch r.URL.Path {
+	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models":
+		allow := "POST"
+		if r.URL.Path == "/v1/models" {
+			allow = "GET"
+		}
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", "",
+			r.Method+" is not allowed on "+r.URL.Path+": use "+allow, 0)
+		return
+	}
+	writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", "",
+		"unknown route "+r.Method+" "+quote(r.URL.Path), 0)
+}
+
+// ProviderStatus is one row of GET /admin/providers.
+type ProviderStatus struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	InFlight int64  `json:"in_flight"`
+	// LastErrorKind is the kind of the last failure that counted against
+	// the provider; "" when none yet.
+	LastErrorKind string `json:"last_error_kind"`
+}
+
+// Providers returns the live per-provider status, in config order.
+func (s *Server) Providers() []ProviderStatus {
+	st := s.st.Load()
+	out := make([]ProviderStatus, 0, len(st.order))
+	for _, u := range st.order {
+		ps := ProviderStatus{Name: u.Name, Type: u.Type, InFlight: u.inFlight.Load()}
+		if k := outcome.Kind(u.lastKind.Load()); k != outcome.OK {
+			ps.LastErrorKind = k.String()
+		}
+		out = append(out, ps)
+	}
+	return out
+}

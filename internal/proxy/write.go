@@ -1,0 +1,65 @@
+package proxy
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
+
+// writeError is the one function that writes an error response. code is
+// error.code; typ is error.type; param "" is written as null. retryAfter >
+// 0 adds Retry-After in whole seconds, rounded up.
+func writeError(w http.ResponseWriter, status int, typ, code, param, message string, retryAfter time.Duration) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if retryAfter > 0 {
+		h.Set("Retry-After", strconv.FormatInt(int64(math.Ceil(retryAfter.Seconds())), 10))
+	}
+	b := appendErrorJSON(make([]byte, 0, 128+len(message)), typ, code, param, message)
+	b = append(b, '\n')
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// appendErrorJSON appends {"error":{"message","type","param","code"}}.
+func appendErrorJSON(b []byte, typ, code, param, message string) []byte {
+	b = append(b, `{"error":{"message":`...)
+	b = provider.AppendJSONString(b, message)
+	b = append(b, `,"type":`...)
+	b = provider.AppendJSONString(b, typ)
+	b = append(b, `,"param":`...)
+	b = appendNullable(b, param)
+	b = append(b, `,"code":`...)
+	b = appendNullable(b, code)
+	return append(b, "}}"...)
+}
+
+func appendNullable(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return provider.AppendJSONString(b, s)
+}
+
+// typeForStatus is error.type for a status (DESIGN §4).
+func typeForStatus(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+func (e *apiError) write(w http.ResponseWriter) {
+	writeError(w, e.status, e.typ, e.code, e.param, e.message, 0)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

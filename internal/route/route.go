@@ -1,0 +1,109 @@
+package route
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Target is one way to serve a model.
+type Target struct {
+	// Provider is the name of a configured provider.
+	Provider string `mapstructure:"provider"`
+	// Model is the provider's own model (for azure, the deployment name).
+	Model string `mapstructure:"model"`
+	// Tier orders fallbacks: 0 first, then 1, ... Targets of one tier
+	// share the load; a later tier serves only when earlier ones cannot.
+	Tier int `mapstructure:"tier"`
+}
+
+// ModelConfig is one entry of the `models:` list: a name clients may ask
+// for and the targets that serve it.
+type ModelConfig struct {
+	// Name is what clients send as "model".
+	Name string `mapstructure:"name"`
+	// Targets serve the model; at least one.
+	Targets []Target `mapstructure:"targets"`
+}
+
+// Validate checks one model entry against the set of configured provider
+// names. Errors name the key relative to the entry (targets[1].provider).
+func (m ModelConfig) Validate(providers map[string]bool) error {
+	if m.Name == "" {
+		return fmt.Errorf("name: must not be empty")
+	}
+	if len(m.Targets) == 0 {
+		return fmt.Errorf("targets: model %q needs at least one target", m.Name)
+	}
+	seen := make(map[Target]bool, len(m.Targets))
+	for i, t := range m.Targets {
+		switch {
+		case t.Provider == "":
+			return fmt.Errorf("targets[%d].provider: must not be empty", i)
+		case !providers[t.Provider]:
+			return fmt.Errorf("targets[%d].provider: no provider named %q", i, t.Provider)
+		case t.Model == "":
+			return fmt.Errorf("targets[%d].model: must not be empty", i)
+		case t.Tier < 0:
+			return fmt.Errorf("targets[%d].tier: must not be negative, got %d", i, t.Tier)
+		case seen[t]:
+			return fmt.Errorf("targets[%d]: duplicate target %s/%s tier %d", i, t.Provider, t.Model, t.Tier)
+		}
+		seen[t] = true
+	}
+	return nil
+}
+
+// Model is a model's resolved targets, sorted by tier (stable: config
+// order within a tier).
+type Model struct {
+	Name    string
+	Targets []Target
+	// BestTier is the lowest tier configured for the model; an answer from
+	// a higher tier is degraded.
+	BestTier int
+}
+
+// Table maps model names to their targets. The zero value has no models.
+// A Table is immutable and safe for concurrent use.
+type Table struct {
+	models map[string]*Model
+	names  []string // sorted, for listing
+}
+
+// NewTable builds a table from validated model entries.
+func NewTable(models []ModelConfig) (*Table, error) {
+	t := &Table{models: make(map[string]*Model, len(models))}
+	for i, mc := range models {
+		if _, dup := t.models[mc.Name]; dup {
+			return nil, fmt.Errorf("models[%d].name: duplicate model %q", i, mc.Name)
+		}
+		targets := slices.Clone(mc.Targets)
+		slices.SortStableFunc(targets, func(a, b Target) int { return cmp.Compare(a.Tier, b.Tier) })
+		m := &Model{Name: mc.Name, Targets: targets}
+		if len(targets) > 0 {
+			m.BestTier = targets[0].Tier
+		}
+		t.models[mc.Name] = m
+		t.names = append(t.names, mc.Name)
+	}
+	slices.Sort(t.names)
+	return t, nil
+}
+
+// Lookup returns the model named name, or nil.
+func (t *Table) Lookup(name string) *Model {
+	if t == nil {
+		return nil
+	}
+	return t.models[name]
+}
+
+// Names returns the configured model names, sorted. The slice must not be
+// modified.
+func (t *Table) Names() []string {
+	if t == nil {
+		return nil
+	}
+	return t.names
+}
