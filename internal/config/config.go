@@ -159,7 +159,7 @@ func (c *Config) Validate() error {
 	}
 	add(checkAddr("listen", c.Listen))
 	add(checkAddr("admin_listen", c.AdminListen))
-	if c.Listen != "" && c.Listen == c.AdminListen {
+	if c.Listen != "" && c.Listen == c.AdminListen && !strings.HasSuffix(c.Listen, ":0") {
 		add(fmt.Errorf("admin_listen: must differ from listen, both are %q", c.Listen))
 	}
 	add(c.Limits.Validate())

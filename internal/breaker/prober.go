@@ -1,0 +1,55 @@
+package breaker
+
+import (
+	"context"
+	"time"
+)
+
+// RunProber is the breaker's prober loop; the owner starts it in its own
+// goroutine and stops it by ending ctx, and RunProber returns soon after
+// (at once while waiting; after probe returns while probing, and probe gets
+// ctx, so it returns promptly too). It waits, without polling, until a probe
+// is due (NextProbe), runs one probe bounded by timeout (timeout <= 0: ctx
+// alone bounds it), reports it through Probe, and repeats. probe should hit
+// a free endpoint (provider.Prober); wrap it to count probes in metrics.
+//
+// RunProber reads time.Now(); test it inside testing/synctest. Several
+// RunProber loops (or Probe callers) on one Breaker are safe: probes stay
+// single-flight.
+func (b *Breaker) RunProber(ctx context.Context, probe func(context.Context) error, timeout time.Duration) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for ctx.Err() == nil {
+		wait, changed := b.NextProbe(time.Now())
+		if wait == 0 {
+			if b.probeOnce(ctx, probe, timeout) {
+				continue
+			}
+			// Another caller's probe is running (changed fires when it
+			// ends), or gobreaker's clock lags ours; look again in a while
+			// either way rather than spin.
+			wait = max(timeout, time.Second)
+		}
+		if wait > 0 {
+			timer.Reset(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+func (b *Breaker) probeOnce(ctx context.Context, probe func(context.Context) error, timeout time.Duration) bool {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	ran, _ := b.Probe(ctx, probe)
+	return ran
+}

@@ -1,0 +1,77 @@
+// Package ratelimit keeps each provider inside its request and token
+// budgets (DESIGN §5.5): per-minute buckets on golang.org/x/time/rate,
+// charged all or nothing, corrected by what the provider announces.
+//
+// # Model
+//
+// A Limiter has two budgets, requests and tokens, and a Retry-After block.
+// Each budget is seen through up to two token buckets, and a reservation
+// must fit every bucket that exists:
+//
+//   - the ceiling: the configured rpm or tpm over our own usage, refilling at
+//     that many per minute. Headers never touch it, so a configured value
+//     stays a ceiling even when the provider announces more. Absent when
+//     configured as 0.
+//   - the provider bucket: the provider's own budget as last announced.
+//     Capacity is the announced limit (else the configured value, the best
+//     guess when a provider such as Azure announces remaining but no
+//     limit); an announced remaining sets its level at that instant; it
+//     refills at (limit-remaining)/reset when a reset came with a remaining
+//     below the limit (PROVIDERS.md §1.1; the latest such figure is kept),
+//     else at capacity per minute. Absent until an announcement gives it a
+//     capacity.
+//
+// With neither bucket a budget is unlimited: rpm=0 and no headers means no
+// local limit. Announced values that are unknown (counts < 0, durations <=
+// 0; Azure's -1 and 0 arrive as unknown) change nothing.
+//
+// # Blocks
+//
+// A provider that announces remaining 0 gets no request on that budget
+// before now+reset ("a request must not reach a provider that announced it
+// has no budget left"); with no reset and no capacity to refill from, for a
+// whole minute. Retry-After blocks every reservation until now+RetryAfter.
+// Blocks only ever extend: a later, shorter announcement may have been
+// computed earlier at the provider, so it cannot lift them.
+//
+// # Invariants
+//
+//   - Reserve charges one request and the token estimate together or not at
+//     all: the check and the take happen under one mutex that guards both
+//     budgets. A refusal charges nothing and says how long until the same
+//     reservation would fit (LimitedError.Wait).
+//   - A reservation larger than the whole token capacity fails with
+//     ErrTooLarge rather than waiting for a budget that can never hold it.
+//   - Each Reservation ends once: Reconcile (sent: correct the token charge
+//     to the real usage, refund or extra charge, the level floored at minus
+//     the capacity) or Cancel (not sent: give everything back). Later calls
+//     do nothing.
+//   - Announcements win over our own bookkeeping: when one sets the
+//     provider bucket's level it starts a new generation, and reservations
+//     from an older generation no longer adjust that bucket (their charge
+//     went with the old level; refunding it would count it twice). The
+//     ceiling is always adjusted: it only tracks our own usage.
+//
+// # Time
+//
+// Every decision takes now as an argument (STYLE rule 3); pass a monotonic
+// time.Now(). A now older than one already seen is treated as that one, so
+// callers racing for the lock cannot make a bucket refill twice.
+//
+// # Using x/time/rate
+//
+// x/time/rate has no way to set a level. An announced remaining rebuilds the
+// provider bucket: a new Limiter is full, and taking capacity-remaining from
+// it at now leaves exactly remaining. Refunds and extra charges reserve the
+// difference with AllowN(now, n), which subtracts n whatever its sign and
+// allocates nothing; ReserveN handles a level that is or stays in debt.
+// TestAdjust pins that behaviour so an upgrade that changes it fails loudly.
+//
+// # Known limits of the model
+//
+// An announced remaining is the provider's view when it answered; requests
+// of ours still in flight then may or may not be in it, and it replaces our
+// level as is. Anthropic rounds token remaining to thousands and resets to
+// whole seconds, so the learned refill is rough while the budget is nearly
+// full, which is when it matters least.
+package ratelimit

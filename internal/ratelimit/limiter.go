@@ -1,0 +1,445 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+)
+
+// Names of the limit that refused a reservation, in LimitedError.Limit and
+// as the limit label of metrics.
+const (
+	LimitRequests   = "requests"
+	LimitTokens     = "tokens"
+	LimitRetryAfter = "retry_after"
+)
+
+// window is the period configured ceilings and announced limits count over
+// unless a reset says otherwise: RPM and TPM are per minute.
+const window = time.Minute
+
+// unknownResetBlock is how long a provider that announced remaining 0 with
+// neither a reset nor any capacity we could refill from stays blocked: a
+// per-minute budget is whole again after at most one window, and sending
+// earlier would reach a provider that said it had nothing left.
+const unknownResetBlock = window
+
+// ErrLimited is matched (errors.Is) by every *LimitedError.
+var ErrLimited = errors.New("rate limited")
+
+// ErrTooLarge means a reservation asked for more tokens than the provider's
+// whole token budget (the smaller of the configured and announced TPM): it
+// could never succeed there, so the caller must send it elsewhere.
+var ErrTooLarge = errors.New("request larger than the provider's token budget")
+
+// LimitedError is a refused reservation: nothing was charged, and Wait says
+// how long until the same reservation could succeed if nobody else took
+// the budget first.
+type LimitedError struct {
+	Wait  time.Duration
+	Limit string // LimitRequests, LimitTokens or LimitRetryAfter: the one that waits longest
+}
+
+func (e *LimitedError) Error() string {
+	return fmt.Sprintf("rate limited by %s: could succeed in %s", e.Limit, e.Wait)
+}
+
+// Unwrap makes errors.Is(err, ErrLimited) true.
+func (e *LimitedError) Unwrap() error { return ErrLimited }
+
+// Limiter keeps one provider inside its request and token budgets. Use New;
+// all methods are safe for concurrent use.
+type Limiter struct {
+	mu           sync.Mutex // guards req, tok, blockedUntil, last (and the rate.Limiters inside req and tok)
+	req, tok     dim
+	blockedUntil time.Time // Retry-After: nothing passes before this
+	last         time.Time // latest now seen; earlier ones are moved up to it
+}
+
+// New returns a Limiter with the configured ceilings rpm (requests per
+// minute) and tpm (tokens per minute). 0 (or less) means unknown: no local
+// limit on that budget until a provider announces one.
+func New(rpm, tpm int64) *Limiter {
+	l := &Limiter{}
+	l.req.init(rpm)
+	l.tok.init(tpm)
+	return l
+}
+
+// nowLocked moves now up to the latest time seen. Callers read the clock
+// before taking the lock, so a slightly older now can arrive after a newer
+// one; x/time/rate would then count the refill between them twice.
+func (l *Limiter) nowLocked(now time.Time) time.Time {
+	if now.Before(l.last) {
+		return l.last
+	}
+	l.last = now
+	return now
+}
+
+// Reserve charges one request and tokens tokens (the estimate; negative
+// counts as 0) together or not at all. On success the caller must end the
+// Reservation with exactly one Reconcile (the request was sent) or Cancel
+// (it was not). On refusal it returns a *LimitedError and charges nothing,
+// or, when tokens exceeds the whole token budget, an error wrapping
+// ErrTooLarge.
+func (l *Limiter) Reserve(now time.Time, tokens int64) (*Reservation, error) {
+	tokens = max(tokens, 0)
+	l.mu.Lock()
+	now = l.nowLocked(now)
+	if c := l.tok.capacity(); c > 0 && tokens > c {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("reserving %d tokens against %d: %w", tokens, c, ErrTooLarge)
+	}
+	wait, limit := l.waitLocked(now, tokens)
+	if wait > 0 {
+		l.mu.Unlock()
+		return nil, &LimitedError{Wait: wait, Limit: limit}
+	}
+	l.req.takeLocked(now, 1)
+	l.tok.takeLocked(now, tokens)
+	reqGen, tokGen := l.req.gen, l.tok.gen
+	l.mu.Unlock()
+	return &Reservation{l: l, tokens: tokens, reqGen: reqGen, tokGen: tokGen}, nil
+}
+
+// waitLocked returns how long until one request and tokens tokens could all
+// be taken, and which limit decides; 0 means now.
+func (l *Limiter) waitLocked(now time.Time, tokens int64) (time.Duration, string) {
+	var wait time.Duration
+	limit := ""
+	if now.Before(l.blockedUntil) {
+		wait, limit = l.blockedUntil.Sub(now), LimitRetryAfter
+	}
+	if w := l.req.waitLocked(now, 1); w > wait {
+		wait, limit = w, LimitRequests
+	}
+	if w := l.tok.waitLocked(now, tokens); w > wait {
+		wait, limit = w, LimitTokens
+	}
+	return wait, limit
+}
+
+// Observe applies what a provider announced in a response, success or
+// error. Known limits become the provider's capacity (configured ceilings
+// still apply on top); a known remaining sets the provider's level now,
+// refilling at (limit-remaining)/reset when the reset is known, else at
+// limit per minute; remaining 0 blocks that budget until the reset (a minute
+// when nothing says when); RetryAfter blocks everything until then,
+// extending and never shortening an existing block. Unknown values (counts
+// < 0, durations <= 0) change nothing.
+func (l *Limiter) Observe(now time.Time, rl outcome.RateLimit) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now = l.nowLocked(now)
+	l.req.observeLocked(now, rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests)
+	l.tok.observeLocked(now, rl.LimitTokens, rl.RemainingTokens, rl.ResetTokens)
+	if rl.RetryAfter > 0 {
+		l.blockedUntil = later(l.blockedUntil, now.Add(rl.RetryAfter))
+	}
+}
+
+// Snapshot is a limiter's state at one instant, for /admin/providers and the
+// ratelimit_remaining gauge.
+type Snapshot struct {
+	// RequestsLimit and TokensLimit are the capacities in force: the smaller
+	// of the configured ceiling and the provider's announced limit; 0 means
+	// unknown (no local limit).
+	RequestsLimit int64
+	TokensLimit   int64
+	// RemainingRequests and RemainingTokens are what could be reserved now
+	// (whole units, never below 0, ignoring blocks); -1 means unknown.
+	RemainingRequests int64
+	RemainingTokens   int64
+	// BlockedFor is how long Retry-After or an announced remaining 0 still
+	// keeps every request away; 0 means not blocked.
+	BlockedFor time.Duration
+}
+
+// Snapshot reports the state at now without changing it.
+func (l *Limiter) Snapshot(now time.Time) Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now = later(now, l.last)
+	until := later(l.blockedUntil, later(l.req.blockedUntil, l.tok.blockedUntil))
+	return Snapshot{
+		RequestsLimit:     l.req.capacity(),
+		TokensLimit:       l.tok.capacity(),
+		RemainingRequests: l.req.remainingLocked(now),
+		RemainingTokens:   l.tok.remainingLocked(now),
+		BlockedFor:        max(until.Sub(now), 0),
+	}
+}
+
+// Reservation is one request's charge against a Limiter. End it with exactly
+// one Reconcile or Cancel; later calls do nothing. A nil *Reservation does
+// nothing either, which suits rollback code.
+type Reservation struct {
+	l      *Limiter
+	tokens int64  // tokens charged (the estimate)
+	reqGen uint64 // provider bucket generations charged; see dim.gen
+	tokGen uint64
+	done   bool // guarded by l.mu
+}
+
+// Reconcile corrects the token charge to actualTokens, the usage the
+// provider reported, once the call is over: it refunds an overestimate and
+// charges an underestimate (the bucket may go into debt, down to minus its
+// capacity, which later reservations wait out). actualTokens <= 0 means not
+// reported: the estimate stands. The provider's bucket is left alone if an
+// announcement set its level after this reservation, because the provider's
+// number already stands for its own accounting.
+func (r *Reservation) Reconcile(now time.Time, actualTokens int64) {
+	if r == nil {
+		return
+	}
+	l := r.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.done {
+		return
+	}
+	r.done = true
+	if actualTokens <= 0 {
+		return
+	}
+	now = l.nowLocked(now)
+	l.tok.adjustLocked(now, actualTokens-r.tokens, r.tokGen)
+}
+
+// Cancel gives back the request and tokens charged, for a request that was
+// never sent. It does nothing after Reconcile or Cancel, and leaves a
+// provider bucket alone whose level an announcement set after this
+// reservation (the announcement could not have counted an unsent request).
+func (r *Reservation) Cancel(now time.Time) {
+	if r == nil {
+		return
+	}
+	l := r.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.done {
+		return
+	}
+	r.done = true
+	now = l.nowLocked(now)
+	l.req.adjustLocked(now, -1, r.reqGen)
+	l.tok.adjustLocked(now, -r.tokens, r.tokGen)
+}
+
+// dim is one budget (requests or tokens) seen through two token buckets: a
+// request must fit both.
+type dim struct {
+	configured int64 // ceiling from config; 0: none
+	announced  int64 // latest limit the provider announced; 0: never
+	learned    rate.Limit
+
+	// ceil enforces the configured ceiling over our own usage; headers never
+	// touch it. nil when configured is 0.
+	ceil *rate.Limiter
+	// prov mirrors the provider's budget: capacity announced (else
+	// configured), level set by each announced remaining, refilling at
+	// learned (else capacity per minute). nil until an announcement with a
+	// capacity to hang it on.
+	prov *rate.Limiter
+	// gen counts the announcements that set prov's level. A reservation
+	// adjusts prov only if gen is unchanged since it charged.
+	gen uint64
+	// blockedUntil: the provider announced remaining 0; nothing passes
+	// before this.
+	blockedUntil time.Time
+}
+
+func (d *dim) init(configured int64) {
+	if configured <= 0 {
+		return
+	}
+	d.configured = configured
+	d.ceil = rate.NewLimiter(perWindow(configured), burst(configured))
+}
+
+// capacity is the budget in force: the smaller known of configured and
+// announced; 0 when neither is known.
+func (d *dim) capacity() int64 {
+	switch {
+	case d.configured > 0 && d.announced > 0:
+		return min(d.configured, d.announced)
+	case d.configured > 0:
+		return d.configured
+	}
+	return d.announced
+}
+
+// provCapacity is the provider's own budget: announced, else the configured
+// value as the best guess (Azure announces remaining but no limit).
+func (d *dim) provCapacity() int64 {
+	if d.announced > 0 {
+		return d.announced
+	}
+	return d.configured
+}
+
+func (d *dim) provRate(capacity int64) rate.Limit {
+	if d.learned > 0 {
+		return d.learned
+	}
+	return perWindow(capacity)
+}
+
+func (d *dim) observeLocked(now time.Time, limit, remaining int64, reset time.Duration) {
+	if limit > 0 {
+		d.announced = limit
+	}
+	c := d.provCapacity()
+	if c > 0 && remaining >= 0 && remaining < c && reset > 0 {
+		// PROVIDERS.md §1.1: reset is the time until the budget is full
+		// again, so the provider refills limit-remaining over reset. Groq's
+		// per-day request limits come out right this way, where limit per
+		// minute would be 1440 times too fast.
+		d.learned = rate.Limit(float64(c-remaining) / reset.Seconds())
+	}
+	switch {
+	case c <= 0:
+		// Nothing to size a bucket by; only a remaining 0 below matters.
+	case remaining >= 0:
+		// x/time/rate has no SetTokens. A new Limiter is full at any time,
+		// so taking capacity-remaining from it at now leaves exactly
+		// remaining, refilling from now. A new generation tells older
+		// reservations that their charge is gone with the old bucket.
+		lim := rate.NewLimiter(d.provRate(c), burst(c))
+		lim.AllowN(now, burst(c)-burst(min(remaining, c)))
+		d.prov = lim
+		d.gen++
+	case d.prov == nil && limit > 0:
+		// A limit without a level: start full; the next remaining corrects it.
+		d.prov = rate.NewLimiter(d.provRate(c), burst(c))
+		d.gen++
+	case d.prov != nil && limit > 0:
+		d.prov.SetLimitAt(now, d.provRate(c))
+		d.prov.SetBurstAt(now, burst(c))
+	}
+	if remaining == 0 {
+		// DESIGN §5.5: a request must not reach a provider that announced
+		// it has no budget left. A bucket refilling from 0 would let the
+		// first unit through after reset/limit; the provider said reset.
+		switch {
+		case reset > 0:
+			d.blockedUntil = later(d.blockedUntil, now.Add(reset))
+		case c <= 0:
+			d.blockedUntil = later(d.blockedUntil, now.Add(unknownResetBlock))
+		}
+		// With a capacity and no reset, prov at level 0 refills at
+		// capacity per minute, which is the wait.
+	}
+}
+
+// waitLocked returns how long until need units fit this budget: the longest
+// of its block and each bucket's refill.
+func (d *dim) waitLocked(now time.Time, need int64) time.Duration {
+	var wait time.Duration
+	if now.Before(d.blockedUntil) {
+		wait = d.blockedUntil.Sub(now)
+	}
+	return max(wait, refillWait(d.ceil, now, need), refillWait(d.prov, now, need))
+}
+
+// takeLocked charges n units to both buckets; waitLocked said they fit.
+func (d *dim) takeLocked(now time.Time, n int64) {
+	if n == 0 {
+		return
+	}
+	for _, lim := range [...]*rate.Limiter{d.ceil, d.prov} {
+		if lim != nil {
+			lim.AllowN(now, int(n))
+		}
+	}
+}
+
+// adjustLocked charges delta more units (refunds when negative) to the
+// ceiling, and to the provider bucket if its generation is still gen.
+func (d *dim) adjustLocked(now time.Time, delta int64, gen uint64) {
+	adjust(d.ceil, now, delta)
+	if gen == d.gen {
+		adjust(d.prov, now, delta)
+	}
+}
+
+func (d *dim) remainingLocked(now time.Time) int64 {
+	if d.ceil == nil && d.prov == nil {
+		return -1
+	}
+	level := math.Inf(1)
+	for _, lim := range [...]*rate.Limiter{d.ceil, d.prov} {
+		if lim != nil {
+			level = min(level, lim.TokensAt(now))
+		}
+	}
+	return max(int64(math.Floor(level)), 0)
+}
+
+// refillWait returns how long until lim holds need tokens; 0 for a nil lim.
+// Rounded up, so the tokens are there at now+wait.
+func refillWait(lim *rate.Limiter, now time.Time, need int64) time.Duration {
+	if lim == nil {
+		return 0
+	}
+	deficit := float64(need) - lim.TokensAt(now)
+	if deficit <= 0 {
+		return 0
+	}
+	ns := math.Ceil(deficit / float64(lim.Limit()) * float64(time.Second))
+	if ns >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(ns)
+}
+
+// adjust moves lim's level by -delta (delta > 0 takes, < 0 gives back),
+// never below minus its capacity. It reserves the difference: x/time/rate
+// subtracts n from the level whatever its sign, and AllowN allocates
+// nothing; ReserveN is needed only where the level is or stays below zero,
+// which AllowN refuses. TestAdjust pins this behaviour of x/time/rate.
+// Levels above capacity are capped at the next look.
+func adjust(lim *rate.Limiter, now time.Time, delta int64) {
+	if lim == nil || delta == 0 {
+		return
+	}
+	c := int64(lim.Burst())
+	if delta > 0 {
+		// The debt floor: at most level+capacity can be taken.
+		delta = min(delta, int64(math.Floor(lim.TokensAt(now)+float64(c))))
+		if delta <= 0 {
+			return
+		}
+	} else {
+		// From the floor, two capacities refill the bucket; anything
+		// beyond is capped anyway.
+		delta = max(delta, -2*c)
+	}
+	for delta != 0 {
+		n := max(min(delta, c), -c) // ReserveN refuses n > burst
+		if !lim.AllowN(now, int(n)) {
+			lim.ReserveN(now, int(n))
+		}
+		delta -= n
+	}
+}
+
+// perWindow is a per-minute count as a rate.
+func perWindow(n int64) rate.Limit { return rate.Limit(float64(n) / window.Seconds()) }
+
+// burst converts a capacity to x/time/rate's int burst.
+func burst(n int64) int { return int(min(n, math.MaxInt)) }
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
