@@ -1,0 +1,144 @@
+package guard
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/ratelimit"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newGuard(maxConc int, rpm, tpm int64) *Guard {
+	return New("p", Config{MaxConcurrency: maxConc, RPM: rpm, TPM: tpm, Breaker: breaker.DefaultConfig()}, nil, breaker.Options{})
+}
+
+func TestAcquireRollsBackOnRefusal(t *testing.T) {
+	t.Run("bulkhead full gives back nothing charged", func(t *testing.T) {
+		g := newGuard(1, 10, 0)
+		p, err := g.Acquire(t0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Acquire(t0, 1); !errors.Is(err, ErrFull) {
+			t.Fatalf("second acquire: %v, want ErrFull", err)
+		}
+		if got := g.Snapshot(t0).Limits.RemainingRequests; got != 9 {
+			t.Errorf("remaining requests = %d, want 9 (the refused acquire charged nothing)", got)
+		}
+		p.Release(t0, Result{Kind: outcome.OK})
+		if got := g.Snapshot(t0).InFlight; got != 0 {
+			t.Errorf("in flight = %d, want 0", got)
+		}
+	})
+	t.Run("bucket refusal releases the bulkhead", func(t *testing.T) {
+		g := newGuard(5, 1, 0)
+		p, _ := g.Acquire(t0, 1)
+		p.Release(t0, Result{Kind: outcome.OK})
+		_, err := g.Acquire(t0, 1)
+		var le *ratelimit.LimitedError
+		if !errors.As(err, &le) || le.Wait <= 0 {
+			t.Fatalf("got %v, want a LimitedError with a wait", err)
+		}
+		if got := g.Snapshot(t0).InFlight; got != 0 {
+			t.Errorf("in flight after refusal = %d, want 0", got)
+		}
+	})
+	t.Run("too large for the whole token budget", func(t *testing.T) {
+		g := newGuard(5, 0, 1000)
+		if _, err := g.Acquire(t0, 5000); !errors.Is(err, ratelimit.ErrTooLarge) {
+			t.Fatalf("got %v, want ErrTooLarge", err)
+		}
+		if g.Snapshot(t0).InFlight != 0 {
+			t.Error("too-large request holds a bulkhead slot")
+		}
+	})
+}
+
+func TestReleaseTwicePanics(t *testing.T) {
+	g := newGuard(1, 0, 0)
+	p, _ := g.Acquire(t0, 1)
+	p.Release(t0, Result{})
+	defer func() {
+		if recover() == nil {
+			t.Error("second Release did not panic")
+		}
+	}()
+	p.Release(t0, Result{})
+}
+
+func TestRetryAfterBlocksUntilThenReopens(t *testing.T) {
+	g := newGuard(10, 0, 0)
+	p, _ := g.Acquire(t0, 1)
+	p.Release(t0, Result{Kind: outcome.RateLimited, RetryAfter: 2 * time.Second})
+	for _, at := range []time.Duration{0, time.Second, 1999 * time.Millisecond} {
+		if _, err := g.Acquire(t0.Add(at), 1); !errors.Is(err, ratelimit.ErrLimited) {
+			t.Errorf("at +%s: %v, want limited", at, err)
+		}
+	}
+	p, err := g.Acquire(t0.Add(2*time.Second), 1)
+	if err != nil {
+		t.Fatalf("at +2s: %v, want admitted (not the 120s breaker cooldown)", err)
+	}
+	p.Release(t0.Add(2*time.Second), Result{Kind: outcome.OK})
+}
+
+func TestAnnouncedEmptyBudgetBlocksBefore429(t *testing.T) {
+	g := newGuard(10, 0, 0)
+	p, _ := g.Acquire(t0, 1)
+	rl := outcome.UnknownRateLimit
+	rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests = 100, 0, time.Second
+	p.Release(t0, Result{Kind: outcome.OK, RateLimit: rl})
+	if _, err := g.Acquire(t0.Add(500*time.Millisecond), 1); !errors.Is(err, ratelimit.ErrLimited) {
+		t.Fatalf("at +500ms: %v, want limited", err)
+	}
+	if _, err := g.Acquire(t0.Add(time.Second), 1); err != nil {
+		t.Fatalf("at +1s: %v, want admitted", err)
+	}
+}
+
+func TestRetryAfterOnSuccessDoesNotBlock(t *testing.T) {
+	g := newGuard(10, 0, 0)
+	p, _ := g.Acquire(t0, 1)
+	p.Release(t0, Result{Kind: outcome.OK, RetryAfter: time.Minute})
+	if _, err := g.Acquire(t0, 1); err != nil {
+		t.Fatalf("got %v, want admitted", err)
+	}
+}
+
+func TestBreakerTripRefusesAndRecordsKind(t *testing.T) {
+	g := newGuard(10, 0, 0)
+	for i := 0; i < 5; i++ {
+		p, err := g.Acquire(t0, 1)
+		if err != nil {
+			t.Fatalf("acquire %d: %v", i, err)
+		}
+		p.Release(t0, Result{Kind: outcome.ServerError})
+	}
+	_, err := g.Acquire(t0, 1)
+	var oe *breaker.OpenError
+	if !errors.As(err, &oe) || oe.RetryIn != 30*time.Second {
+		t.Fatalf("got %v, want open with 30s left", err)
+	}
+	s := g.Snapshot(t0)
+	if s.Breaker.State != breaker.Open || s.LastKind != outcome.ServerError || s.InFlight != 0 {
+		t.Errorf("snapshot %+v", s)
+	}
+}
+
+func TestClientErrorsNeverCount(t *testing.T) {
+	g := newGuard(10, 0, 0)
+	for i := 0; i < 50; i++ {
+		p, _ := g.Acquire(t0, 1)
+		p.Release(t0, Result{Kind: outcome.ClientError})
+	}
+	if _, err := g.Acquire(t0, 1); err != nil {
+		t.Fatalf("client errors opened the breaker: %v", err)
+	}
+	if g.Snapshot(t0).LastKind != outcome.OK {
+		t.Error("client error recorded as the provider's last error")
+	}
+}
