@@ -1,0 +1,74 @@
+// Package backoff computes the wait before retrying the same provider:
+// exponential growth from an initial delay by a multiplier, capped, with
+// jitter drawn from an injected random source so tests are exact.
+//
+// Delay(n) for the n-th retry (n >= 1) is
+//
+//	d = min(initial × multiplier^(n-1), max)
+//	delay = d × (1 − jitter × u),  u uniform in [0, 1)
+//
+// so jitter 0.5 spreads retries over [d/2, d]: never longer than the
+// capped value, never zero, and decorrelated across clients so a
+// recovering provider is not hit by a synchronized wave.
+package backoff
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Config is `routing.retry`.
+type Config struct {
+	// MaxAttempts bounds the attempts of one request across all providers
+	// (the first try included). Default 3; must be >= 1.
+	MaxAttempts int `mapstructure:"max_attempts"`
+	// InitialBackoff is the wait before the first retry of the same
+	// provider. Default 1s.
+	InitialBackoff time.Duration `mapstructure:"initial_backoff"`
+	// MaxBackoff caps any one wait. Default 16s; >= initial_backoff.
+	MaxBackoff time.Duration `mapstructure:"max_backoff"`
+	// Multiplier grows the wait per retry. Default 2.0; >= 1.
+	Multiplier float64 `mapstructure:"multiplier"`
+	// Jitter is the share of the wait drawn at random, in [0, 1]:
+	// 0.5 waits between half and all of it. Default 0.5.
+	Jitter float64 `mapstructure:"jitter"`
+}
+
+// DefaultConfig returns the defaults of DESIGN §3.
+func DefaultConfig() Config {
+	return Config{MaxAttempts: 3, InitialBackoff: time.Second, MaxBackoff: 16 * time.Second, Multiplier: 2, Jitter: 0.5}
+}
+
+// Validate reports the first invalid field, naming its key under
+// routing.retry.
+func (c Config) Validate() error {
+	const k = "routing.retry."
+	switch {
+	case c.MaxAttempts < 1:
+		return fmt.Errorf(k+"max_attempts: must be at least 1, got %d", c.MaxAttempts)
+	case c.InitialBackoff <= 0:
+		return fmt.Errorf(k+"initial_backoff: must be positive, got %s", c.InitialBackoff)
+	case c.MaxBackoff < c.InitialBackoff:
+		return fmt.Errorf(k+"max_backoff: must be at least initial_backoff (%s), got %s", c.InitialBackoff, c.MaxBackoff)
+	case !(c.Multiplier >= 1) || math.IsInf(c.Multiplier, 0):
+		return fmt.Errorf(k+"multiplier: must be a finite number >= 1, got %g", c.Multiplier)
+	case !(c.Jitter >= 0 && c.Jitter <= 1):
+		return fmt.Errorf(k+"jitter: must be between 0 and 1, got %g", c.Jitter)
+	}
+	return nil
+}
+
+// Delay is the wait before retry n (n >= 1; n < 1 is treated as 1). u is
+// a uniform random number in [0, 1) (math/rand/v2.Float64 in production).
+func (c Config) Delay(n int, u float64) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	d := float64(c.InitialBackoff) * math.Pow(c.Multiplier, float64(n-1))
+	if d > float64(c.MaxBackoff) || math.IsInf(d, 0) || math.IsNaN(d) {
+		d = float64(c.MaxBackoff)
+	}
+	u = min(max(u, 0), 1)
+	return time.Duration(d * (1 - c.Jitter*u))
+}

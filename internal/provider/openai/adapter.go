@@ -1,0 +1,427 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
+
+// Flavor selects the member of the OpenAI family an Adapter talks to. The
+// zero value is OpenAI.
+type Flavor uint8
+
+const (
+	OpenAI     Flavor = iota // api.openai.com (config type "openai")
+	Azure                    // Azure OpenAI (config type "azure")
+	Compatible               // any OpenAI-compatible server: Ollama, vLLM, llama.cpp, Groq... (config type "openai_compatible")
+)
+
+// String returns the config type of the flavor.
+func (f Flavor) String() string {
+	switch f {
+	case OpenAI:
+		return "openai"
+	case Azure:
+		return "azure"
+	case Compatible:
+		return "openai_compatible"
+	}
+	return fmt.Sprintf("flavor(%d)", uint8(f))
+}
+
+// ParseFlavor maps a provider's config type to its Flavor; ok is false for
+// types this package does not serve.
+func ParseFlavor(typ string) (f Flavor, ok bool) {
+	switch typ {
+	case "openai":
+		return OpenAI, true
+	case "azure":
+		return Azure, true
+	case "openai_compatible":
+		return Compatible, true
+	}
+	return 0, false
+}
+
+// DefaultBaseURL is OpenAI's public API, used when an OpenAI provider has
+// no base_url.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultAPIVersion is the Azure api-version used when none is configured
+// (the GA version PROVIDERS.md §1.2, §5 document).
+const DefaultAPIVersion = "2024-10-21"
+
+// APIVersionV1 selects the Azure v1 API (/openai/v1/..., no api-version
+// parameter, the body's model names the deployment).
+const APIVersionV1 = "v1"
+
+// Config holds the options only some members of the family have. It is the
+// `azure:` block of an azure provider; other flavors take the zero Config.
+type Config struct {
+	// APIVersion is the Azure api-version query parameter: a date such as
+	// "2024-10-21", optionally with "-preview" ("2025-04-01-preview"), or
+	// "v1" for the v1 API (/openai/v1/...), which takes no api-version.
+	// Empty means DefaultAPIVersion. Only for azure.
+	APIVersion string `mapstructure:"api_version"`
+}
+
+// Validate checks c; errors name the key relative to the block.
+func (c Config) Validate() error {
+	v := c.APIVersion
+	if v == "" || v == APIVersionV1 {
+		return nil
+	}
+	date := strings.TrimSuffix(v, "-preview")
+	if _, err := time.Parse(time.DateOnly, date); err != nil || len(date) != len(time.DateOnly) {
+		return fmt.Errorf("api_version: %q is neither %q nor a date like %q (optionally with -preview)",
+			v, APIVersionV1, DefaultAPIVersion)
+	}
+	return nil
+}
+
+// Adapter sends attempts to one OpenAI-family provider. It is safe for
+// concurrent use.
+type Adapter struct {
+	flavor  Flavor
+	client  *http.Client
+	base    string // base_url without trailing slash
+	version string // Azure api-version; APIVersionV1 for the v1 API; "" for other flavors
+
+	urls     [3]string // by provider.Op: the full URL, except Azure classic (per deployment)
+	what     [3]string // by provider.Op: "calling openai chat completions"
+	probeURL string
+	query    string // Azure classic: "?api-version=V"
+
+	// Header values, shared read-only by every request (one-element
+	// slices: a transport that appends copies them).
+	authKey   string   // canonical header name; "" for no auth
+	authValue []string // e.g. "Bearer sk-..."
+	json      []string // application/json
+	sse       []string // text/event-stream
+
+	now func() time.Time // nil means time.Now
+}
+
+var (
+	_ provider.Adapter = (*Adapter)(nil)
+	_ provider.Prober  = (*Adapter)(nil)
+)
+
+// New returns the adapter for one provider.
+//
+// p.BaseURL: empty means DefaultBaseURL for OpenAI and is an error for
+// Azure (scheme://host of the resource) and Compatible (up to and including
+// /v1). It must be an http or https URL with a host and no query or
+// fragment; a trailing slash is ignored.
+// key is the resolved API key; "" is allowed only for Compatible, which
+// then sends no Authorization header.
+// c holds the azure block; other flavors reject a non-zero c.
+// client nil means provider.NewHTTPClient(p).
+func New(f Flavor, p provider.Config, key string, c Config, client *http.Client) (*Adapter, error) {
+	if f > Compatible {
+		return nil, fmt.Errorf("type: unknown openai flavor %d", uint8(f))
+	}
+	if f == Azure {
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("azure.%w", err)
+		}
+	} else if c != (Config{}) {
+		return nil, fmt.Errorf("azure: only for type azure, not %s", f)
+	}
+	base, err := parseBaseURL(f, p.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if key == "" && f != Compatible {
+		return nil, fmt.Errorf("api_key_env: %s needs an API key (set api_key_env or api_key_file)", f)
+	}
+	if client == nil {
+		client = provider.NewHTTPClient(p)
+	}
+
+	a := &Adapter{
+		flavor: f,
+		client: client,
+		base:   base,
+		json:   []string{"application/json"},
+		sse:    []string{"text/event-stream"},
+	}
+	switch {
+	case f == Azure:
+		a.authKey, a.authValue = "Api-Key", []string{key}
+	case key != "":
+		a.authKey, a.authValue = "Authorization", []string{"Bearer " + key}
+	}
+
+	prefix := base // OpenAI, Compatible: base_url ends in /v1
+	switch {
+	case f == Azure && c.APIVersion == APIVersionV1:
+		a.version = APIVersionV1
+		prefix = base + "/openai/v1"
+		a.probeURL = prefix + "/models"
+	case f == Azure:
+		a.version = c.APIVersion
+		if a.version == "" {
+			a.version = DefaultAPIVersion
+		}
+		a.query = "?api-version=" + url.QueryEscape(a.version)
+		a.probeURL = base + "/openai/models" + a.query
+	default:
+		a.probeURL = base + "/models"
+	}
+	for _, op := range [...]provider.Op{provider.OpChat, provider.OpCompletions, provider.OpEmbeddings} {
+		a.urls[op] = prefix + op.Path()
+		a.what[op] = "calling " + f.String() + " " + opWords(op)
+	}
+	return a, nil
+}
+
+// parseBaseURL validates and normalises base_url for flavor f.
+func parseBaseURL(f Flavor, raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		if f != OpenAI {
+			return "", fmt.Errorf("base_url: required for type %s", f)
+		}
+		raw = DefaultBaseURL
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("base_url: %w", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("base_url: %q: scheme must be http or https", raw)
+	case u.Host == "":
+		return "", fmt.Errorf("base_url: %q: no host", raw)
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return "", fmt.Errorf("base_url: %q: must not have a query or fragment", raw)
+	}
+	base := strings.TrimRight(u.String(), "/")
+	// A gateway prefix in front of Azure is fine; the API path is not: the
+	// adapter appends /openai/... itself.
+	if f == Azure {
+		if p := strings.TrimRight(u.Path, "/"); strings.HasSuffix(p, "/openai") || strings.Contains(p, "/openai/") {
+			return "", fmt.Errorf("base_url: %q: give scheme://host only for azure; the adapter appends /openai/...", raw)
+		}
+	}
+	return base, nil
+}
+
+func opWords(op provider.Op) string {
+	switch op {
+	case provider.OpCompletions:
+		return "completions"
+	case provider.OpEmbeddings:
+		return "embeddings"
+	}
+	return "chat completions"
+}
+
+// Flavor reports which member of the family a is for.
+func (a *Adapter) Flavor() Flavor { return a.flavor }
+
+// Supports reports whether a can serve op: chat completions, legacy
+// completions and embeddings, for every flavor.
+func (a *Adapter) Supports(op provider.Op) bool {
+	return op == provider.OpChat || op == provider.OpCompletions || op == provider.OpEmbeddings
+}
+
+func (a *Adapter) clock() time.Time {
+	if a.now != nil {
+		return a.now()
+	}
+	return time.Now()
+}
+
+// Do sends req and returns the provider's answer. A non-stream answer is
+// read whole; its body is the provider's bytes unchanged. A stream answer
+// returns once the response headers arrived; ctx then stays bound to the
+// stream until its Close. Every error carries an *outcome.Error; its Status
+// is set when the provider answered with an HTTP error status.
+func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	if !a.Supports(req.Op) {
+		return nil, &outcome.Error{Kind: outcome.ClientError, Message: "unsupported operation " + req.Op.String()}
+	}
+	what := a.what[req.Op]
+	target := a.urls[req.Op]
+	if a.flavor == Azure && a.version != APIVersionV1 {
+		if req.Model == "" {
+			return nil, &outcome.Error{Kind: outcome.ServerError, Message: what + ": no deployment name (the target's model is empty)"}
+		}
+		target = a.base + "/openai/deployments/" + url.PathEscape(req.Model) + req.Op.Path() + a.query
+	}
+
+	b := getBody()
+	b.buf = req.AppendBody(b.buf)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
+	if err != nil {
+		b.release()
+		return nil, &outcome.Error{Kind: outcome.ServerError, Message: what + ": " + err.Error(), Err: err}
+	}
+	hreq.Body = b.reader()
+	hreq.GetBody = func() (io.ReadCloser, error) { return b.reader(), nil }
+	hreq.ContentLength = int64(len(b.buf))
+	a.setHeaders(hreq.Header, req.Stream)
+
+	resp, err := a.client.Do(hreq)
+	// The transport asks for no more readers once Do returned; the ones it
+	// holds keep the buffer alive until it closes them. (resp.Request
+	// still carries GetBody: nothing may call it after this point.)
+	b.release()
+	if err != nil {
+		return nil, provider.TransportError(ctx, what, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, fmt.Errorf("%s: %w", what, a.statusError(resp))
+	}
+
+	out := &provider.Response{
+		RateLimit:  ParseRateLimit(resp.Header, a.clock()),
+		UpstreamID: provider.UpstreamID(resp.Header),
+	}
+	if req.Stream {
+		if isJSON(resp.Header.Get("Content-Type")) {
+			return nil, fmt.Errorf("%s: %w", what, a.jsonInsteadOfStream(resp))
+		}
+		out.Stream = newStream(ctx, resp.Body, what)
+		return out, nil
+	}
+
+	raw, err := provider.ReadBody(ctx, what, resp)
+	if err != nil {
+		return nil, err
+	}
+	if !gjson.ValidBytes(raw) {
+		return nil, fmt.Errorf("%s: %w", what, &outcome.Error{
+			Kind: outcome.ServerError, Status: resp.StatusCode,
+			Message: "invalid JSON from provider: " + plainMessage(bytes.TrimSpace(raw)),
+		})
+	}
+	// Some OpenAI-compatible gateways answer 200 with an error document.
+	if hasErrorField(raw) {
+		return nil, fmt.Errorf("%s: %w", what, ClassifyError(0, resp.Header, raw, a.clock()))
+	}
+	out.Body = raw
+	if u := gjson.GetBytes(raw, "usage"); u.IsObject() {
+		out.Usage = outcome.Usage{
+			PromptTokens:     u.Get("prompt_tokens").Int(),
+			CompletionTokens: u.Get("completion_tokens").Int(),
+		}
+	}
+	return out, nil
+}
+
+// setHeaders writes the headers every call sends.
+func (a *Adapter) setHeaders(h http.Header, stream bool) {
+	h["Content-Type"] = a.json
+	if stream {
+		h["Accept"] = a.sse
+	} else {
+		h["Accept"] = a.json
+	}
+	if a.authKey != "" {
+		h[a.authKey] = a.authValue
+	}
+}
+
+// statusError reads and classifies a non-2xx answer.
+func (a *Adapter) statusError(resp *http.Response) *outcome.Error {
+	body := provider.ReadErrorBody(resp)
+	if resp.StatusCode < 400 {
+		// The client follows no redirects: the provider does not answer
+		// API calls with one, so base_url points at the wrong place.
+		e := ClassifyError(resp.StatusCode, resp.Header, body, a.clock())
+		e.Kind = outcome.ServerError
+		e.Message = fmt.Sprintf("unexpected status %d (redirect to %q?): check base_url", resp.StatusCode, resp.Header.Get("Location"))
+		return e
+	}
+	return ClassifyError(resp.StatusCode, resp.Header, body, a.clock())
+}
+
+// jsonInsteadOfStream handles a 2xx JSON answer to a stream request: an
+// error document is classified; anything else means the server ignored
+// "stream": true.
+func (a *Adapter) jsonInsteadOfStream(resp *http.Response) *outcome.Error {
+	body := provider.ReadErrorBody(resp)
+	if hasErrorField(body) {
+		return ClassifyError(0, resp.Header, body, a.clock())
+	}
+	return &outcome.Error{Kind: outcome.ServerError, Status: resp.StatusCode,
+		Message: "stream requested but the provider answered with a JSON document"}
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// hasErrorField reports whether a JSON document is an error: an object with
+// a non-empty top-level "error" (what openai-python checks on every stream
+// event) or vLLM's {"object":"error",...}. The byte scan first keeps the
+// common case, a document with no such text, to one pass with no allocation.
+func hasErrorField(doc []byte) bool {
+	if !bytes.Contains(doc, []byte(`"error"`)) {
+		return false
+	}
+	doc = bytes.TrimSpace(doc)
+	if len(doc) == 0 || doc[0] != '{' {
+		return false
+	}
+	res := gjson.GetManyBytes(doc, "error", "object")
+	switch e := res[0]; e.Type {
+	case gjson.Null, gjson.False:
+	case gjson.String:
+		if e.Str != "" {
+			return true
+		}
+	case gjson.JSON:
+		if e.Raw != "{}" && e.Raw != "[]" {
+			return true
+		}
+	default:
+		if e.Exists() {
+			return true
+		}
+	}
+	return res[1].Str == "error"
+}
+
+// Probe checks the provider on its free models endpoint (PROVIDERS.md §5):
+// GET {base}/models, or for Azure {base}/openai/models?api-version=V
+// ({base}/openai/v1/models for the v1 API). It proves network and key
+// only, not a model or deployment. nil means a 2xx; otherwise the error
+// carries a classified *outcome.Error.
+func (a *Adapter) Probe(ctx context.Context) error {
+	what := "probing " + a.flavor.String() + " models"
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, a.probeURL, nil)
+	if err != nil {
+		return &outcome.Error{Kind: outcome.ServerError, Message: what + ": " + err.Error(), Err: err}
+	}
+	hreq.Header["Accept"] = a.json
+	if a.authKey != "" {
+		hreq.Header[a.authKey] = a.authValue
+	}
+	resp, err := a.client.Do(hreq)
+	if err != nil {
+		return provider.TransportError(ctx, what, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("%s: %w", what, a.statusError(resp))
+	}
+	// Read a bounded part so the connection can be reused; the list
+	// itself is not needed.
+	provider.ReadErrorBody(resp)
+	return nil
+}

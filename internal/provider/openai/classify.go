@@ -1,0 +1,327 @@
+package openai
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
+
+// maxPlainMessage bounds the message taken from a body that is not a JSON
+// error (an HTML page from a gateway, a stack trace).
+const maxPlainMessage = 512
+
+// quotaWait is the longest wait a 429 may ask for and still count as a
+// rate limit; longer (Azure's "retry after 86400 seconds") is a quota
+// block, permanent for the provider as far as routing is concerned.
+const quotaWait = time.Hour
+
+// ClassifyError turns one error answer into an *outcome.Error (DESIGN
+// §5.1, PROVIDERS.md §2). status is the HTTP status; 0 (or any status below
+// 400) means the answer carried no HTTP error status: an error event inside
+// a 200 stream, or a 200 whose body is an error. h may be nil. now is the
+// reference for an HTTP-date Retry-After.
+//
+// It starts from outcome.ForStatus(status) and fills Type, Code, Param and
+// Message from the body, which may be any of the shapes the family uses:
+// OpenAI {"error":{"message","type","param","code"}} with code a string, an
+// integer or null; the same wrapped in an array; vLLM's flat
+// {"object":"error","message","type","code":400}; llama.cpp's
+// {"error":{"code":503,...}}; Ollama native {"error":"..."}; plain text or
+// nothing (Message is then the trimmed text, at most 512 bytes).
+//
+// RetryAfter comes from retry-after-ms/Retry-After, else from the message
+// ("Please try again in 6.596s", "Please retry after 6 seconds"), else, on
+// a 429, from Azure's x-rate-limit-reset-tokens.
+//
+// Refinements of the status's kind:
+//   - a quota or billing code or type (insufficient_quota,
+//     credit_balance_exhausted, *_spend_limit_exceeded,
+//     organization_usage_limit_exceeded, billing_hard_limit_reached,
+//     billing_not_active) on a 4xx is Quota;
+//   - a 429 asking to wait more than an hour is Quota (RetryAfter kept);
+//     "Request too large" stays RateLimited;
+//   - a 404 that says the model or deployment is missing (code
+//     model_not_found or DeploymentNotFound; Ollama's not_found_error, vLLM's
+//     NotFoundError), or a 404 with no structured error at all or OpenAI's
+//     "Invalid URL" (the endpoint is missing: base_url is wrong), is
+//     ServerError: the router's target is misconfigured, the client did
+//     nothing wrong;
+//   - other 400, 404, 413, 422 stay ClientError;
+//   - a 5xx saying "Loading model" or "server busy" (llama.cpp, Ollama), or
+//     with code server_is_overloaded, is Overloaded.
+//
+// Without an HTTP error status, a numeric code in the body (llama.cpp 503,
+// vLLM 400, Azure "429") stands in for the status and becomes
+// Error.Status; failing that, the type and code decide, and anything
+// unrecognised is ServerError.
+func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
+	f := parseErrorBody(body)
+	e := &outcome.Error{Status: status, Type: f.typ, Code: f.code, Param: f.param, Message: f.message}
+	if h != nil {
+		e.RetryAfter = provider.RetryAfter(h, now)
+	}
+	if e.RetryAfter == 0 {
+		e.RetryAfter = waitFromMessage(f.message)
+	}
+
+	eff := status
+	if status < 400 {
+		eff = 0
+		if n := statusFromCode(f.code); n != 0 {
+			eff, e.Status = n, n
+		}
+	}
+	if e.RetryAfter == 0 && eff == http.StatusTooManyRequests && h != nil {
+		e.RetryAfter = parseSeconds(h.Get(hAzureResetTokens))
+	}
+
+	switch {
+	case eff >= 400:
+		e.Kind = outcome.ForStatus(eff)
+	default:
+		e.Kind = kindFromFields(f)
+	}
+
+	switch {
+	case (eff == 0 || (eff >= 400 && eff < 500)) && (isQuota(f.code) || isQuota(f.typ)):
+		e.Kind = outcome.Quota
+	case e.Kind == outcome.RateLimited && e.RetryAfter > quotaWait:
+		e.Kind = outcome.Quota
+	case eff == http.StatusNotFound && isModelMissing(f):
+		e.Kind = outcome.ServerError
+		e.Message = "target model or deployment not found at the provider (a routing misconfiguration, not the client's fault): " + e.Message
+	case eff == http.StatusNotFound && (!f.structured || hasPrefixFold(f.message, "invalid url")):
+		e.Kind = outcome.ServerError
+		e.Message = "provider endpoint not found (check base_url): " + e.Message
+	case eff >= 500 && eff != http.StatusGatewayTimeout && isOverloaded(f):
+		e.Kind = outcome.Overloaded
+	}
+	return e
+}
+
+// errorFields are the parts of an error body the classifier reads.
+type errorFields struct {
+	typ, code, param, message string
+	// structured: the body was JSON naming a type or a code, i.e. an API
+	// speaking about the request rather than a gateway or a web server.
+	structured bool
+}
+
+// parseErrorBody reads any error shape of the family; see ClassifyError.
+func parseErrorBody(body []byte) errorFields {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return errorFields{}
+	}
+	if (body[0] == '{' || body[0] == '[') && gjson.ValidBytes(body) {
+		root := gjson.ParseBytes(body)
+		if root.IsArray() {
+			root = root.Get("0") // Gemini's OpenAI-compatible layer wraps errors in an array
+		}
+		if root.IsObject() {
+			obj := root
+			switch e := root.Get("error"); {
+			case e.IsObject():
+				obj = e
+			case e.Type == gjson.String:
+				return errorFields{message: e.Str} // Ollama native {"error":"..."}
+			}
+			f := errorFields{
+				typ:     scalar(obj.Get("type")),
+				code:    scalar(obj.Get("code")),
+				param:   scalar(obj.Get("param")),
+				message: scalar(obj.Get("message")),
+			}
+			if st := obj.Get("status"); f.typ == "" && st.Type == gjson.String {
+				f.typ = st.Str // Google RPC status name; Azure's numeric status is not a type
+			}
+			f.structured = f.typ != "" || f.code != ""
+			if f.message == "" {
+				f.message = scalar(root.Get("detail")) // FastAPI's {"detail":"Not Found"}
+			}
+			if f.message != "" || f.structured {
+				return f
+			}
+		}
+	}
+	return errorFields{message: plainMessage(body)}
+}
+
+// scalar is a string or number field's text; "" for null, absent, objects
+// and arrays.
+func scalar(r gjson.Result) string {
+	switch r.Type {
+	case gjson.String:
+		return r.Str
+	case gjson.Number:
+		return r.Raw
+	}
+	return ""
+}
+
+// plainMessage is b as a message, cut to maxPlainMessage bytes on a rune
+// boundary.
+func plainMessage(b []byte) string {
+	if len(b) > maxPlainMessage {
+		n := maxPlainMessage
+		for n > 0 && !utf8.RuneStart(b[n]) {
+			n--
+		}
+		b = b[:n]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// statusFromCode reads a code that is an HTTP error status (llama.cpp 503,
+// vLLM 400, Azure "429"); 0 otherwise.
+func statusFromCode(code string) int {
+	if len(code) != 3 {
+		return 0
+	}
+	n, err := strconv.Atoi(code)
+	if err != nil || n < 400 || n > 599 {
+		return 0
+	}
+	return n
+}
+
+// kindFromFields classifies an error that came without an HTTP error
+// status, by its type and code.
+func kindFromFields(f errorFields) outcome.Kind {
+	switch {
+	case isQuota(f.code) || isQuota(f.typ):
+		return outcome.Quota
+	case anyFold(f.code, "rate_limit_exceeded", "slow_down") ||
+		anyFold(f.typ, "rate_limit_error", "rate_limit_exceeded", "requests", "tokens", "RESOURCE_EXHAUSTED"):
+		return outcome.RateLimited
+	case isOverloaded(f):
+		return outcome.Overloaded
+	case anyFold(f.code, "invalid_api_key") ||
+		anyFold(f.typ, "authentication_error", "permission_error", "AuthenticationError", "PermissionDeniedError", "UNAUTHENTICATED", "PERMISSION_DENIED"):
+		return outcome.Auth
+	case anyFold(f.code, "context_length_exceeded", "content_filter", "invalid_prompt") ||
+		anyFold(f.typ, "invalid_request_error", "BadRequestError", "INVALID_ARGUMENT"):
+		return outcome.ClientError
+	case anyFold(f.typ, "timeout_error", "DEADLINE_EXCEEDED"):
+		return outcome.Timeout
+	}
+	return outcome.ServerError
+}
+
+// isQuota reports a code or type that means out of money or over a spend
+// limit (PROVIDERS.md §2.1).
+func isQuota(s string) bool {
+	return anyFold(s, "insufficient_quota", "credit_balance_exhausted", "organization_spend_limit_exceeded",
+		"project_spend_limit_exceeded", "organization_usage_limit_exceeded", "billing_hard_limit_reached",
+		"billing_not_active")
+}
+
+// isModelMissing reports a 404 body that says the target model or
+// deployment does not exist.
+func isModelMissing(f errorFields) bool {
+	return anyFold(f.code, "model_not_found", "DeploymentNotFound") ||
+		anyFold(f.typ, "not_found_error", "NotFoundError")
+}
+
+// isOverloaded reports a body that says the server is short of capacity.
+func isOverloaded(f errorFields) bool {
+	if anyFold(f.code, "server_is_overloaded", "overloaded") ||
+		anyFold(f.typ, "overloaded_error", "service_unavailable_error", "unavailable_error", "UNAVAILABLE") {
+		return true
+	}
+	return containsFold(f.message, "loading model") || containsFold(f.message, "server busy")
+}
+
+func anyFold(s string, words ...string) bool {
+	if s == "" {
+		return false
+	}
+	for _, w := range words {
+		if strings.EqualFold(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains word, ignoring ASCII case.
+func containsFold(s, word string) bool { return indexFold(s, word) >= 0 }
+
+// waitFromMessage reads the wait a rate-limit message states in words:
+// OpenAI and Groq "Please try again in 6.596s" (a Go duration), Azure
+// "Please retry after 6 seconds". 0 when there is none.
+func waitFromMessage(msg string) time.Duration {
+	for _, lead := range [...]string{"try again in ", "retry after "} {
+		i := indexFold(msg, lead)
+		if i < 0 {
+			continue
+		}
+		if d := parseWaitPhrase(msg[i+len(lead):]); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// indexFold is strings.Index ignoring ASCII case; messages are short and
+// this runs on error paths only.
+func indexFold(s, word string) int {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(word)], word) {
+			return i
+		}
+	}
+	return -1
+}
+
+// parseWaitPhrase reads "6.596s", "1m30s", "644ms", "6 seconds", "2
+// minutes" or "500 milliseconds" at the start of s.
+func parseWaitPhrase(s string) time.Duration {
+	n := 0
+	for n < len(s) && (s[n] >= '0' && s[n] <= '9' || s[n] == '.') {
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	// A Go duration runs on without a space: "6.596s", "1m30.5s", "644ms".
+	end := n
+	for end < len(s) && s[end] != ' ' && s[end] != ',' && s[end] != ';' && s[end] != ')' {
+		end++
+	}
+	if end > n {
+		tok := strings.TrimRight(s[:end], ".")
+		if d, err := time.ParseDuration(tok); err == nil {
+			return min(max(d, 0), maxWait)
+		}
+		return 0
+	}
+	v, err := strconv.ParseFloat(strings.TrimRight(s[:n], "."), 64)
+	if err != nil {
+		return 0
+	}
+	unit := strings.TrimLeft(s[n:], " ")
+	switch {
+	case hasPrefixFold(unit, "ms"), hasPrefixFold(unit, "millisecond"):
+		return clampSeconds(v / 1000)
+	case hasPrefixFold(unit, "s"): // s, sec, second(s)
+		return clampSeconds(v)
+	case hasPrefixFold(unit, "min"):
+		return clampSeconds(v * 60)
+	case hasPrefixFold(unit, "h"):
+		return clampSeconds(v * 3600)
+	}
+	return 0
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}

@@ -1,0 +1,145 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/sse"
+)
+
+// errNoDone is the cause of a stream that ended without "data: [DONE]". It
+// wraps io.ErrUnexpectedEOF, never io.EOF, so nobody mistakes the cut for
+// a clean end.
+var errNoDone = fmt.Errorf("stream ended without [DONE]: %w", io.ErrUnexpectedEOF)
+
+// stream yields the data payloads of an OpenAI SSE answer unchanged. Next,
+// Usage and Close belong to one goroutine (the proxy's relay); to stop a
+// Next blocked on the network, cancel the attempt's context.
+type stream struct {
+	ctx    context.Context // the attempt's context: decides Canceled vs Timeout vs Network
+	body   io.ReadCloser
+	rd     *sse.Reader
+	what   string
+	usage  outcome.Usage
+	err    error // sticky: io.EOF after [DONE], or the classified failure
+	closed bool
+}
+
+var _ provider.Stream = (*stream)(nil)
+
+func newStream(ctx context.Context, body io.ReadCloser, what string) *stream {
+	return &stream{ctx: ctx, body: body, rd: sse.NewReader(body), what: what}
+}
+
+// Next returns the next data payload, valid until the next call. It
+// returns io.EOF once, and from then on, after "data: [DONE]"; a body that
+// ends before it, or fails, gives a classified error (a cut is
+// outcome.Network; a canceled ctx keeps its cause); an event whose JSON
+// carries a top-level "error" gives the kind ClassifyError reads from it.
+// Events without data (comments, pings, bare event names) are skipped.
+func (s *stream) Next() ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	for {
+		ev, err := s.rd.Next()
+		if err != nil {
+			if err == io.EOF {
+				err = errNoDone
+			}
+			s.err = provider.TransportError(s.ctx, s.what+" (stream)", err)
+			return nil, s.err
+		}
+		data := ev.Data
+		if len(data) == 0 {
+			continue
+		}
+		if sse.IsDone(data) {
+			s.err = io.EOF
+			return nil, io.EOF
+		}
+		if hasErrorField(data) {
+			// A 200 stream carries no error status; the event's own code
+			// and type decide (PROVIDERS.md §2.1 "Mid-stream").
+			e := ClassifyError(0, nil, data, time.Time{})
+			if e.Message == "" {
+				e.Message = "an error occurred during streaming"
+			}
+			s.err = fmt.Errorf("%s (stream): %w", s.what, e)
+			return nil, s.err
+		}
+		s.readUsage(data)
+		return data, nil
+	}
+}
+
+// readUsage records the usage of a chunk that has a "usage" object (with
+// include_usage, the last chunk before [DONE]; vLLM's continuous usage
+// stats, every chunk). Counts are cumulative, so the latest wins. The byte
+// checks keep the common chunk, "usage":null or none, free of gjson.
+func (s *stream) readUsage(data []byte) {
+	if !hasUsageObject(data) {
+		return
+	}
+	u := gjson.GetBytes(data, "usage")
+	if !u.IsObject() {
+		return // the object found was nested, not the chunk's own usage
+	}
+	if p := u.Get("prompt_tokens"); p.Exists() {
+		s.usage.PromptTokens = p.Int()
+	}
+	if c := u.Get("completion_tokens"); c.Exists() {
+		s.usage.CompletionTokens = c.Int()
+	}
+}
+
+// hasUsageObject reports whether data has a "usage" key, at any depth,
+// whose value is an object. Inside JSON strings quotes are escaped, so the
+// text "usage" with both quotes bare is always a key or a whole value.
+func hasUsageObject(data []byte) bool {
+	const key = `"usage"`
+	for {
+		i := bytes.Index(data, []byte(key))
+		if i < 0 {
+			return false
+		}
+		data = data[i+len(key):]
+		rest := bytes.TrimLeft(data, " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+		if len(rest) > 0 && rest[0] == '{' {
+			return true
+		}
+	}
+}
+
+// Usage is the latest usage the stream reported; zero until a chunk
+// carried one.
+func (s *stream) Usage() outcome.Usage { return s.usage }
+
+// Close releases the upstream connection. It is idempotent. A stream
+// closed before its end drops the connection rather than reading on: a
+// provider may keep a stream open for minutes.
+// Next after Close reports outcome.Canceled (the caller gave up on it).
+func (s *stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.err == nil {
+		s.err = &outcome.Error{Kind: outcome.Canceled, Message: s.what + ": stream closed", Err: errStreamClosed}
+	}
+	return s.body.Close()
+}
+
+var errStreamClosed = errors.New("stream closed by the caller")
