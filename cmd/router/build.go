@@ -6,6 +6,8 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/gemini"
+	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -40,14 +42,23 @@ func buildAdapter(p *config.Provider) (provider.Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = key
 	switch p.Type {
 	case "simulated":
-		var sc simulated.Config
-		if p.Simulated != nil {
-			sc = *p.Simulated
-		}
-		return simulated.New(p.Config, sc)
+		return simulated.New(p.Config, deref(p.Simulated))
+	case "openai", "azure", "openai_compatible":
+		f, _ := openai.ParseFlavor(p.Type)
+		return openai.New(f, p.Config, key, deref(p.Azure), nil)
+	case "gemini":
+		return gemini.New(p.Config, key, deref(p.Gemini), nil)
 	}
 	return nil, fmt.Errorf("type: %s adapters are not built in yet", p.Type)
+}
+
+// deref returns *c, or the zero value (the adapter's defaults) for nil.
+func deref[T any](c *T) T {
+	var zero T
+	if c == nil {
+		return zero
+	}
+	return *c
 }

@@ -14,9 +14,9 @@ func TestDelay(t *testing.T) {
 		want time.Duration
 	}{
 		{1, 0, time.Second}, {2, 0, 2 * time.Second}, {3, 0, 4 * time.Second}, {5, 0, 16 * time.Second},
-		{6, 0, 16 * time.Second},      // capped
-		{100, 0, 16 * time.Second},    // no overflow
-		{1, 0.999999, 500 * time.Millisecond + 500*time.Nanosecond},
+		{6, 0, 16 * time.Second},   // capped
+		{100, 0, 16 * time.Second}, // no overflow
+		{1, 0.999999, 500*time.Millisecond + 500*time.Nanosecond},
 		{2, 0.5, 1500 * time.Millisecond}, // jitter 0.5 × u 0.5 takes a quarter off
 		{0, 0, time.Second},               // n < 1 is the first retry
 	}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/llmrouter/llmrouter/configs"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/gemini"
+	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -63,6 +65,10 @@ type Provider struct {
 	provider.Config `mapstructure:",squash"`
 	// Simulated configures a provider of type simulated.
 	Simulated *simulated.Config `mapstructure:"simulated"`
+	// Azure configures a provider of type azure (api_version).
+	Azure *openai.Config `mapstructure:"azure"`
+	// Gemini configures a provider of type gemini (api_version).
+	Gemini *gemini.Config `mapstructure:"gemini"`
 }
 
 // Types lists the provider types.
@@ -244,26 +250,43 @@ func (p *Provider) validate() error {
 			return fmt.Errorf("base_url: must be an http(s) URL, got %q", p.BaseURL)
 		}
 	}
-	blocks := map[string]bool{"simulated": p.Simulated != nil}
+	blocks := map[string]bool{
+		"simulated": p.Simulated != nil,
+		"azure":     p.Azure != nil,
+		"gemini":    p.Gemini != nil,
+	}
 	for typ, set := range blocks {
 		if set && typ != p.Type {
 			return fmt.Errorf("%s: block given for a provider of type %q", typ, p.Type)
 		}
 	}
+	var blockErr error
 	switch p.Type {
 	case "simulated":
 		if p.Simulated != nil {
-			if err := p.Simulated.Validate(); err != nil {
-				return fmt.Errorf("simulated.%w", err)
-			}
+			blockErr = p.Simulated.Validate()
 		}
-	case "azure", "openai_compatible":
+	case "azure":
 		if p.BaseURL == "" {
 			return fmt.Errorf("base_url: required for type %s", p.Type)
 		}
-	case "openai", "anthropic", "gemini":
+		if p.Azure != nil {
+			blockErr = p.Azure.Validate()
+		}
+	case "gemini":
+		if p.Gemini != nil {
+			blockErr = p.Gemini.Validate()
+		}
+	case "openai_compatible":
+		if p.BaseURL == "" {
+			return fmt.Errorf("base_url: required for type %s", p.Type)
+		}
+	case "openai", "anthropic":
 	default:
 		return fmt.Errorf("type: must be one of %s, got %q", strings.Join(Types, ", "), p.Type)
+	}
+	if blockErr != nil {
+		return fmt.Errorf("%s.%w", p.Type, blockErr)
 	}
 	return nil
 }
