@@ -20,7 +20,7 @@ func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
 	if err != nil {
 		return proxy.Options{}, err
 	}
-	opts := proxy.Options{Models: table, Limits: cfg.Limits, Logger: log}
+	opts := proxy.Options{Models: table, Limits: cfg.Limits, Retry: cfg.Routing.Retry, Breaker: cfg.Breaker, Logger: log}
 	for i := range cfg.Providers {
 		p := &cfg.Providers[i]
 		a, err := buildAdapter(p)

@@ -94,10 +94,12 @@ func start(cfg *config.Config, path string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfgPath: path, log: log, proxy: p}
 	d.cfg.Store(cfg)
 	if d.apiLn, err = net.Listen("tcp", cfg.Listen); err != nil {
+		p.Close()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	if d.adminLn, err = net.Listen("tcp", cfg.AdminListen); err != nil {
 		d.apiLn.Close()
+		p.Close()
 		return nil, fmt.Errorf("admin_listen: %w", err)
 	}
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
@@ -147,6 +149,7 @@ func (d *daemon) shutdown() int {
 	actx, acancel := context.WithTimeout(context.Background(), time.Second)
 	defer acancel()
 	_ = d.admin.Shutdown(actx)
+	d.proxy.Close()
 	d.log.Info("stopped")
 	return code
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/llmrouter/llmrouter/configs"
+	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/gemini"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
@@ -49,6 +51,17 @@ type Config struct {
 	Providers []Provider `mapstructure:"providers"`
 	// Models is what clients may ask for.
 	Models []route.ModelConfig `mapstructure:"models"`
+	// Routing is the selection and retry policy.
+	Routing Routing `mapstructure:"routing"`
+	// Breaker configures every provider's circuit breaker.
+	Breaker breaker.Config `mapstructure:"breaker"`
+}
+
+// Routing is the `routing:` block.
+type Routing struct {
+	// Retry bounds attempts and the backoff between retries of the same
+	// provider.
+	Retry backoff.Config `mapstructure:"retry"`
 }
 
 // Log is the `log:` block.
@@ -169,6 +182,10 @@ func (c *Config) Validate() error {
 		add(fmt.Errorf("admin_listen: must differ from listen, both are %q", c.Listen))
 	}
 	add(c.Limits.Validate())
+	add(c.Routing.Retry.Validate())
+	if err := c.Breaker.Validate(); err != nil {
+		add(err)
+	}
 	if c.ShutdownTimeout < 0 {
 		add(fmt.Errorf("shutdown_timeout: must not be negative, got %s", c.ShutdownTimeout))
 	}

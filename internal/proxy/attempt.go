@@ -7,13 +7,17 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/guard"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/ratelimit"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/sse"
 )
@@ -53,6 +57,10 @@ type exchange struct {
 	failures []failure
 	status   int // what the client got; 0 until answered
 	served   string
+	// supported is false when no target of the model serves the op.
+	supported bool
+	// cands are the targets that serve the op, with their progress.
+	cands []candidate
 }
 
 // serveOp handles one OpenAI operation end to end. Every path out of it
@@ -92,35 +100,183 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 		Op: op, Body: buf.Bytes(), ModelStart: f.modelStart, ModelEnd: f.modelEnd,
 		Stream: f.stream, IncludeUsage: f.includeUsage,
 	}
-	supported := false
+	tokens := ratelimit.EstimateTokens(req.Body, f.maxTokens)
+	if s.walk(ctx, w, ex, st, req, tokens) {
+		return
+	}
+	if r.Context().Err() != nil {
+		return // the client went away: nobody to answer
+	}
+	s.writeUnserved(w, ex, ctx, f.model)
+}
+
+// candidate is one target's progress within a request.
+type candidate struct {
+	tg       route.Target
+	up       *upstream
+	tries    int
+	out      bool      // never again for this request
+	notUntil time.Time // backoff: not before then
+	refusal  error     // the guard's last refusal, if any
+}
+
+// walk runs the attempt loop (DESIGN §5.2): targets in rank order; a
+// failed attempt moves to the next candidate at once; when every candidate
+// has been tried or refused, retryable ones are tried again after their
+// backoff, while attempts remain and the deadline allows. The last attempt
+// is kept for the model's last tier (the local fallback) when that tier has
+// not been tried yet. It reports true when the request has been answered.
+func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, st *state, req *provider.Request, tokens int64) bool {
+	cands := make([]candidate, 0, len(ex.model.Targets))
+	lastTier := ex.model.Targets[len(ex.model.Targets)-1].Tier
 	for _, tg := range ex.model.Targets {
 		up := st.providers[tg.Provider]
-		if !up.Adapter.Supports(op) {
-			continue
-		}
-		supported = true
-		if ctx.Err() != nil {
-			break
-		}
-		if s.attempt(ctx, w, ex, up, tg, req) {
-			return
+		if up.Adapter.Supports(req.Op) {
+			cands = append(cands, candidate{tg: tg, up: up})
 		}
 	}
-	switch {
-	case r.Context().Err() != nil:
-		// The client went away: nobody to answer.
-	case !supported:
-		ex.status = http.StatusBadRequest
-		writeError(w, ex.status, "invalid_request_error", "unsupported_operation", "model",
-			"the model "+quote(f.model)+" has no provider that serves "+op.String(), 0)
-	default:
-		s.writeAllFailed(w, ex, ctx)
+	ex.supported = len(cands) > 0
+	ex.cands = cands
+	maxAttempts := st.retry.MaxAttempts
+	for {
+		now := time.Now()
+		deadline, _ := ctx.Deadline()
+		var soonest time.Time // earliest moment a candidate may be admitted again
+		lastTierTried := false
+		for i := range cands {
+			if cands[i].tg.Tier == lastTier && cands[i].tries > 0 {
+				lastTierTried = true
+			}
+		}
+		for i := range cands {
+			c := &cands[i]
+			if ex.attempts >= maxAttempts || ctx.Err() != nil {
+				return false
+			}
+			if c.out {
+				continue
+			}
+			if ex.attempts == maxAttempts-1 && !lastTierTried && c.tg.Tier != lastTier && lastTier != ex.model.BestTier {
+				continue // keep the last attempt for the fallback tier
+			}
+			if now.Before(c.notUntil) {
+				soonest = earliest(soonest, c.notUntil)
+				continue
+			}
+			permit, err := c.up.guard.Acquire(now, tokens)
+			if err != nil {
+				c.refusal = err
+				if wait, ok := refusalWait(err); ok {
+					at := now.Add(wait)
+					if at.After(deadline) {
+						c.out = true // it cannot take us before the deadline
+					} else {
+						soonest = earliest(soonest, at)
+					}
+				} else if !errors.Is(err, guard.ErrFull) {
+					c.out = true // too large for its budget
+				}
+				continue
+			}
+			c.refusal = nil
+			c.tries++
+			if ex.attempts > 0 {
+				s.log.Info("retrying", "request_id", ex.id, "attempt", ex.attempts+1, "provider", c.up.Name,
+					"previous_kind", ex.failures[len(ex.failures)-1].kind.String())
+			}
+			done, kind, retryAfter := s.attempt(ctx, w, ex, c.up, c.tg, req, permit)
+			if done {
+				return true
+			}
+			if c.tg.Tier == lastTier {
+				lastTierTried = true
+			}
+			now = time.Now()
+			switch {
+			case !kind.Retryable(), kind == outcome.Unknown && c.tries >= 2:
+				c.out = true // auth, quota: another provider may serve; unknown: retried once
+			default:
+				wait := st.retry.Delay(c.tries, rand.Float64())
+				wait = max(wait, retryAfter)
+				c.notUntil = now.Add(wait)
+				if c.notUntil.After(deadline) {
+					c.out = true // a wait longer than what is left skips the provider
+				}
+			}
+		}
+		if ex.attempts >= maxAttempts {
+			return false
+		}
+		// Nothing more can start now: wait for the earliest backoff or
+		// bucket refill, or for any bulkhead to free a slot.
+		anyFull, anyLeft := false, false
+		for i := range cands {
+			if !cands[i].out {
+				anyLeft = true
+				if errors.Is(cands[i].refusal, guard.ErrFull) {
+					anyFull = true
+				}
+			}
+		}
+		if !anyLeft || (soonest.IsZero() && !anyFull) {
+			return false
+		}
+		if !s.pause(ctx, ex, soonest, anyFull) {
+			return false
+		}
 	}
 }
 
-// attempt sends req to one target. It reports true when the request has
-// been answered (or the client is gone) and the loop must stop.
-func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchange, up *upstream, tg route.Target, req *provider.Request) bool {
+// pause waits until at (when not zero), a bulkhead slot frees (when
+// watchCapacity), or ctx ends; false means ctx ended.
+func (s *Server) pause(ctx context.Context, ex *exchange, at time.Time, watchCapacity bool) bool {
+	var capacity <-chan struct{}
+	if watchCapacity {
+		capacity = s.capacity.C()
+	}
+	var timer <-chan time.Time
+	if !at.IsZero() {
+		d := time.Until(at)
+		if d <= 0 {
+			return true
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+		s.log.Debug("backing off", "request_id", ex.id, "wait_ms", d.Milliseconds())
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer:
+	case <-capacity:
+	}
+	return true
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// refusalWait is how long until a refused provider could admit again: the
+// breaker's next probe is not a wait a request can use (only a successful
+// probe reopens), so an open breaker reports false.
+func refusalWait(err error) (time.Duration, bool) {
+	var le *ratelimit.LimitedError
+	if errors.As(err, &le) {
+		return le.Wait, true
+	}
+	return 0, false
+}
+
+// attempt sends req to one target under permit and releases the permit with
+// the result. done reports that the request has been answered (or the
+// client is gone) and the loop must stop; otherwise kind and retryAfter
+// describe the failure.
+func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchange, up *upstream, tg route.Target, req *provider.Request, permit *guard.Permit) (done bool, kind outcome.Kind, retryAfter time.Duration) {
 	ex.attempts++
 	req.Model = tg.Model
 	actx, cancelAttempt := context.WithCancelCause(ctx)
@@ -133,8 +289,6 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 		firstToken = time.AfterFunc(up.Config.FirstTokenTimeout, func() { cancelAttempt(errFirstTokenTimeout) })
 		defer firstToken.Stop()
 	}
-	up.inFlight.Add(1)
-	defer up.inFlight.Add(-1)
 
 	t0 := time.Now()
 	resp, err := up.Adapter.Do(tctx, req)
@@ -147,7 +301,9 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	}
 	ex.upstream += time.Since(t0)
 	if err != nil {
-		return s.attemptFailed(ctx, w, ex, up, err)
+		oe := s.classify(ctx, err)
+		permit.Release(time.Now(), guard.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter})
+		return s.attemptFailed(w, ex, up, oe), oe.Kind, oe.RetryAfter
 	}
 	if firstToken != nil {
 		firstToken.Stop()
@@ -155,34 +311,40 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	ex.served = up.Name
 	s.setServedHeaders(w, ex, up, tg)
 	if resp.Stream == nil {
+		permit.Release(time.Now(), guard.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage})
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
 		ex.status = http.StatusOK
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(resp.Body)
-		return true
+		return true, outcome.OK, 0
 	}
 	defer resp.Stream.Close()
-	s.relay(w, ex, up, resp.Stream, held)
-	return true
+	end := s.relay(w, ex, up, resp.Stream, held)
+	// The stream's outcome is known only now; a breaker that tripped
+	// meanwhile ignores it (the permit's ticket is from before).
+	permit.Release(time.Now(), guard.Result{Kind: end, RateLimit: resp.RateLimit, Usage: resp.Stream.Usage()})
+	return true, end, 0
 }
 
-// attemptFailed records a failed attempt and decides whether the request is
-// over: a client error is passed through, a canceled client ends it.
-func (s *Server) attemptFailed(ctx context.Context, w http.ResponseWriter, ex *exchange, up *upstream, err error) bool {
+// classify returns err's *outcome.Error. Canceled while the request itself
+// is alive can only be the proxy's own doing: it is a network failure of
+// the attempt, not the client leaving.
+func (s *Server) classify(ctx context.Context, err error) *outcome.Error {
 	var oe *outcome.Error
 	if !errors.As(err, &oe) {
 		oe = &outcome.Error{Kind: outcome.KindOf(err), Message: err.Error(), Err: err}
 	}
 	if oe.Kind == outcome.Canceled && ctx.Err() == nil {
-		// Canceled while the request itself is alive can only be our
-		// own doing; treat it as a network failure of the attempt.
 		oe = &outcome.Error{Kind: outcome.Network, Message: oe.Message, Err: err}
 	}
-	if oe.Kind.Counts() {
-		up.lastKind.Store(uint32(oe.Kind))
-	}
+	return oe
+}
+
+// attemptFailed records a failed attempt and decides whether the request is
+// over: a client error is passed through, a canceled client ends it.
+func (s *Server) attemptFailed(w http.ResponseWriter, ex *exchange, up *upstream, oe *outcome.Error) bool {
 	s.log.Debug("attempt failed", "request_id", ex.id, "attempt", ex.attempts, "provider", up.Name,
 		"status", oe.Status, "kind", oe.Kind.String(), "error", oe.Message)
 	ex.failures = append(ex.failures, failure{provider: up.Name, status: oe.Status, kind: oe.Kind, err: oe})
@@ -211,10 +373,19 @@ func (s *Server) attemptFailed(ctx context.Context, w http.ResponseWriter, ex *e
 	return false
 }
 
-// writeAllFailed answers a request none of whose attempts succeeded.
-func (s *Server) writeAllFailed(w http.ResponseWriter, ex *exchange, ctx context.Context) {
+// writeUnserved answers a request that no attempt served: 504 at the
+// deadline; 503 when every candidate's breaker is open (Retry-After: the
+// earliest reopening); 429 when the candidates are at their limits; 429
+// when every attempt was rate limited; else 502 listing the attempts.
+func (s *Server) writeUnserved(w http.ResponseWriter, ex *exchange, ctx context.Context, model string) {
 	w.Header().Set("X-LLMRouter-Attempts", strconv.Itoa(ex.attempts))
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	switch {
+	case !ex.supported:
+		ex.status = http.StatusBadRequest
+		writeError(w, ex.status, "invalid_request_error", "unsupported_operation", "model",
+			"the model "+quote(model)+" has no provider that serves "+ex.op.String(), 0)
+		return
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		ex.status = http.StatusGatewayTimeout
 		writeError(w, ex.status, "server_error", "timeout", "",
 			"the request did not complete within limits.request_timeout; "+ex.failureList(), 0)
@@ -229,6 +400,10 @@ func (s *Server) writeAllFailed(w http.ResponseWriter, ex *exchange, ctx context
 		if f.err.RetryAfter > 0 && f.err.RetryAfter < wait {
 			wait = f.err.RetryAfter
 		}
+	}
+	if ex.attempts == 0 {
+		s.writeRefused(w, ex)
+		return
 	}
 	if allRateLimited {
 		if wait == time.Duration(math.MaxInt64) {
@@ -348,7 +523,7 @@ func hasContent(p []byte) bool {
 // relay commits the stream: headers, the held chunks, then every chunk as
 // it arrives, flushed event by event. A failure after the commit ends the
 // stream with one error event and no [DONE].
-func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st provider.Stream, held [][]byte) {
+func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st provider.Stream, held [][]byte) outcome.Kind {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -368,21 +543,18 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st pro
 		buf = sse.AppendData(buf, p)
 	}
 	if len(buf) > 0 && !write(buf) {
-		return
+		return outcome.Canceled
 	}
 	for {
 		p, err := st.Next()
 		if err == io.EOF {
 			write(sse.Done)
-			return
+			return outcome.OK
 		}
 		if err != nil {
 			kind := outcome.KindOf(err)
 			if kind == outcome.Canceled {
-				return // the client left; nobody to tell
-			}
-			if kind.Counts() {
-				up.lastKind.Store(uint32(kind))
+				return kind // the client left; nobody to tell
 			}
 			s.log.Warn("stream failed after commit", "request_id", ex.id, "provider", up.Name,
 				"kind", kind.String(), "error", err.Error())
@@ -391,11 +563,11 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st pro
 				"the provider's stream failed after it started ("+kind.String()+"); the answer is incomplete")
 			buf = append(buf, "\n\n"...)
 			write(buf)
-			return
+			return kind
 		}
 		buf = sse.AppendData(buf[:0], p)
 		if !write(buf) {
-			return
+			return outcome.Canceled
 		}
 	}
 }
@@ -408,4 +580,49 @@ func (s *Server) logRequest(r *http.Request, ex *exchange) {
 	s.log.Info("request", "request_id", ex.id, "method", r.Method, "path", r.URL.Path, "model", model,
 		"status", ex.status, "provider", ex.served, "attempts", ex.attempts,
 		"duration_ms", float64(time.Since(ex.start).Microseconds())/1000)
+}
+
+// writeRefused answers a request that no provider admitted: 429 when
+// some are at their limits or full (Retry-After: the soonest refill), 413
+// when it is larger than every provider's token budget, else 503 with
+// Retry-After at the earliest breaker reopening.
+func (s *Server) writeRefused(w http.ResponseWriter, ex *exchange) {
+	var (
+		limited, full, tooLarge, open bool
+		wait, reopen                  time.Duration = math.MaxInt64, math.MaxInt64
+	)
+	for _, c := range ex.cands {
+		var le *ratelimit.LimitedError
+		var oe *breaker.OpenError
+		switch err := c.refusal; {
+		case errors.As(err, &le):
+			limited, wait = true, min(wait, le.Wait)
+		case errors.Is(err, guard.ErrFull):
+			full = true
+		case errors.Is(err, ratelimit.ErrTooLarge):
+			tooLarge = true
+		case errors.As(err, &oe):
+			open, reopen = true, min(reopen, oe.RetryIn)
+		}
+	}
+	switch {
+	case limited || full:
+		if !limited {
+			wait = time.Second
+		}
+		ex.status = http.StatusTooManyRequests
+		writeError(w, ex.status, "rate_limit_error", "rate_limit_exceeded", "",
+			"every provider for this model is at its rate or concurrency limit; retry later", max(wait, time.Second))
+	case tooLarge && !open:
+		ex.status = http.StatusRequestEntityTooLarge
+		writeError(w, ex.status, "invalid_request_error", "request_too_large", "",
+			"the request's estimated tokens exceed every provider's per-minute token budget", 0)
+	default:
+		if !open || reopen <= 0 {
+			reopen = time.Second
+		}
+		ex.status = http.StatusServiceUnavailable
+		writeError(w, ex.status, "server_error", "service_unavailable", "",
+			"every provider for this model is unavailable (circuit open); retry later", max(reopen, time.Second))
+	}
 }

@@ -98,7 +98,7 @@ func benchRouter(b *testing.B) (string, func()) {
 		b.Fatal(err)
 	}
 	srv := httptest.NewServer(s.Handler())
-	return srv.URL + "/v1/chat/completions", func() { srv.Close(); up.Close() }
+	return srv.URL + "/v1/chat/completions", func() { srv.Close(); up.Close(); s.Close() }
 }
 
 func benchEndToEnd(b *testing.B, body string) {

@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -114,12 +115,16 @@ func newServer(t testing.TB, limits LimitsConfig, keys []string, targets ...targ
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{Providers: provs, Models: table, Limits: limits, ClientKeys: keys})
+	s, err := New(Options{Providers: provs, Models: table, Limits: limits, ClientKeys: keys, Retry: fastRetry})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	return s
 }
+
+// fastRetry keeps retry waits short so tests stay fast.
+var fastRetry = backoff.Config{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Multiplier: 2, Jitter: 0.5}
 
 type errBody struct {
 	Error struct {
@@ -346,7 +351,7 @@ func TestAllFailed(t *testing.T) {
 				return nil, &outcome.Error{Kind: outcome.RateLimited, Status: 429, RetryAfter: d}
 			}
 		}
-		s := newServer(t, LimitsConfig{}, nil,
+		s := newServer(t, LimitsConfig{RequestTimeout: time.Second}, nil,
 			target{name: "a", a: &fake{do: rl(5 * time.Second)}}, target{name: "b", a: &fake{do: rl(1500 * time.Millisecond)}})
 		w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody)
 		if w.Code != 429 || w.Header().Get("Retry-After") != "2" {

@@ -33,6 +33,7 @@ func TestOpenAISDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("client-key"), option.WithMaxRetries(0))

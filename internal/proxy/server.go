@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -10,10 +11,14 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/bulkhead"
+	"github.com/llmrouter/llmrouter/internal/guard"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 )
@@ -35,6 +40,11 @@ type Options struct {
 	Providers []Provider
 	Models    *route.Table
 	Limits    LimitsConfig
+	// Retry is the retry policy; the zero value means backoff.DefaultConfig.
+	Retry backoff.Config
+	// Breaker configures every provider's circuit breaker; the zero value
+	// means breaker.DefaultConfig.
+	Breaker breaker.Config
 	// ClientKeys are the accepted client API keys; empty disables client
 	// authentication.
 	ClientKeys []string
@@ -45,8 +55,9 @@ type Options struct {
 // upstream is a provider plus the live state the proxy keeps for it.
 type upstream struct {
 	Provider
-	inFlight atomic.Int64
-	lastKind atomic.Uint32 // outcome.Kind of the last counted failure; 0 none
+	guard  *guard.Guard
+	stop   context.CancelFunc // ends the prober loop
+	prober sync.WaitGroup
 }
 
 // state is everything a request reads; it is replaced whole by Update.
@@ -55,6 +66,7 @@ type state struct {
 	order     []*upstream // config order, for listings
 	models    *route.Table
 	limits    LimitsConfig
+	retry     backoff.Config
 	keys      [][]byte
 	created   int64 // unix time the model list reports
 }
@@ -65,11 +77,16 @@ type Server struct {
 	log      *slog.Logger
 	idPrefix string
 	idSeq    atomic.Uint64
+	capacity *bulkhead.Signal // wakes requests waiting for any bulkhead
+
+	mu     sync.Mutex // serializes Update and Close
+	closed bool
 }
 
-// New returns a Server for opts.
+// New returns a Server for opts and starts its providers' prober loops;
+// Close stops them.
 func New(opts Options) (*Server, error) {
-	s := &Server{log: opts.Logger}
+	s := &Server{log: opts.Logger, capacity: bulkhead.NewSignal()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -82,8 +99,16 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// guardConfig is what a provider's guard is built from; a provider whose
+// guardConfig and adapter settings did not change keeps its guard (breaker
+// state, learned limits) across Update.
+func guardConfig(p Provider, b breaker.Config) guard.Config {
+	return guard.Config{MaxConcurrency: p.Config.MaxConcurrency, RPM: p.Config.RPM, TPM: p.Config.TPM, Breaker: b}
+}
+
 // Update replaces the routing state. Requests in flight finish on the state
-// they started with.
+// they started with. Providers whose settings did not change keep their
+// guard; the others get a fresh one and the old prober loops stop.
 func (s *Server) Update(opts Options) error {
 	if opts.Models == nil {
 		return errors.New("proxy: no model table")
@@ -91,10 +116,23 @@ func (s *Server) Update(opts Options) error {
 	if err := opts.Limits.Validate(); err != nil {
 		return err
 	}
+	if opts.Retry == (backoff.Config{}) {
+		opts.Retry = backoff.DefaultConfig()
+	}
+	if err := opts.Retry.Validate(); err != nil {
+		return err
+	}
+	if opts.Breaker == (breaker.Config{}) {
+		opts.Breaker = breaker.DefaultConfig()
+	}
+	if err := opts.Breaker.Validate(); err != nil {
+		return err
+	}
 	st := &state{
 		providers: make(map[string]*upstream, len(opts.Providers)),
 		models:    opts.Models,
 		limits:    opts.Limits,
+		retry:     opts.Retry,
 		created:   time.Now().Unix(),
 	}
 	for _, p := range opts.Providers {
@@ -121,8 +159,68 @@ func (s *Server) Update(opts Options) error {
 			st.keys = append(st.keys, []byte(k))
 		}
 	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("proxy: server closed")
+	}
+	old := s.st.Load()
+	var retired []*upstream
+	for _, u := range st.order {
+		gc := guardConfig(u.Provider, opts.Breaker)
+		if old != nil {
+			if prev := old.providers[u.Name]; prev != nil && prev.Type == u.Type && prev.Config == u.Config && prev.guard.Config() == gc {
+				u.guard = prev.guard // keep breaker state and learned limits
+			}
+		}
+		if u.guard == nil {
+			u.guard = guard.New(u.Name, gc, s.capacity, breaker.Options{})
+		}
+	}
+	if old != nil {
+		retired = old.order
+	}
+	for _, u := range st.order {
+		s.startProber(u)
+	}
 	s.st.Store(st)
+	for _, u := range retired {
+		u.stop()
+		u.prober.Wait()
+	}
 	return nil
+}
+
+// startProber runs the provider's breaker prober until the upstream is
+// retired by Update or the Server is closed.
+func (s *Server) startProber(u *upstream) {
+	ctx, cancel := context.WithCancel(context.Background())
+	u.stop = cancel
+	var probe func(context.Context) error
+	if pr, ok := u.Adapter.(provider.Prober); ok {
+		probe = pr.Probe
+	}
+	u.prober.Add(1)
+	go func() {
+		defer u.prober.Done()
+		u.guard.RunProber(ctx, probe, u.Config.FirstTokenTimeout)
+	}()
+}
+
+// Close stops the prober loops. Requests in flight are not affected; the
+// HTTP server's Shutdown drains those.
+func (s *Server) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	for _, u := range s.st.Load().order {
+		u.stop()
+		u.prober.Wait()
+	}
 }
 
 // Handler returns the API handler (the routes of DESIGN §4).
@@ -252,9 +350,24 @@ func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 
 // ProviderStatus is one row of GET /admin/providers.
 type ProviderStatus struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	InFlight int64  `json:"in_flight"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// State is the breaker's: closed, half_open or open.
+	State string `json:"state"`
+	// CooldownLeftSeconds is how long until the next probe; 0 unless open.
+	CooldownLeftSeconds float64 `json:"cooldown_left_seconds"`
+	// ConsecutiveTrips counts trips since the breaker last closed.
+	ConsecutiveTrips int `json:"consecutive_trips"`
+	InFlight         int `json:"in_flight"`
+	MaxConcurrency   int `json:"max_concurrency"`
+	// RPM and TPM limits in force (0 unknown) and what is left now (-1
+	// unknown); BlockedSeconds is how long Retry-After or an announced
+	// empty budget still keeps requests away.
+	RPMLimit          int64   `json:"rpm_limit"`
+	TPMLimit          int64   `json:"tpm_limit"`
+	RemainingRequests int64   `json:"remaining_requests"`
+	RemainingTokens   int64   `json:"remaining_tokens"`
+	BlockedSeconds    float64 `json:"blocked_seconds"`
 	// LastErrorKind is the kind of the last failure that counted against
 	// the provider; "" when none yet.
 	LastErrorKind string `json:"last_error_kind"`
@@ -263,11 +376,22 @@ type ProviderStatus struct {
 // Providers returns the live per-provider status, in config order.
 func (s *Server) Providers() []ProviderStatus {
 	st := s.st.Load()
+	now := time.Now()
 	out := make([]ProviderStatus, 0, len(st.order))
 	for _, u := range st.order {
-		ps := ProviderStatus{Name: u.Name, Type: u.Type, InFlight: u.inFlight.Load()}
-		if k := outcome.Kind(u.lastKind.Load()); k != outcome.OK {
-			ps.LastErrorKind = k.String()
+		g := u.guard.Snapshot(now)
+		ps := ProviderStatus{
+			Name: u.Name, Type: u.Type,
+			State:               g.Breaker.State.String(),
+			CooldownLeftSeconds: g.Breaker.CooldownLeft.Seconds(),
+			ConsecutiveTrips:    g.Breaker.ConsecutiveTrips,
+			InFlight:            g.InFlight, MaxConcurrency: g.MaxConc,
+			RPMLimit: g.Limits.RequestsLimit, TPMLimit: g.Limits.TokensLimit,
+			RemainingRequests: g.Limits.RemainingRequests, RemainingTokens: g.Limits.RemainingTokens,
+			BlockedSeconds: g.Limits.BlockedFor.Seconds(),
+		}
+		if g.LastKind != 0 {
+			ps.LastErrorKind = g.LastKind.String()
 		}
 		out = append(out, ps)
 	}
