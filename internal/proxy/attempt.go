@@ -5,9 +5,9 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"math/rand/v2"
 	"strings"
 	"time"
 

@@ -76,7 +76,9 @@ func TestStream(t *testing.T) {
 				Delta        struct{ Content string } `json:"delta"`
 				FinishReason *string                  `json:"finish_reason"`
 			} `json:"choices"`
-			Usage *struct{ CompletionTokens int64 `json:"completion_tokens"` } `json:"usage"`
+			Usage *struct {
+				CompletionTokens int64 `json:"completion_tokens"`
+			} `json:"usage"`
 		}
 		if err := json.Unmarshal(p, &c); err != nil {
 			t.Fatalf("chunk %s: %v", p, err)
