@@ -139,7 +139,7 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 	ex.cands = cands
 	maxAttempts := st.retry.MaxAttempts
 	for {
-		now := time.Now()
+		now := s.now()
 		deadline, _ := ctx.Deadline()
 		var soonest time.Time // earliest moment a candidate may be admitted again
 		lastTierTried := false
@@ -191,7 +191,7 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 			if c.tg.Tier == lastTier {
 				lastTierTried = true
 			}
-			now = time.Now()
+			now = s.now()
 			switch {
 			case !kind.Retryable(), kind == outcome.Unknown && c.tries >= 2:
 				c.out = true // auth, quota: another provider may serve; unknown: retried once
@@ -236,7 +236,7 @@ func (s *Server) pause(ctx context.Context, ex *exchange, at time.Time, watchCap
 	}
 	var timer <-chan time.Time
 	if !at.IsZero() {
-		d := time.Until(at)
+		d := at.Sub(s.now())
 		if d <= 0 {
 			return true
 		}
@@ -302,7 +302,7 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	ex.upstream += time.Since(t0)
 	if err != nil {
 		oe := s.classify(ctx, err)
-		permit.Release(time.Now(), guard.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter})
+		permit.Release(s.now(), guard.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter})
 		return s.attemptFailed(w, ex, up, oe), oe.Kind, oe.RetryAfter
 	}
 	if firstToken != nil {
@@ -311,7 +311,7 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	ex.served = up.Name
 	s.setServedHeaders(w, ex, up, tg)
 	if resp.Stream == nil {
-		permit.Release(time.Now(), guard.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage})
+		permit.Release(s.now(), guard.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage})
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
@@ -324,7 +324,7 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	end := s.relay(w, ex, up, resp.Stream, held)
 	// The stream's outcome is known only now; a breaker that tripped
 	// meanwhile ignores it (the permit's ticket is from before).
-	permit.Release(time.Now(), guard.Result{Kind: end, RateLimit: resp.RateLimit, Usage: resp.Stream.Usage()})
+	permit.Release(s.now(), guard.Result{Kind: end, RateLimit: resp.RateLimit, Usage: resp.Stream.Usage()})
 	return true, end, 0
 }
 

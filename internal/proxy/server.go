@@ -50,6 +50,9 @@ type Options struct {
 	ClientKeys []string
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
+	// Now is the clock for admission decisions (buckets, backoff); nil
+	// means time.Now. A test seam: waits still use real timers.
+	Now func() time.Time
 }
 
 // upstream is a provider plus the live state the proxy keeps for it.
@@ -78,6 +81,7 @@ type Server struct {
 	idPrefix string
 	idSeq    atomic.Uint64
 	capacity *bulkhead.Signal // wakes requests waiting for any bulkhead
+	now      func() time.Time
 
 	mu     sync.Mutex // serializes Update and Close
 	closed bool
@@ -86,7 +90,10 @@ type Server struct {
 // New returns a Server for opts and starts its providers' prober loops;
 // Close stops them.
 func New(opts Options) (*Server, error) {
-	s := &Server{log: opts.Logger, capacity: bulkhead.NewSignal()}
+	s := &Server{log: opts.Logger, capacity: bulkhead.NewSignal(), now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -376,7 +383,7 @@ type ProviderStatus struct {
 // Providers returns the live per-provider status, in config order.
 func (s *Server) Providers() []ProviderStatus {
 	st := s.st.Load()
-	now := time.Now()
+	now := s.now()
 	out := make([]ProviderStatus, 0, len(st.order))
 	for _, u := range st.order {
 		g := u.guard.Snapshot(now)
