@@ -45,6 +45,11 @@ type daemon struct {
 	apiLn   net.Listener
 	adminLn net.Listener
 	cfg     atomic.Pointer[config.Config]
+	reg     *prometheus.Registry
+	// reloadOK is config_last_reload_successful; reloads counts attempts
+	// by result.
+	reloadOK prometheus.Gauge
+	reloads  *prometheus.CounterVec
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
@@ -87,11 +92,20 @@ func start(cfg *config.Config, path string, log *slog.Logger) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	opts.Registerer = reg
 	p, err := proxy.New(opts)
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{cfgPath: path, log: log, proxy: p}
+	d := &daemon{cfgPath: path, log: log, proxy: p, reg: reg}
+	d.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_config_last_reload_successful",
+		Help: "1 if the last config reload succeeded (or none was tried), 0 if it failed."})
+	d.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_config_reloads_total",
+		Help: "Config reload attempts by result."}, []string{"result"})
+	reg.MustRegister(d.reloadOK, d.reloads)
+	d.reloadOK.Set(1)
 	d.cfg.Store(cfg)
 	if d.apiLn, err = net.Listen("tcp", cfg.Listen); err != nil {
 		p.Close()
@@ -164,10 +178,17 @@ func (d *daemon) reload() {
 			err = d.proxy.Update(opts)
 		}
 	}
+	if err == nil && d.cfgPath == "" {
+		d.log.Info("reload: serving the embedded default, nothing to re-read")
+	}
 	if err != nil {
+		d.reloadOK.Set(0)
+		d.reloads.WithLabelValues("failure").Inc()
 		d.log.Error("reload failed; the previous config stays in force", "error", err.Error())
 		return
 	}
+	d.reloadOK.Set(1)
+	d.reloads.WithLabelValues("success").Inc()
 	old := d.cfg.Swap(cfg)
 	if old.Listen != cfg.Listen || old.AdminListen != cfg.AdminListen {
 		d.log.Warn("listen addresses changed; they take effect at the next restart")
@@ -176,10 +197,8 @@ func (d *daemon) reload() {
 }
 
 func (d *daemon) adminHandler() http.Handler {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")

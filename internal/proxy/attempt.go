@@ -61,6 +61,12 @@ type exchange struct {
 	supported bool
 	// cands are the targets that serve the op, with their progress.
 	cands []candidate
+	// lastTier is the tier of the latest attempt, for fallbacks_total.
+	lastTier int
+	// overhead is the router's own time up to the commit point; ttft the
+	// time to the first byte of a stream; committed once either is set.
+	overhead, ttft time.Duration
+	committed      bool
 }
 
 // serveOp handles one OpenAI operation end to end. Every path out of it
@@ -166,6 +172,12 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 			permit, err := c.up.guard.Acquire(now, tokens)
 			if err != nil {
 				c.refusal = err
+				switch {
+				case errors.Is(err, guard.ErrFull):
+					s.m.bulkRejections.WithLabelValues(c.up.Name).Inc()
+				case errors.Is(err, ratelimit.ErrLimited):
+					s.m.throttled.WithLabelValues(c.up.Name).Inc()
+				}
 				if wait, ok := refusalWait(err); ok {
 					at := now.Add(wait)
 					if at.After(deadline) {
@@ -181,9 +193,15 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 			c.refusal = nil
 			c.tries++
 			if ex.attempts > 0 {
+				prev := ex.failures[len(ex.failures)-1]
 				s.log.Info("retrying", "request_id", ex.id, "attempt", ex.attempts+1, "provider", c.up.Name,
-					"previous_kind", ex.failures[len(ex.failures)-1].kind.String())
+					"previous_provider", prev.provider, "previous_kind", prev.kind.String())
+				s.m.retries.WithLabelValues(c.up.Name).Inc()
+				if ex.lastTier != c.tg.Tier {
+					s.m.fallback(ex.lastTier, c.tg.Tier)
+				}
 			}
+			ex.lastTier = c.tg.Tier
 			done, kind, retryAfter := s.attempt(ctx, w, ex, c.up, c.tg, req, permit)
 			if done {
 				return true
@@ -245,6 +263,8 @@ func (s *Server) pause(ctx context.Context, ex *exchange, at time.Time, watchCap
 		timer = t.C
 		s.log.Debug("backing off", "request_id", ex.id, "wait_ms", d.Milliseconds())
 	}
+	start := time.Now()
+	defer func() { s.m.backoff.Observe(time.Since(start).Seconds()) }()
 	select {
 	case <-ctx.Done():
 		return false
@@ -302,7 +322,7 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	ex.upstream += time.Since(t0)
 	if err != nil {
 		oe := s.classify(ctx, err)
-		permit.Release(s.now(), guard.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter})
+		s.release(up, permit, guard.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter}, time.Since(t0))
 		return s.attemptFailed(w, ex, up, oe), oe.Kind, oe.RetryAfter
 	}
 	if firstToken != nil {
@@ -311,7 +331,7 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	ex.served = up.Name
 	s.setServedHeaders(w, ex, up, tg)
 	if resp.Stream == nil {
-		permit.Release(s.now(), guard.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage})
+		s.release(up, permit, guard.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage}, time.Since(t0))
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
@@ -321,11 +341,23 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 		return true, outcome.OK, 0
 	}
 	defer resp.Stream.Close()
+	firstContent := time.Since(t0)
 	end := s.relay(w, ex, up, resp.Stream, held)
 	// The stream's outcome is known only now; a breaker that tripped
 	// meanwhile ignores it (the permit's ticket is from before).
-	permit.Release(s.now(), guard.Result{Kind: end, RateLimit: resp.RateLimit, Usage: resp.Stream.Usage()})
+	s.release(up, permit, guard.Result{Kind: end, RateLimit: resp.RateLimit, Usage: resp.Stream.Usage()}, firstContent)
 	return true, end, 0
+}
+
+// release ends an attempt's permit and records it: upstream latency is to
+// the answer (non-stream) or the first content (stream).
+func (s *Server) release(up *upstream, permit *guard.Permit, r guard.Result, latency time.Duration) {
+	permit.Release(s.now(), r)
+	s.m.upstream.WithLabelValues(up.Name, r.Kind.String()).Inc()
+	if r.Kind == outcome.OK {
+		s.m.upDuration.WithLabelValues(up.Name).Observe(latency.Seconds())
+	}
+	s.m.usage(up.Name, r.Usage)
 }
 
 // classify returns err's *outcome.Error. Canceled while the request itself
@@ -458,6 +490,7 @@ func (s *Server) setServedHeaders(w http.ResponseWriter, ex *exchange, up *upstr
 		h.Set("X-LLMRouter-Degraded", "true")
 	}
 	overhead := time.Since(ex.start) - ex.upstream
+	ex.overhead, ex.committed = overhead, true
 	h.Set("X-LLMRouter-Overhead-Ms", strconv.FormatFloat(float64(overhead.Microseconds())/1000, 'f', 3, 64))
 }
 
@@ -530,6 +563,7 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st pro
 	h.Set("X-Accel-Buffering", "no")
 	ex.status = http.StatusOK
 	w.WriteHeader(http.StatusOK)
+	ex.ttft = time.Since(ex.start)
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 0, 1024)
 	write := func(b []byte) bool {
@@ -577,9 +611,25 @@ func (s *Server) logRequest(r *http.Request, ex *exchange) {
 	if ex.model != nil {
 		model = ex.model.Name
 	}
+	elapsed := time.Since(ex.start)
+	s.m.requests.WithLabelValues(model, strconv.Itoa(ex.status)).Inc()
+	if ex.model != nil {
+		s.m.duration.WithLabelValues(model).Observe(elapsed.Seconds())
+		if ex.ttft > 0 {
+			s.m.ttft.WithLabelValues(model).Observe(ex.ttft.Seconds())
+		}
+		if ex.status == http.StatusOK && ex.lastTier > ex.model.BestTier {
+			s.m.degraded.WithLabelValues(model).Inc()
+		}
+	}
+	overhead := ex.overhead
+	if !ex.committed {
+		overhead = elapsed - ex.upstream
+	}
+	s.m.overhead.Observe(overhead.Seconds())
 	s.log.Info("request", "request_id", ex.id, "method", r.Method, "path", r.URL.Path, "model", model,
 		"status", ex.status, "provider", ex.served, "attempts", ex.attempts,
-		"duration_ms", float64(time.Since(ex.start).Microseconds())/1000)
+		"duration_ms", float64(elapsed.Microseconds())/1000)
 }
 
 // writeRefused answers a request that no provider admitted: 429 when

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/bulkhead"
@@ -50,6 +52,8 @@ type Options struct {
 	ClientKeys []string
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
+	// Registerer receives the proxy's metrics; nil keeps them private.
+	Registerer prometheus.Registerer
 	// Now is the clock for admission decisions (buckets, backoff); nil
 	// means time.Now. A test seam: waits still use real timers.
 	Now func() time.Time
@@ -82,6 +86,7 @@ type Server struct {
 	idSeq    atomic.Uint64
 	capacity *bulkhead.Signal // wakes requests waiting for any bulkhead
 	now      func() time.Time
+	m        *metrics
 
 	mu     sync.Mutex // serializes Update and Close
 	closed bool
@@ -100,6 +105,7 @@ func New(opts Options) (*Server, error) {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
+	s.m = newMetrics(opts.Registerer, s)
 	if err := s.Update(opts); err != nil {
 		return nil, err
 	}
@@ -182,7 +188,7 @@ func (s *Server) Update(opts Options) error {
 			}
 		}
 		if u.guard == nil {
-			u.guard = guard.New(u.Name, gc, s.capacity, breaker.Options{})
+			u.guard = guard.New(u.Name, gc, s.capacity, breaker.Options{OnStateChange: s.m.onStateChange})
 		}
 	}
 	if old != nil {
@@ -204,14 +210,26 @@ func (s *Server) Update(opts Options) error {
 func (s *Server) startProber(u *upstream) {
 	ctx, cancel := context.WithCancel(context.Background())
 	u.stop = cancel
-	var probe func(context.Context) error
+	probe := func(context.Context) error { return nil }
 	if pr, ok := u.Adapter.(provider.Prober); ok {
 		probe = pr.Probe
+	}
+	counted := func(ctx context.Context) error {
+		err := probe(ctx)
+		result := "success"
+		if err != nil {
+			result = "failure"
+			s.log.Warn("probe failed", "provider", u.Name, "error", err.Error())
+		} else {
+			s.log.Info("probe succeeded", "provider", u.Name)
+		}
+		s.m.probes.WithLabelValues(u.Name, result).Inc()
+		return err
 	}
 	u.prober.Add(1)
 	go func() {
 		defer u.prober.Done()
-		u.guard.RunProber(ctx, probe, u.Config.FirstTokenTimeout)
+		u.guard.RunProber(ctx, counted, u.Config.FirstTokenTimeout)
 	}()
 }
 
