@@ -1,0 +1,117 @@
+// Package throttle is client-side adaptive throttling (Google SRE book,
+// "Handling Overload"): each provider tracks, over a rolling two-minute
+// window, how many attempts the router wanted to send (requests) and how
+// many the provider accepted (accepts), and rejects a new attempt locally
+// with probability
+//
+//	max(0, (requests − K·accepts) / (requests + 1))
+//
+// so a provider that rejects most of what it gets is sent only about K
+// times what it accepts, instead of being hammered by retries. A provider
+// that accepts everything is never throttled (requests ≤ K·accepts for
+// K ≥ 1).
+//
+// The window is a ring of time buckets rotated lazily from the now passed
+// in; there are no goroutines. Locally rejected attempts count as
+// requests, as in the book.
+package throttle
+
+import (
+	"sync"
+	"time"
+)
+
+const (
+	// Window is the rolling window of the counts.
+	Window  = 2 * time.Minute
+	buckets = 12
+	width   = Window / buckets
+)
+
+// Throttle is one provider's adaptive throttle. The zero value is not
+// usable; use New.
+type Throttle struct {
+	k float64
+
+	mu       sync.Mutex // guards the ring and totals
+	slot     [buckets]int64
+	requests [buckets]float64
+	accepts  [buckets]float64
+	totalReq float64
+	totalAcc float64
+	base     time.Time // the ring's time origin (first use)
+}
+
+// New returns a throttle with multiplier k (routing.adaptive_throttle_k);
+// k <= 0 disables throttling.
+func New(k float64) *Throttle { return &Throttle{k: k} }
+
+// rotateLocked drops buckets that fell out of the window at now and
+// returns the index of now's bucket.
+func (t *Throttle) rotateLocked(now time.Time) int {
+	if t.base.IsZero() {
+		t.base = now
+	}
+	n := int64(now.Sub(t.base) / width)
+	if n < 0 {
+		n = 0
+	}
+	i := int(n % buckets)
+	if t.slot[i] != n {
+		t.totalReq -= t.requests[i]
+		t.totalAcc -= t.accepts[i]
+		t.requests[i], t.accepts[i], t.slot[i] = 0, 0, n
+	}
+	// Buckets more than a window old are cleared as they are reached;
+	// totals only count live buckets because every write goes through
+	// this rotation.
+	for j := range buckets {
+		if t.slot[j] <= n-buckets && (t.requests[j] != 0 || t.accepts[j] != 0) {
+			t.totalReq -= t.requests[j]
+			t.totalAcc -= t.accepts[j]
+			t.requests[j], t.accepts[j] = 0, 0
+		}
+	}
+	return i
+}
+
+// RejectProbability is the chance a new attempt is rejected at now.
+func (t *Throttle) RejectProbability(now time.Time) float64 {
+	if t.k <= 0 {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rotateLocked(now)
+	return max(0, (t.totalReq-t.k*t.totalAcc)/(t.totalReq+1))
+}
+
+// Allow decides one attempt at now with u uniform in [0, 1): it counts
+// the request and reports whether to send it. A rejected attempt should
+// move on to the next candidate.
+func (t *Throttle) Allow(now time.Time, u float64) bool {
+	if t.k <= 0 {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := t.rotateLocked(now)
+	p := max(0, (t.totalReq-t.k*t.totalAcc)/(t.totalReq+1))
+	t.requests[i]++
+	t.totalReq++
+	return u >= p
+}
+
+// Accepted records that the provider accepted an attempt (it answered, or
+// refused the request itself as a client error) at now. Overload, rate
+// limits, server errors and timeouts are not accepts.
+func (t *Throttle) Accepted(now time.Time) {
+	if t.k <= 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := t.rotateLocked(now)
+	t.accepts[i]++
+	t.totalAcc++
+}

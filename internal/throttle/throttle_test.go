@@ -1,0 +1,84 @@
+package throttle
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func TestRejectProbabilityMath(t *testing.T) {
+	tests := []struct {
+		name              string
+		k                 float64
+		requests, accepts int
+		want              float64
+	}{
+		{"nothing yet", 2, 0, 0, 0},
+		{"all accepted", 2, 100, 100, 0},
+		{"half accepted, k=2", 2, 100, 50, 0},
+		{"a quarter accepted, k=2", 2, 100, 25, 50.0 / 101},
+		{"none accepted", 2, 100, 0, 100.0 / 101},
+		{"k=1.1 tight", 1.1, 100, 50, 45.0 / 101},
+		{"disabled", 0, 100, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			th := New(tt.k)
+			for i := 0; i < tt.requests; i++ {
+				th.Allow(t0, 0.999999) // count without being rejected
+			}
+			for i := 0; i < tt.accepts; i++ {
+				th.Accepted(t0)
+			}
+			if got := th.RejectProbability(t0); math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("p = %.6f, want %.6f", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAllowUsesProbability(t *testing.T) {
+	th := New(2)
+	for i := 0; i < 100; i++ {
+		th.Allow(t0, 0.999999)
+	}
+	// p = 100/101 now: u below it rejects, above it allows.
+	if th.Allow(t0, 0.5) {
+		t.Error("u 0.5 allowed at p ≈ 0.99")
+	}
+	if !th.Allow(t0, 0.9999) {
+		t.Error("u 0.9999 rejected at p ≈ 0.99")
+	}
+}
+
+func TestWindowForgets(t *testing.T) {
+	th := New(2)
+	for i := 0; i < 100; i++ {
+		th.Allow(t0, 0.999999)
+	}
+	if th.RejectProbability(t0.Add(time.Minute)) == 0 {
+		t.Fatal("forgot within the window")
+	}
+	if got := th.RejectProbability(t0.Add(Window + width)); got != 0 {
+		t.Errorf("p = %.3f two minutes later, want 0", got)
+	}
+	// New traffic after the gap starts clean.
+	th.Accepted(t0.Add(3 * Window))
+	if got := th.RejectProbability(t0.Add(3 * Window)); got != 0 {
+		t.Errorf("p = %.3f after recovery, want 0", got)
+	}
+}
+
+func BenchmarkAllowAccepted(b *testing.B) {
+	th := New(2)
+	now := t0
+	b.ReportAllocs()
+	for b.Loop() {
+		now = now.Add(time.Millisecond)
+		if th.Allow(now, 0.5) {
+			th.Accepted(now)
+		}
+	}
+}
