@@ -1,0 +1,206 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
+
+// Defaults for zero Config fields and an empty base_url.
+const (
+	DefaultVersion   = "2023-06-01"
+	DefaultMaxTokens = 4096
+	DefaultBaseURL   = "https://api.anthropic.com"
+)
+
+// Config is the `anthropic:` block under a provider of type anthropic.
+type Config struct {
+	// Version is sent as the anthropic-version header, a date such as
+	// "2023-06-01". Empty means DefaultVersion.
+	Version string `mapstructure:"version"`
+	// DefaultMaxTokens is the max_tokens sent when the client gave neither
+	// max_completion_tokens nor max_tokens (Anthropic requires one).
+	// 0 means DefaultMaxTokens; negative is invalid.
+	DefaultMaxTokens int `mapstructure:"default_max_tokens"`
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Version == "" {
+		c.Version = DefaultVersion
+	}
+	if c.DefaultMaxTokens == 0 {
+		c.DefaultMaxTokens = DefaultMaxTokens
+	}
+	return c
+}
+
+// Validate reports the first invalid field, naming its key relative to the
+// `anthropic:` block.
+func (c Config) Validate() error {
+	if c.Version != "" {
+		if _, err := time.Parse(time.DateOnly, c.Version); err != nil {
+			return fmt.Errorf("version: %q is not a date like %s", c.Version, DefaultVersion)
+		}
+	}
+	if c.DefaultMaxTokens < 0 {
+		return fmt.Errorf("default_max_tokens: %d is negative", c.DefaultMaxTokens)
+	}
+	return nil
+}
+
+// Adapter sends OpenAI chat requests to Anthropic's Messages API. It is
+// safe for concurrent use.
+type Adapter struct {
+	messagesURL string
+	modelsURL   string
+	key         string
+	version     string
+	maxTokens   int64
+	client      *http.Client
+	now         func() time.Time // wall clock for created and reset headers
+}
+
+var (
+	_ provider.Adapter = (*Adapter)(nil)
+	_ provider.Prober  = (*Adapter)(nil)
+)
+
+// New returns the adapter for provider p. p.BaseURL is scheme://host[:port]
+// only ("" means DefaultBaseURL); the adapter appends /v1/messages and
+// /v1/models. key is sent as x-api-key; "" sends no key (an
+// Anthropic-shaped local server). client nil means provider.NewHTTPClient(p).
+func New(p provider.Config, key string, c Config, client *http.Client) (*Adapter, error) {
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
+	}
+	c = c.WithDefaults()
+	base, err := parseBaseURL(p.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if client == nil {
+		client = provider.NewHTTPClient(p)
+	}
+	return &Adapter{
+		messagesURL: base + "/v1/messages",
+		modelsURL:   base + "/v1/models?limit=1",
+		key:         key,
+		version:     c.Version,
+		maxTokens:   int64(c.DefaultMaxTokens),
+		client:      client,
+		now:         time.Now,
+	}, nil
+}
+
+func parseBaseURL(raw string) (string, error) {
+	if raw == "" {
+		return DefaultBaseURL, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("base_url: %w", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("base_url: %q: scheme must be http or https", raw)
+	case u.Host == "":
+		return "", fmt.Errorf("base_url: %q: no host", raw)
+	case u.User != nil:
+		return "", fmt.Errorf("base_url: %q: credentials belong in api_key_env or api_key_file", raw)
+	case strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "":
+		return "", fmt.Errorf("base_url: %q: give scheme://host only; the adapter appends /v1/messages", raw)
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
+
+// Supports reports true for provider.OpChat only.
+func (a *Adapter) Supports(op provider.Op) bool { return op == provider.OpChat }
+
+// Do translates req, sends it to /v1/messages and translates the answer.
+// A stream request returns once the response headers arrived; the stream
+// stays bound to ctx until Close. Every error carries an *outcome.Error.
+func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	if req.Op != provider.OpChat {
+		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest,
+			Type: "invalid_request_error", Message: "anthropic does not serve " + req.Op.String()}
+	}
+	body, err := translate(make([]byte, 0, len(req.Body)+256), req, a.maxTokens)
+	if err != nil {
+		return nil, err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, a.messagesURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, provider.TransportError(ctx, "calling anthropic messages", err)
+	}
+	a.setHeaders(hr.Header)
+	hr.Header.Set("Content-Type", "application/json")
+	if req.Stream {
+		hr.Header.Set("Accept", "text/event-stream")
+	} else {
+		hr.Header.Set("Accept", "application/json")
+	}
+	resp, err := a.client.Do(hr)
+	if err != nil {
+		return nil, provider.TransportError(ctx, "calling anthropic messages", err)
+	}
+	now := a.now()
+	if resp.StatusCode != http.StatusOK {
+		return nil, ClassifyError(resp.StatusCode, resp.Header, provider.ReadErrorBody(resp), now)
+	}
+	out := &provider.Response{
+		RateLimit:  ParseRateLimit(resp.Header, now),
+		UpstreamID: provider.UpstreamID(resp.Header),
+	}
+	if req.Stream {
+		out.Stream = newStream(ctx, resp.Body, req.Model, now.Unix(), req.IncludeUsage)
+		return out, nil
+	}
+	raw, err := provider.ReadBody(ctx, "reading anthropic message", resp)
+	if err != nil {
+		return nil, err
+	}
+	out.Body, out.Usage, err = convertMessage(make([]byte, 0, len(raw)+256), raw, now.Unix())
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Probe lists one model (GET /v1/models?limit=1): it proves the network
+// path and the key without spending tokens.
+func (a *Adapter) Probe(ctx context.Context) error {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, a.modelsURL, nil)
+	if err != nil {
+		return provider.TransportError(ctx, "probing anthropic models", err)
+	}
+	a.setHeaders(hr.Header)
+	resp, err := a.client.Do(hr)
+	if err != nil {
+		return provider.TransportError(ctx, "probing anthropic models", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return ClassifyError(resp.StatusCode, resp.Header, provider.ReadErrorBody(resp), a.now())
+	}
+	defer resp.Body.Close()
+	// Drain a bounded amount so the connection can be reused.
+	if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, provider.MaxErrorBody)); err != nil {
+		return provider.TransportError(ctx, "probing anthropic models", err)
+	}
+	return nil
+}
+
+func (a *Adapter) setHeaders(h http.Header) {
+	if a.key != "" {
+		h.Set("X-Api-Key", a.key)
+	}
+	h.Set("Anthropic-Version", a.version)
+}

@@ -1,0 +1,171 @@
+package anthropic
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
+
+// maxMessage bounds an error message taken from a body that is not
+// Anthropic JSON (a proxy's HTML page, say).
+const maxMessage = 512
+
+// errorTypes maps Anthropic's error.type to a kind and the status Anthropic
+// documents for it (PROVIDERS.md §2.3). The status serves error events in
+// a stream, which arrive after a 200.
+var errorTypes = map[string]struct {
+	kind   outcome.Kind
+	status int
+}{
+	"invalid_request_error": {outcome.ClientError, http.StatusBadRequest},
+	"authentication_error":  {outcome.Auth, http.StatusUnauthorized},
+	"billing_error":         {outcome.Quota, http.StatusPaymentRequired},
+	"permission_error":      {outcome.Auth, http.StatusForbidden},
+	"not_found_error":       {outcome.ClientError, http.StatusNotFound},
+	"conflict_error":        {outcome.Overloaded, http.StatusConflict},
+	"request_too_large":     {outcome.ClientError, http.StatusRequestEntityTooLarge},
+	"rate_limit_error":      {outcome.RateLimited, http.StatusTooManyRequests},
+	"api_error":             {outcome.ServerError, http.StatusInternalServerError},
+	"timeout_error":         {outcome.Timeout, http.StatusGatewayTimeout},
+	"overloaded_error":      {outcome.Overloaded, 529},
+}
+
+// ClassifyError turns an Anthropic error answer into an *outcome.Error.
+// The body is `{"type":"error","error":{"type":…,"message":…}}`; its
+// error.type decides the kind, refined by the message where Anthropic
+// reuses a type (credit balance and usage limits are Quota; a missing model
+// is the router's misconfigured target, ServerError, not the client's
+// fault). A body that is not Anthropic JSON (a 413 from Cloudflare, a
+// proxy's page) is classified by status (outcome.ForStatus), with the
+// trimmed text, bounded, as the message. RetryAfter comes from the headers.
+func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
+	e := &outcome.Error{Status: status, RetryAfter: provider.RetryAfter(h, now)}
+	var errObj gjson.Result
+	if gjson.ValidBytes(body) {
+		errObj = gjson.GetBytes(body, "error")
+	}
+	if t := errObj.Get("type"); t.Type == gjson.String {
+		e.Type = t.Str
+		e.Message = errObj.Get("message").String()
+		e.Code = errObj.Get("details.error_code").String()
+		e.Kind = kindFor(status, e.Type, e.Code, e.Message)
+	} else {
+		e.Kind = outcome.ForStatus(status)
+		e.Message = boundedText(body)
+		if m := errObj.Get("message"); m.Type == gjson.String {
+			e.Message = m.Str // some other JSON error shape
+		}
+	}
+	if e.Kind == outcome.OK {
+		// A redirect or other non-200 success: base_url points somewhere
+		// that is not the Messages API.
+		e.Kind = outcome.ServerError
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(status)
+	}
+	return e
+}
+
+func kindFor(status int, typ, code, msg string) outcome.Kind {
+	lower := strings.ToLower(msg)
+	switch {
+	case typ == "overloaded_error" || status == 529:
+		return outcome.Overloaded
+	case code == "enforced_spend_limit_reached":
+		// A 429 that lasts until the 1st of next month: no retry helps.
+		return outcome.Quota
+	case typ == "invalid_request_error" &&
+		(strings.Contains(lower, "credit balance") || strings.Contains(lower, "usage limit") ||
+			strings.Contains(lower, "spend limit")):
+		// Anthropic answers 400 when the organisation is out of credit or
+		// over a spend limit it set; no request will pass until an
+		// operator acts.
+		return outcome.Quota
+	case typ == "not_found_error" && strings.Contains(lower, "model"):
+		// "model: claude-x": the target names a model this key cannot
+		// use; the client asked for a configured model, so the fault is
+		// the provider entry's, and another target may serve.
+		return outcome.ServerError
+	}
+	if t, ok := errorTypes[typ]; ok {
+		return t.kind
+	}
+	return outcome.ForStatus(status)
+}
+
+// eventError classifies an `error` event inside a stream. Status is the
+// one Anthropic documents for the error type, since the HTTP status was 200.
+func eventError(errObj gjson.Result) *outcome.Error {
+	typ := errObj.Get("type").String()
+	msg := errObj.Get("message").String()
+	code := errObj.Get("details.error_code").String()
+	t, ok := errorTypes[typ]
+	if !ok {
+		t.kind, t.status = outcome.Unknown, 0
+	}
+	kind := kindFor(t.status, typ, code, msg)
+	if kind == outcome.OK {
+		kind = outcome.Unknown
+	}
+	if msg == "" {
+		msg = "anthropic stream error"
+	}
+	return &outcome.Error{Kind: kind, Status: t.status, Type: typ, Code: code,
+		Message: "anthropic stream: " + msg}
+}
+
+// boundedText is body as a trimmed message of at most maxMessage bytes,
+// cut on a rune boundary.
+func boundedText(body []byte) string {
+	b := bytes.TrimSpace(body)
+	if len(b) > maxMessage {
+		b = b[:maxMessage]
+		for len(b) > 0 && !utf8.Valid(b) {
+			b = b[:len(b)-1]
+		}
+	}
+	return string(b)
+}
+
+// ParseRateLimit reads Anthropic's anthropic-ratelimit-* headers and
+// Retry-After. The token axis is the combined tokens-* one, or input-tokens-*
+// when the combined one is absent. Limits of 0, and absent, malformed or
+// negative counts, are -1 (unknown); a reset is the RFC 3339 time at which
+// the bucket is full again, returned as the duration from now, and 0 when
+// absent, malformed or past.
+func ParseRateLimit(h http.Header, now time.Time) outcome.RateLimit {
+	const pre = "Anthropic-Ratelimit-"
+	tok := pre + "Tokens-"
+	if h.Get(tok+"Limit") == "" && h.Get(tok+"Remaining") == "" && h.Get(tok+"Reset") == "" {
+		tok = pre + "Input-Tokens-"
+	}
+	return outcome.RateLimit{
+		LimitRequests:     provider.ParseCount(h, pre+"Requests-Limit", true),
+		RemainingRequests: provider.ParseCount(h, pre+"Requests-Remaining", false),
+		ResetRequests:     parseReset(h.Get(pre+"Requests-Reset"), now),
+		LimitTokens:       provider.ParseCount(h, tok+"Limit", true),
+		RemainingTokens:   provider.ParseCount(h, tok+"Remaining", false),
+		ResetTokens:       parseReset(h.Get(tok+"Reset"), now),
+		RetryAfter:        provider.RetryAfter(h, now),
+	}
+}
+
+func parseReset(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return 0
+	}
+	return max(t.Sub(now), 0)
+}
