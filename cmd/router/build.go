@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/gemini"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
@@ -20,7 +21,11 @@ func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
 	if err != nil {
 		return proxy.Options{}, err
 	}
-	opts := proxy.Options{Models: table, Limits: cfg.Limits, Retry: cfg.Routing.Retry, Breaker: cfg.Breaker, Logger: log}
+	opts := proxy.Options{
+		Models: table, Limits: cfg.Limits, Logger: log,
+		Retry: cfg.Routing.Retry, Breaker: cfg.Breaker, Weights: cfg.Routing.ScoreWeights,
+		ThrottleK: cfg.Routing.AdaptiveThrottleK, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
+	}
 	for i := range cfg.Providers {
 		p := &cfg.Providers[i]
 		a, err := buildAdapter(p)
@@ -50,6 +55,8 @@ func buildAdapter(p *config.Provider) (provider.Adapter, error) {
 		return openai.New(f, p.Config, key, deref(p.Azure), nil)
 	case "gemini":
 		return gemini.New(p.Config, key, deref(p.Gemini), nil)
+	case "anthropic":
+		return anthropic.New(p.Config, key, deref(p.Anthropic), nil)
 	}
 	return nil, fmt.Errorf("type: %s adapters are not built in yet", p.Type)
 }

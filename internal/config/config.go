@@ -19,6 +19,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/gemini"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
@@ -59,9 +60,20 @@ type Config struct {
 
 // Routing is the `routing:` block.
 type Routing struct {
+	// ScoreWeights weigh success rate, latency and recency in a
+	// provider's score. Default 0.6 / 0.2 / 0.2.
+	ScoreWeights route.Weights `mapstructure:"score_weights"`
 	// Retry bounds attempts and the backoff between retries of the same
 	// provider.
 	Retry backoff.Config `mapstructure:"retry"`
+	// AdaptiveThrottleK is K in client-side adaptive throttling: a
+	// provider is sent about K times what it accepts over two minutes.
+	// Default 2.0; 0 disables; otherwise >= 1.
+	AdaptiveThrottleK float64 `mapstructure:"adaptive_throttle_k"`
+	// ShedOpenFraction: when more than this share of providers have open
+	// breakers, low priority is refused and normal priority queues.
+	// Range (0, 1]; 1 never sheds. Default 0.5.
+	ShedOpenFraction float64 `mapstructure:"shed_open_fraction"`
 }
 
 // Log is the `log:` block.
@@ -82,6 +94,9 @@ type Provider struct {
 	Azure *openai.Config `mapstructure:"azure"`
 	// Gemini configures a provider of type gemini (api_version).
 	Gemini *gemini.Config `mapstructure:"gemini"`
+	// Anthropic configures a provider of type anthropic (version,
+	// default_max_tokens).
+	Anthropic *anthropic.Config `mapstructure:"anthropic"`
 }
 
 // Types lists the provider types.
@@ -183,6 +198,13 @@ func (c *Config) Validate() error {
 	}
 	add(c.Limits.Validate())
 	add(c.Routing.Retry.Validate())
+	add(c.Routing.ScoreWeights.Validate())
+	if k := c.Routing.AdaptiveThrottleK; k != 0 && !(k >= 1 && k < 1e6) {
+		add(fmt.Errorf("routing.adaptive_throttle_k: must be 0 (off) or at least 1, got %g", k))
+	}
+	if f := c.Routing.ShedOpenFraction; !(f > 0 && f <= 1) {
+		add(fmt.Errorf("routing.shed_open_fraction: must be in (0, 1], got %g", f))
+	}
 	if err := c.Breaker.Validate(); err != nil {
 		add(err)
 	}
@@ -271,6 +293,7 @@ func (p *Provider) validate() error {
 		"simulated": p.Simulated != nil,
 		"azure":     p.Azure != nil,
 		"gemini":    p.Gemini != nil,
+		"anthropic": p.Anthropic != nil,
 	}
 	for typ, set := range blocks {
 		if set && typ != p.Type {
@@ -298,7 +321,11 @@ func (p *Provider) validate() error {
 		if p.BaseURL == "" {
 			return fmt.Errorf("base_url: required for type %s", p.Type)
 		}
-	case "openai", "anthropic":
+	case "anthropic":
+		if p.Anthropic != nil {
+			blockErr = p.Anthropic.Validate()
+		}
+	case "openai":
 	default:
 		return fmt.Errorf("type: must be one of %s, got %q", strings.Join(Types, ", "), p.Type)
 	}

@@ -160,3 +160,30 @@ func (g *Guard) Snapshot(now time.Time) Snapshot {
 		LastKind: outcome.Kind(g.lastKind.Load()),
 	}
 }
+
+// Capacity is the share of the provider's capacity left at now, in [0, 1]:
+// bulkhead headroom times the fuller-used of its request and token
+// budgets (1 where unknown). It is what spreading weighs by.
+func (g *Guard) Capacity(now time.Time) float64 {
+	c := 1.0
+	if capacity := g.bulk.Cap(); capacity > 0 {
+		c = 1 - float64(g.bulk.InFlight())/float64(capacity)
+	}
+	l := g.limits.Snapshot(now)
+	if l.BlockedFor > 0 {
+		return 0
+	}
+	for _, p := range [...][2]int64{{l.RemainingRequests, l.RequestsLimit}, {l.RemainingTokens, l.TokensLimit}} {
+		if p[0] >= 0 && p[1] > 0 {
+			c *= min(1, float64(p[0])/float64(p[1]))
+		}
+	}
+	return max(c, 0)
+}
+
+// Open reports whether the breaker is open at now and how long until its
+// next probe is due.
+func (g *Guard) Open(now time.Time) (bool, time.Duration) {
+	b := g.breaker.Snapshot(now)
+	return b.State == breaker.Open, b.CooldownLeft
+}

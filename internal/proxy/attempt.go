@@ -102,6 +102,11 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), st.limits.RequestTimeout)
 	defer cancel()
+	if done, release := s.shed(ctx, w, r, ex, st); done {
+		return
+	} else if release != nil {
+		defer release()
+	}
 	req := &provider.Request{
 		Op: op, Body: buf.Bytes(), ModelStart: f.modelStart, ModelEnd: f.modelEnd,
 		Stream: f.stream, IncludeUsage: f.includeUsage,
@@ -133,9 +138,16 @@ type candidate struct {
 // is kept for the model's last tier (the local fallback) when that tier has
 // not been tried yet. It reports true when the request has been answered.
 func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, st *state, req *provider.Request, tokens int64) bool {
-	cands := make([]candidate, 0, len(ex.model.Targets))
-	lastTier := ex.model.Targets[len(ex.model.Targets)-1].Tier
-	for _, tg := range ex.model.Targets {
+	m := ex.model
+	now := s.now()
+	var orderBuf [16]int
+	order := st.weights.Rank(m, func(i int) route.Health {
+		return st.providers[m.Targets[i].Provider].health(now)
+	}, openUnit, orderBuf[:0])
+	cands := make([]candidate, 0, len(order))
+	lastTier := m.Targets[len(m.Targets)-1].Tier
+	for _, i := range order {
+		tg := m.Targets[i]
 		up := st.providers[tg.Provider]
 		if up.Adapter.Supports(req.Op) {
 			cands = append(cands, candidate{tg: tg, up: up})
@@ -188,6 +200,14 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 				} else if !errors.Is(err, guard.ErrFull) {
 					c.out = true // too large for its budget
 				}
+				continue
+			}
+			if !c.up.throttle.Allow(now, rand.Float64()) {
+				// Adaptive throttling: the provider has been refusing most
+				// of what it gets; send this one elsewhere.
+				permit.Release(now, guard.Result{Kind: outcome.Canceled, NotSent: true})
+				s.m.throttled.WithLabelValues(c.up.Name).Inc()
+				c.refusal, c.out = errThrottled, true
 				continue
 			}
 			c.refusal = nil
@@ -274,6 +294,12 @@ func (s *Server) pause(ctx context.Context, ex *exchange, at time.Time, watchCap
 	return true
 }
 
+// openUnit draws a uniform number in (0, 1] for ranking.
+func openUnit() float64 { return 1 - rand.Float64() }
+
+// errThrottled marks a candidate refused by adaptive throttling.
+var errThrottled = errors.New("adaptive throttling")
+
 func earliest(a, b time.Time) time.Time {
 	if a.IsZero() || b.Before(a) {
 		return b
@@ -352,7 +378,9 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 // release ends an attempt's permit and records it: upstream latency is to
 // the answer (non-stream) or the first content (stream).
 func (s *Server) release(up *upstream, permit *guard.Permit, r guard.Result, latency time.Duration) {
-	permit.Release(s.now(), r)
+	now := s.now()
+	permit.Release(now, r)
+	up.observe(now, r.Kind, latency)
 	s.m.upstream.WithLabelValues(up.Name, r.Kind.String()).Inc()
 	if r.Kind == outcome.OK {
 		s.m.upDuration.WithLabelValues(up.Name).Observe(latency.Seconds())
@@ -647,7 +675,7 @@ func (s *Server) writeRefused(w http.ResponseWriter, ex *exchange) {
 		switch err := c.refusal; {
 		case errors.As(err, &le):
 			limited, wait = true, min(wait, le.Wait)
-		case errors.Is(err, guard.ErrFull):
+		case errors.Is(err, guard.ErrFull), errors.Is(err, errThrottled):
 			full = true
 		case errors.Is(err, ratelimit.ErrTooLarge):
 			tooLarge = true

@@ -60,7 +60,8 @@ func newUpstream(t testing.TB) *fakeUpstream {
 func (u *fakeUpstream) setAnswer(f func(w http.ResponseWriter)) { u.answer.Store(&f) }
 
 // routerOver builds a router whose model "m" targets the given upstreams
-// (all tier 0, in order) through the openai_compatible adapter.
+// through the openai_compatible adapter, the first in tier 0 and the rest
+// in tier 1, so the order is fixed: a first, b when a cannot.
 func routerOver(t testing.TB, clock *fakeClock, maxConc int, ups ...*fakeUpstream) http.Handler {
 	t.Helper()
 	mc := route.ModelConfig{Name: "m"}
@@ -73,7 +74,7 @@ func routerOver(t testing.TB, clock *fakeClock, maxConc int, ups ...*fakeUpstrea
 			t.Fatal(err)
 		}
 		provs = append(provs, Provider{Name: name, Type: "openai_compatible", Adapter: a, Config: pc})
-		mc.Targets = append(mc.Targets, route.Target{Provider: name, Model: "x"})
+		mc.Targets = append(mc.Targets, route.Target{Provider: name, Model: "x", Tier: min(i, 1)})
 	}
 	table, _ := route.NewTable([]route.ModelConfig{mc})
 	opts := Options{Providers: provs, Models: table, Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Retry: fastRetry}

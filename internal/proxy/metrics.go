@@ -39,6 +39,7 @@ type metrics struct {
 	bulkRejections *prometheus.CounterVec // provider
 	throttled      *prometheus.CounterVec // provider
 	tokens         *prometheus.CounterVec // provider, type
+	shed           *prometheus.CounterVec // priority
 	genAITokens    *prometheus.HistogramVec
 }
 
@@ -78,12 +79,14 @@ func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
 			Help: "Attempts refused locally by the provider's rate buckets or a Retry-After block."}, []string{"provider"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tokens_total",
 			Help: "Tokens reported by providers."}, []string{"provider", "type"}),
+		shed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "shed_requests_total",
+			Help: "Requests refused by priority shedding while most providers were open."}, []string{"priority"}),
 		genAITokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_client_token_usage",
 			Help: "OpenTelemetry GenAI: tokens per call.", Buckets: tokenBuckets}, []string{"gen_ai_provider_name", "gen_ai_token_type"}),
 	}
 	reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.degraded, m.upstream, m.upDuration,
 		m.retries, m.backoff, m.fallbacks, m.transitions, m.probes, m.bulkRejections, m.throttled, m.tokens,
-		m.genAITokens, &stateCollector{s: s})
+		m.genAITokens, m.shed, &stateCollector{s: s})
 	return m
 }
 
@@ -119,6 +122,8 @@ var (
 		"Attempts in flight to the provider.", []string{"provider"}, nil)
 	descRemaining = prometheus.NewDesc("llmrouter_ratelimit_remaining",
 		"Requests or tokens the provider's buckets hold now (-1 unknown).", []string{"provider", "limit"}, nil)
+	descScore = prometheus.NewDesc("llmrouter_provider_score",
+		"The provider's health score in [0, 1] (success, latency relative to the fastest provider, recency).", []string{"provider"}, nil)
 	descHealth = prometheus.NewDesc("llmrouter_system_health",
 		"Share of providers whose breaker is not open.", nil, nil)
 )
@@ -128,6 +133,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descInFlight
 	ch <- descRemaining
 	ch <- descHealth
+	ch <- descScore
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -137,6 +143,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	now := c.s.now()
 	up := 0
+	for i, score := range c.s.scores(st, now) {
+		ch <- prometheus.MustNewConstMetric(descScore, prometheus.GaugeValue, score.Total, st.order[i].Name)
+	}
 	for _, u := range st.order {
 		g := u.guard.Snapshot(now)
 		ch <- prometheus.MustNewConstMetric(descBreakerState, prometheus.GaugeValue, float64(g.Breaker.State), u.Name)

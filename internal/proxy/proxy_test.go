@@ -418,7 +418,7 @@ func TestStream(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &fake{do: tt.first}
 			b := &fake{do: streamOf(io.EOF, 0, roleChunk, textChunk, stopChunk)}
-			s := newServer(t, LimitsConfig{}, nil, target{name: "a", a: a, cfg: tt.cfg}, target{name: "b", a: b})
+			s := newServer(t, LimitsConfig{}, nil, target{name: "a", a: a, cfg: tt.cfg}, target{name: "b", tier: 1, a: b})
 			srv := httptest.NewServer(s.Handler())
 			defer srv.Close()
 			resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(streamBody))

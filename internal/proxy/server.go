@@ -47,6 +47,14 @@ type Options struct {
 	// Breaker configures every provider's circuit breaker; the zero value
 	// means breaker.DefaultConfig.
 	Breaker breaker.Config
+	// Weights are the score weights; the zero value means
+	// route.DefaultWeights.
+	Weights route.Weights
+	// ThrottleK is the adaptive throttling multiplier K; 0 disables it.
+	ThrottleK float64
+	// ShedOpenFraction: above this share of open providers, low priority
+	// is refused and normal priority queues. 0 means 0.5; 1 never sheds.
+	ShedOpenFraction float64
 	// ClientKeys are the accepted client API keys; empty disables client
 	// authentication.
 	ClientKeys []string
@@ -62,7 +70,7 @@ type Options struct {
 // upstream is a provider plus the live state the proxy keeps for it.
 type upstream struct {
 	Provider
-	guard  *guard.Guard
+	*live
 	stop   context.CancelFunc // ends the prober loop
 	prober sync.WaitGroup
 }
@@ -74,6 +82,8 @@ type state struct {
 	models    *route.Table
 	limits    LimitsConfig
 	retry     backoff.Config
+	weights   route.Weights
+	shedAbove float64
 	keys      [][]byte
 	created   int64 // unix time the model list reports
 }
@@ -88,6 +98,9 @@ type Server struct {
 	now      func() time.Time
 	m        *metrics
 
+	shedSlots   chan struct{} // normal-priority slots while shedding
+	shedWaiting atomic.Int32
+
 	mu     sync.Mutex // serializes Update and Close
 	closed bool
 }
@@ -95,7 +108,7 @@ type Server struct {
 // New returns a Server for opts and starts its providers' prober loops;
 // Close stops them.
 func New(opts Options) (*Server, error) {
-	s := &Server{log: opts.Logger, capacity: bulkhead.NewSignal(), now: opts.Now}
+	s := &Server{log: opts.Logger, capacity: bulkhead.NewSignal(), now: opts.Now, shedSlots: make(chan struct{}, shedSlots)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -141,11 +154,25 @@ func (s *Server) Update(opts Options) error {
 	if err := opts.Breaker.Validate(); err != nil {
 		return err
 	}
+	if opts.Weights == (route.Weights{}) {
+		opts.Weights = route.DefaultWeights()
+	}
+	if err := opts.Weights.Validate(); err != nil {
+		return err
+	}
+	if opts.ShedOpenFraction == 0 {
+		opts.ShedOpenFraction = 0.5
+	}
+	if !(opts.ShedOpenFraction > 0 && opts.ShedOpenFraction <= 1) {
+		return fmt.Errorf("routing.shed_open_fraction: must be in (0, 1], got %g", opts.ShedOpenFraction)
+	}
 	st := &state{
 		providers: make(map[string]*upstream, len(opts.Providers)),
 		models:    opts.Models,
 		limits:    opts.Limits,
 		retry:     opts.Retry,
+		weights:   opts.Weights,
+		shedAbove: opts.ShedOpenFraction,
 		created:   time.Now().Unix(),
 	}
 	for _, p := range opts.Providers {
@@ -183,12 +210,13 @@ func (s *Server) Update(opts Options) error {
 	for _, u := range st.order {
 		gc := guardConfig(u.Provider, opts.Breaker)
 		if old != nil {
-			if prev := old.providers[u.Name]; prev != nil && prev.Type == u.Type && prev.Config == u.Config && prev.guard.Config() == gc {
-				u.guard = prev.guard // keep breaker state and learned limits
+			if prev := old.providers[u.Name]; prev != nil && prev.Type == u.Type && prev.Config == u.Config &&
+				prev.guard.Config() == gc && prev.throttle.K() == opts.ThrottleK {
+				u.live = prev.live // keep breaker state, learned limits, stats
 			}
 		}
-		if u.guard == nil {
-			u.guard = guard.New(u.Name, gc, s.capacity, breaker.Options{OnStateChange: s.m.onStateChange})
+		if u.live == nil {
+			u.live = s.newLive(u.Name, gc, opts.ThrottleK)
 		}
 	}
 	if old != nil {
@@ -396,6 +424,40 @@ type ProviderStatus struct {
 	// LastErrorKind is the kind of the last failure that counted against
 	// the provider; "" when none yet.
 	LastErrorKind string `json:"last_error_kind"`
+	// Score is the provider's health score and its parts (latency relative
+	// to the fastest provider); Stats are the raw window figures.
+	Score route.Score `json:"score"`
+	Stats StatsView   `json:"stats"`
+}
+
+// StatsView is a provider's windowed statistics.
+type StatsView struct {
+	Requests        int64   `json:"requests"`
+	Failures        int64   `json:"failures"`
+	SuccessRate     float64 `json:"success_rate"`
+	LatencyEMAMs    float64 `json:"latency_ema_ms"`
+	P50Ms           float64 `json:"p50_ms"`
+	P95Ms           float64 `json:"p95_ms"`
+	P99Ms           float64 `json:"p99_ms"`
+	SinceSuccessSec float64 `json:"since_success_seconds"` // -1 never
+}
+
+// scores returns every provider's score (latency relative to the fastest
+// provider overall), in config order.
+func (s *Server) scores(st *state, now time.Time) []route.Score {
+	m := &route.Model{}
+	for _, u := range st.order {
+		m.Targets = append(m.Targets, route.Target{Provider: u.Name})
+	}
+	hs := make([]route.Health, len(st.order))
+	for i, u := range st.order {
+		hs[i] = u.health(now)
+	}
+	out := make([]route.Score, len(st.order))
+	for i := range st.order {
+		out[i] = st.weights.ScoreOf(m, func(j int) route.Health { return hs[j] }, i)
+	}
+	return out
 }
 
 // Providers returns the live per-provider status, in config order.
@@ -403,8 +465,11 @@ func (s *Server) Providers() []ProviderStatus {
 	st := s.st.Load()
 	now := s.now()
 	out := make([]ProviderStatus, 0, len(st.order))
-	for _, u := range st.order {
+	scores := s.scores(st, now)
+	for i, u := range st.order {
 		g := u.guard.Snapshot(now)
+		sn := u.stats.Snapshot(now)
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 		ps := ProviderStatus{
 			Name: u.Name, Type: u.Type,
 			State:               g.Breaker.State.String(),
@@ -414,6 +479,13 @@ func (s *Server) Providers() []ProviderStatus {
 			RPMLimit: g.Limits.RequestsLimit, TPMLimit: g.Limits.TokensLimit,
 			RemainingRequests: g.Limits.RemainingRequests, RemainingTokens: g.Limits.RemainingTokens,
 			BlockedSeconds: g.Limits.BlockedFor.Seconds(),
+			Score:          scores[i],
+			Stats: StatsView{Requests: sn.Requests, Failures: sn.Failures, SuccessRate: sn.SuccessRate,
+				LatencyEMAMs: ms(sn.LatencyEMA), P50Ms: ms(sn.P50), P95Ms: ms(sn.P95), P99Ms: ms(sn.P99),
+				SinceSuccessSec: -1},
+		}
+		if sn.SinceSuccess >= 0 {
+			ps.Stats.SinceSuccessSec = sn.SinceSuccess.Seconds()
 		}
 		if g.LastKind != 0 {
 			ps.LastErrorKind = g.LastKind.String()

@@ -75,6 +75,9 @@ func (t *Throttle) rotateLocked(now time.Time) int {
 	return i
 }
 
+// K is the multiplier the throttle was built with.
+func (t *Throttle) K() float64 { return t.k }
+
 // RejectProbability is the chance a new attempt is rejected at now.
 func (t *Throttle) RejectProbability(now time.Time) float64 {
 	if t.k <= 0 {
