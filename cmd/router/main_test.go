@@ -107,3 +107,36 @@ func TestServeEmbeddedDefault(t *testing.T) {
 		t.Error("API still accepting after shutdown")
 	}
 }
+
+// TestCorruptStateFileIsSurvived: a corrupt state file is a warning and a
+// fresh start; shutdown writes a good one.
+func TestCorruptStateFileIsSurvived(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	os.WriteFile(path, []byte("{not json"), 0o600)
+	t.Setenv("LLMROUTER_LISTEN", "127.0.0.1:0")
+	t.Setenv("LLMROUTER_ADMIN_LISTEN", "127.0.0.1:0")
+	t.Setenv("LLMROUTER_STATE_FILE", path)
+	cfg, err := config.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	d, err := start(cfg, "", slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatalf("start with a corrupt state file: %v", err)
+	}
+	resp, err := http.Post("http://"+d.apiLn.Addr().String()+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("serving after a corrupt state file: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	d.shutdown()
+	if !strings.Contains(logs.String(), "ignoring state file") {
+		t.Errorf("no warning about the corrupt file in logs:\n%s", logs.String())
+	}
+	b, _ := os.ReadFile(path)
+	if !bytes.Contains(b, []byte(`"providers"`)) || !bytes.Contains(b, []byte(`"sim-a"`)) {
+		t.Errorf("shutdown did not save state: %s", b)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/statefile"
 )
 
 // Server timeouts a slow or hostile client cannot hold open.
@@ -50,6 +52,59 @@ type daemon struct {
 	// by result.
 	reloadOK prometheus.Gauge
 	reloads  *prometheus.CounterVec
+	// The state-file saver loop: stopState ends it, stateDone closes
+	// when it has.
+	stateCtx  context.Context
+	stopState context.CancelFunc
+	stateDone chan struct{}
+}
+
+// stateSaveInterval is how often learned state is saved to state_file.
+const stateSaveInterval = 30 * time.Second
+
+// restoreState loads state_file, if set; trouble is a warning and a fresh
+// start, never a failure.
+func (d *daemon) restoreState() {
+	path := d.cfg.Load().StateFile
+	if path == "" {
+		return
+	}
+	var st proxy.State
+	if err := statefile.Load(path, &st); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			d.log.Info("no state file yet; starting fresh", "state_file", path)
+		} else {
+			d.log.Warn("ignoring state file; starting fresh", "state_file", path, "error", err.Error())
+		}
+		return
+	}
+	n := d.proxy.RestoreState(time.Now(), st)
+	d.log.Info("restored learned state", "state_file", path, "providers", n)
+}
+
+// saveState writes learned state to state_file, if set.
+func (d *daemon) saveState() {
+	path := d.cfg.Load().StateFile
+	if path == "" {
+		return
+	}
+	if err := statefile.Save(path, d.proxy.ExportState(time.Now())); err != nil {
+		d.log.Warn("saving state file failed", "state_file", path, "error", err.Error())
+	}
+}
+
+func (d *daemon) saveStateLoop() {
+	defer close(d.stateDone)
+	t := time.NewTicker(stateSaveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stateCtx.Done():
+			return
+		case <-t.C:
+			d.saveState()
+		}
+	}
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
@@ -133,6 +188,10 @@ func start(cfg *config.Config, path string, log *slog.Logger) (*daemon, error) {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          errLog,
 	}
+	d.restoreState()
+	d.stateCtx, d.stopState = context.WithCancel(context.Background())
+	d.stateDone = make(chan struct{})
+	go d.saveStateLoop()
 	go d.serve(d.api, d.apiLn, "api")
 	go d.serve(d.admin, d.adminLn, "admin")
 	d.ready.Store(true)
@@ -163,6 +222,9 @@ func (d *daemon) shutdown() int {
 	actx, acancel := context.WithTimeout(context.Background(), time.Second)
 	defer acancel()
 	_ = d.admin.Shutdown(actx)
+	d.stopState()
+	<-d.stateDone
+	d.saveState()
 	d.proxy.Close()
 	d.log.Info("stopped")
 	return code

@@ -46,6 +46,10 @@ type Config struct {
 	// ShutdownTimeout is how long in-flight requests and streams may
 	// finish after SIGTERM. Default 30s; 0 means do not wait.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// StateFile is where learned limits and stats survive restarts: saved
+	// atomically every 30s and at shutdown, loaded at start (a missing or
+	// corrupt file is a warning and a fresh start). "" means off.
+	StateFile string `mapstructure:"state_file"`
 	// Log configures the process log.
 	Log Log `mapstructure:"log"`
 	// Providers is the list of upstreams.

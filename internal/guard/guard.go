@@ -187,3 +187,7 @@ func (g *Guard) Open(now time.Time) (bool, time.Duration) {
 	b := g.breaker.Snapshot(now)
 	return b.State == breaker.Open, b.CooldownLeft
 }
+
+// Learn applies a rate-limit announcement that did not come with an
+// attempt (a restored state file).
+func (g *Guard) Learn(now time.Time, rl outcome.RateLimit) { g.limits.Observe(now, rl) }

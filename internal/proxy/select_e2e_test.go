@@ -1,0 +1,114 @@
+package proxy
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/statefile"
+)
+
+// tripAtOnce opens a breaker on the first failure and keeps it open.
+var tripAtOnce = breaker.Config{
+	FailureThreshold: breaker.Threshold{Consecutive: 1, Window: time.Minute},
+	Cooldown:         breaker.Cooldown{Failure: time.Hour, RateLimit: time.Hour, Timeout: time.Hour, Multiplier: 1, Max: time.Hour},
+}
+
+func TestPriorityShedding(t *testing.T) {
+	failing := func() *fake { return &fake{do: fail(outcome.ServerError, 500, "boom")} }
+	p1, p2, p3, p4 := failing(), failing(), failing(), &fake{do: ok(`{"ok":true}`)}
+	mc := route.ModelConfig{Name: "m", Targets: []route.Target{
+		{Provider: "p1", Model: "x"}, {Provider: "p2", Model: "x"}, {Provider: "p3", Model: "x"}, {Provider: "p4", Model: "x", Tier: 1},
+	}}
+	table, _ := route.NewTable([]route.ModelConfig{mc})
+	var provs []Provider
+	for i, a := range []*fake{p1, p2, p3, p4} {
+		provs = append(provs, Provider{Name: []string{"p1", "p2", "p3", "p4"}[i], Adapter: a})
+	}
+	s, err := New(Options{Providers: provs, Models: table, Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
+		Retry: backoff4(), Breaker: tripAtOnce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	// One request walks p1..p3 (each fails once and opens) and p4 serves.
+	if w := do(h, "POST", "/v1/chat/completions", "application/json", chatBody); w.Code != 200 {
+		t.Fatalf("warm-up: %d %s", w.Code, w.Body)
+	}
+	calls := p4.calls.Load()
+
+	w := do(h, "POST", "/v1/chat/completions", "application/json", chatBody, "X-LLMRouter-Priority", "low")
+	if w.Code != 503 || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("low priority: %d (Retry-After %q), want 503 with Retry-After", w.Code, w.Header().Get("Retry-After"))
+	}
+	if e := decodeErr(t, w.Body.Bytes()); *e.Error.Code != "service_unavailable" {
+		t.Errorf("code %v", *e.Error.Code)
+	}
+	if p4.calls.Load() != calls {
+		t.Error("a shed request reached a provider")
+	}
+	for _, prio := range []string{"high", "normal", ""} {
+		w := do(h, "POST", "/v1/chat/completions", "application/json", chatBody, "X-LLMRouter-Priority", prio)
+		if w.Code != 200 || w.Header().Get("X-LLMRouter-Provider") != "p4" {
+			t.Errorf("priority %q: %d via %q, want 200 via p4", prio, w.Code, w.Header().Get("X-LLMRouter-Provider"))
+		}
+	}
+	if w := do(h, "POST", "/v1/chat/completions", "application/json", chatBody, "X-LLMRouter-Priority", "urgent"); w.Code != 400 {
+		t.Errorf("invalid priority: %d, want 400", w.Code)
+	}
+	for _, ps := range s.Providers()[:3] {
+		if ps.State != "open" {
+			t.Errorf("%s is %s, want open", ps.Name, ps.State)
+		}
+	}
+}
+
+func backoff4() (c backoff.Config) {
+	c = fastRetry
+	c.MaxAttempts = 4
+	return c
+}
+
+func TestStateSurvivesRestart(t *testing.T) {
+	build := func() *Server {
+		sim := &fake{do: ok(`{"ok":true}`)}
+		table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "p", Model: "x"}}}})
+		s, err := New(Options{Providers: []Provider{{Name: "p", Adapter: sim}}, Models: table,
+			Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	a := build()
+	for i := 0; i < 7; i++ {
+		if w := do(a.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody); w.Code != 200 {
+			t.Fatal(w.Code)
+		}
+	}
+	now := time.Now()
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := statefile.Save(path, a.ExportState(now)); err != nil {
+		t.Fatal(err)
+	}
+	b := build()
+	var st State
+	if err := statefile.Load(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.RestoreState(now, st); n != 1 {
+		t.Fatalf("restored %d providers, want 1", n)
+	}
+	if got := b.Providers()[0].Stats.Requests; got != 7 {
+		t.Errorf("restored server reports %d requests in the window, want 7", got)
+	}
+	if b.RestoreState(now, State{Version: 99}) != 0 {
+		t.Error("a state of another version was restored")
+	}
+}
