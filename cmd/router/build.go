@@ -28,11 +28,19 @@ func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
 	}
 	for i := range cfg.Providers {
 		p := &cfg.Providers[i]
-		a, err := buildAdapter(p)
+		key, err := p.ResolveKey()
 		if err != nil {
 			return proxy.Options{}, fmt.Errorf("providers[%d] (%s): %w", i, p.Name, err)
 		}
-		opts.Providers = append(opts.Providers, proxy.Provider{Name: p.Name, Type: p.Type, Adapter: a, Config: p.Config})
+		a, err := buildAdapter(p, key)
+		if err != nil {
+			return proxy.Options{}, fmt.Errorf("providers[%d] (%s): %w", i, p.Name, err)
+		}
+		pp := proxy.Provider{Name: p.Name, Type: p.Type, Adapter: a, Config: p.Config}
+		if key != "" {
+			pp.Secrets = []string{key}
+		}
+		opts.Providers = append(opts.Providers, pp)
 	}
 	keys, namedButEmpty := cfg.ClientKeys()
 	if namedButEmpty {
@@ -42,11 +50,7 @@ func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
 	return opts, nil
 }
 
-func buildAdapter(p *config.Provider) (provider.Adapter, error) {
-	key, err := p.ResolveKey()
-	if err != nil {
-		return nil, err
-	}
+func buildAdapter(p *config.Provider, key string) (provider.Adapter, error) {
 	switch p.Type {
 	case "simulated":
 		return simulated.New(p.Config, deref(p.Simulated))

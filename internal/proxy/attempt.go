@@ -214,7 +214,7 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 			c.tries++
 			if ex.attempts > 0 {
 				prev := ex.failures[len(ex.failures)-1]
-				s.log.Info("retrying", "request_id", ex.id, "attempt", ex.attempts+1, "provider", c.up.Name,
+				s.log.Debug("retrying", "request_id", ex.id, "attempt", ex.attempts+1, "provider", c.up.Name,
 					"previous_provider", prev.provider, "previous_kind", prev.kind.String())
 				s.m.retries.WithLabelValues(c.up.Name).Inc()
 				if ex.lastTier != c.tg.Tier {
@@ -347,7 +347,7 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	}
 	ex.upstream += time.Since(t0)
 	if err != nil {
-		oe := s.classify(ctx, err)
+		oe := s.classify(ctx, up, err)
 		s.release(up, permit, guard.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter}, time.Since(t0))
 		return s.attemptFailed(w, ex, up, oe), oe.Kind, oe.RetryAfter
 	}
@@ -391,13 +391,18 @@ func (s *Server) release(up *upstream, permit *guard.Permit, r guard.Result, lat
 // classify returns err's *outcome.Error. Canceled while the request itself
 // is alive can only be the proxy's own doing: it is a network failure of
 // the attempt, not the client leaving.
-func (s *Server) classify(ctx context.Context, err error) *outcome.Error {
+func (s *Server) classify(ctx context.Context, up *upstream, err error) *outcome.Error {
 	var oe *outcome.Error
 	if !errors.As(err, &oe) {
 		oe = &outcome.Error{Kind: outcome.KindOf(err), Message: err.Error(), Err: err}
 	}
 	if oe.Kind == outcome.Canceled && ctx.Err() == nil {
 		oe = &outcome.Error{Kind: outcome.Network, Message: oe.Message, Err: err}
+	}
+	if red := up.redact(oe.Message); red != oe.Message {
+		cp := *oe
+		cp.Message = red
+		oe = &cp
 	}
 	return oe
 }
@@ -618,8 +623,10 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st pro
 			if kind == outcome.Canceled {
 				return kind // the client left; nobody to tell
 			}
-			s.log.Warn("stream failed after commit", "request_id", ex.id, "provider", up.Name,
-				"kind", kind.String(), "error", err.Error())
+			s.streamWarn.Do(func() {
+				s.log.Warn("stream failed after commit (thinned: one of several)", "request_id", ex.id, "provider", up.Name,
+					"kind", kind.String(), "error", up.redact(err.Error()))
+			})
 			buf = append(buf[:0], "data: "...)
 			buf = appendErrorJSON(buf, "server_error", "upstream_error", "",
 				"the provider's stream failed after it started ("+kind.String()+"); the answer is incomplete")
@@ -655,9 +662,22 @@ func (s *Server) logRequest(r *http.Request, ex *exchange) {
 		overhead = elapsed - ex.upstream
 	}
 	s.m.overhead.Observe(overhead.Seconds())
-	s.log.Info("request", "request_id", ex.id, "method", r.Method, "path", r.URL.Path, "model", model,
+	attrs := []any{"request_id", ex.id, "method", r.Method, "path", r.URL.Path, "model", model,
 		"status", ex.status, "provider", ex.served, "attempts", ex.attempts,
-		"duration_ms", float64(elapsed.Microseconds())/1000)
+		"duration_ms", float64(elapsed.Microseconds()) / 1000}
+	if len(ex.failures) > 0 {
+		var b strings.Builder
+		for i, f := range ex.failures {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(f.provider)
+			b.WriteByte(':')
+			b.WriteString(f.kind.String())
+		}
+		attrs = append(attrs, "failures", b.String())
+	}
+	s.log.Info("request", attrs...)
 }
 
 // writeRefused answers a request that no provider admitted: 429 when

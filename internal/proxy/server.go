@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
@@ -35,6 +36,10 @@ type Provider struct {
 	Adapter provider.Adapter
 	// Config holds the per-attempt timeouts (zero fields take defaults).
 	Config provider.Config
+	// Secrets are strings (the provider's API key) that must never reach
+	// a client, a log line or /admin: provider messages that echo them
+	// are redacted.
+	Secrets []string
 }
 
 // Options configure a Server.
@@ -100,6 +105,10 @@ type Server struct {
 
 	shedSlots   chan struct{} // normal-priority slots while shedding
 	shedWaiting atomic.Int32
+	// streamWarn thins the after-commit stream failure warning: under a
+	// failing provider at thousands of requests per second, one line per
+	// few seconds says enough (the metrics count every one).
+	streamWarn rate.Sometimes
 
 	mu     sync.Mutex // serializes Update and Close
 	closed bool
@@ -108,7 +117,8 @@ type Server struct {
 // New returns a Server for opts and starts its providers' prober loops;
 // Close stops them.
 func New(opts Options) (*Server, error) {
-	s := &Server{log: opts.Logger, capacity: bulkhead.NewSignal(), now: opts.Now, shedSlots: make(chan struct{}, shedSlots)}
+	s := &Server{log: opts.Logger, capacity: bulkhead.NewSignal(), now: opts.Now, shedSlots: make(chan struct{}, shedSlots),
+		streamWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -247,7 +257,7 @@ func (s *Server) startProber(u *upstream) {
 		result := "success"
 		if err != nil {
 			result = "failure"
-			s.log.Warn("probe failed", "provider", u.Name, "error", err.Error())
+			s.log.Warn("probe failed", "provider", u.Name, "error", u.redact(err.Error()))
 		} else {
 			s.log.Info("probe succeeded", "provider", u.Name)
 		}
@@ -493,4 +503,14 @@ func (s *Server) Providers() []ProviderStatus {
 		out = append(out, ps)
 	}
 	return out
+}
+
+// redact replaces the provider's secrets in a provider-supplied text.
+func (u *upstream) redact(msg string) string {
+	for _, sec := range u.Secrets {
+		if len(sec) >= 4 && strings.Contains(msg, sec) {
+			msg = strings.ReplaceAll(msg, sec, "[redacted]")
+		}
+	}
+	return msg
 }
