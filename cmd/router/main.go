@@ -3,12 +3,12 @@
 //
 //	router [serve] [--config FILE]   serve (default: the embedded config)
 //	router validate --config FILE    check a file, print the routing table
+//	router status [--admin URL]      provider table of a running router
 //	router version                   print the version
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,6 +37,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdServe(ctx, args, stderr)
 	case "validate":
 		return cmdValidate(args, stdout, stderr)
+	case "status":
+		return cmdStatus(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "llmrouter", versionString())
 		return 0
@@ -53,6 +55,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   router [serve] [--config FILE]   serve the API and admin listeners (default: embedded config)
   router validate --config FILE    check a config file and print its routing table
+  router status [--admin URL]      print the provider table of a running router
   router version                   print the version
 `)
 }
@@ -126,5 +129,3 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
-
-var errUsage = errors.New("usage")

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -57,6 +58,12 @@ type daemon struct {
 	stateCtx  context.Context
 	stopState context.CancelFunc
 	stateDone chan struct{}
+	// The config watcher: stopWatch ends it, watchDone closes when it has.
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
+	reloadMu  sync.Mutex // serializes reloads (SIGHUP and file changes)
+	// onReload, when not nil, is told the result of every reload.
+	onReload func(error)
 }
 
 // stateSaveInterval is how often learned state is saved to state_file.
@@ -141,8 +148,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 }
 
-// start builds everything from cfg and starts both listeners.
-func start(cfg *config.Config, path string, log *slog.Logger) (*daemon, error) {
+// start builds everything from cfg and starts both listeners. hooks run
+// on the daemon before anything starts (test seams).
+func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*daemon)) (*daemon, error) {
 	opts, err := buildOptions(cfg, log)
 	if err != nil {
 		return nil, err
@@ -188,10 +196,21 @@ func start(cfg *config.Config, path string, log *slog.Logger) (*daemon, error) {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          errLog,
 	}
+	for _, h := range hooks {
+		h(d)
+	}
 	d.restoreState()
 	d.stateCtx, d.stopState = context.WithCancel(context.Background())
 	d.stateDone = make(chan struct{})
 	go d.saveStateLoop()
+	d.watchDone = make(chan struct{})
+	var wctx context.Context
+	wctx, d.stopWatch = context.WithCancel(context.Background())
+	if path != "" {
+		go d.watchConfig(wctx, d.watchDone)
+	} else {
+		close(d.watchDone)
+	}
 	go d.serve(d.api, d.apiLn, "api")
 	go d.serve(d.admin, d.adminLn, "admin")
 	d.ready.Store(true)
@@ -222,6 +241,8 @@ func (d *daemon) shutdown() int {
 	actx, acancel := context.WithTimeout(context.Background(), time.Second)
 	defer acancel()
 	_ = d.admin.Shutdown(actx)
+	d.stopWatch()
+	<-d.watchDone
 	d.stopState()
 	<-d.stateDone
 	d.saveState()
@@ -233,6 +254,8 @@ func (d *daemon) shutdown() int {
 // reload re-reads the config file; an invalid file leaves the old config
 // serving.
 func (d *daemon) reload() {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
 	cfg, err := loadConfig(d.cfgPath)
 	if err == nil {
 		var opts proxy.Options
@@ -242,6 +265,9 @@ func (d *daemon) reload() {
 	}
 	if err == nil && d.cfgPath == "" {
 		d.log.Info("reload: serving the embedded default, nothing to re-read")
+	}
+	if d.onReload != nil {
+		defer func() { d.onReload(err) }()
 	}
 	if err != nil {
 		d.reloadOK.Set(0)

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/proxy"
+)
+
+// cmdStatus prints the provider table from a running router's
+// /admin/providers.
+func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	admin := fs.String("admin", "http://127.0.0.1:9090", "the router's admin listener URL")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	url := strings.TrimSuffix(*admin, "/") + "/admin/providers"
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "router status:", err)
+		return 2
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(stderr, "router status: asking the router:", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "router status: %s answered %s\n", url, resp.Status)
+		return 1
+	}
+	var body struct {
+		Providers []proxy.ProviderStatus `json:"providers"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&body); err != nil {
+		fmt.Fprintln(stderr, "router status: reading the answer:", err)
+		return 1
+	}
+	printStatus(stdout, body.Providers)
+	return 0
+}
+
+func printStatus(w io.Writer, ps []proxy.ProviderStatus) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tTYPE\tSTATE\tCOOLDOWN\tSCORE\tSUCCESS\tP95\tIN-FLIGHT\tREQ LEFT\tTOK LEFT\tBLOCKED\tLAST ERROR")
+	for _, p := range ps {
+		cooldown := "-"
+		if p.CooldownLeftSeconds > 0 {
+			cooldown = (time.Duration(p.CooldownLeftSeconds * float64(time.Second))).Round(time.Second).String()
+		}
+		blocked := "-"
+		if p.BlockedSeconds > 0 {
+			blocked = (time.Duration(p.BlockedSeconds * float64(time.Second))).Round(100 * time.Millisecond).String()
+		}
+		last := p.LastErrorKind
+		if last == "" {
+			last = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%.1f%%\t%s\t%d/%d\t%s\t%s\t%s\t%s\n",
+			p.Name, p.Type, p.State, cooldown, p.Score.Total, 100*p.Stats.SuccessRate, ms(p.Stats.P95Ms),
+			p.InFlight, p.MaxConcurrency, left(p.RemainingRequests, p.RPMLimit), left(p.RemainingTokens, p.TPMLimit), blocked, last)
+	}
+	_ = tw.Flush()
+}
+
+func ms(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + "ms"
+}
+
+func left(remaining, limit int64) string {
+	if remaining < 0 || limit <= 0 {
+		return "?"
+	}
+	return strconv.FormatInt(remaining, 10) + "/" + strconv.FormatInt(limit, 10)
+}
