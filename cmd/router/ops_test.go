@@ -304,13 +304,13 @@ models:
 func TestProviderKeyNeverLeaks(t *testing.T) {
 	const canary = "sk-canary-7f3a9c1e5b"
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		switch {
 		case strings.Contains(r.URL.Path, "models"):
 			w.WriteHeader(401)
-		case strings.Contains(r.Header.Get("X-Test"), "client"):
+		case strings.Contains(string(body), "client-fault"):
 			w.WriteHeader(400)
 		default:
 			w.WriteHeader(500)
@@ -321,6 +321,7 @@ func TestProviderKeyNeverLeaks(t *testing.T) {
 	defer up.Close()
 	t.Setenv("TEST_PROVIDER_KEY", canary)
 	cfg := `
+routing: {adaptive_throttle_k: 0, retry: {initial_backoff: 1ms, max_backoff: 2ms}}
 providers:
   - {name: careless, type: openai_compatible, base_url: ` + up.URL + `/v1, api_key_env: TEST_PROVIDER_KEY}
 models:
@@ -329,10 +330,9 @@ models:
 `
 	d, _, logs := startFile(t, cfg)
 	var seen strings.Builder
-	for _, hdr := range []string{"client", "server"} {
-		req, _ := http.NewRequest("POST", d.url("/v1/chat/completions"), strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"x"}]}`))
+	for _, hdr := range []string{"client-fault", "server-fault"} {
+		req, _ := http.NewRequest("POST", d.url("/v1/chat/completions"), strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"`+hdr+`"}]}`))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Test", hdr)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

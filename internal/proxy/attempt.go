@@ -239,6 +239,8 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 				c.notUntil = now.Add(wait)
 				if c.notUntil.After(deadline) {
 					c.out = true // a wait longer than what is left skips the provider
+				} else {
+					soonest = earliest(soonest, c.notUntil)
 				}
 			}
 		}
@@ -686,8 +688,8 @@ func (s *Server) logRequest(r *http.Request, ex *exchange) {
 // Retry-After at the earliest breaker reopening.
 func (s *Server) writeRefused(w http.ResponseWriter, ex *exchange) {
 	var (
-		limited, full, tooLarge, open bool
-		wait, reopen                  time.Duration = math.MaxInt64, math.MaxInt64
+		limited, full, throttled, tooLarge, open bool
+		wait, reopen                             time.Duration = math.MaxInt64, math.MaxInt64
 	)
 	for _, c := range ex.cands {
 		var le *ratelimit.LimitedError
@@ -695,8 +697,10 @@ func (s *Server) writeRefused(w http.ResponseWriter, ex *exchange) {
 		switch err := c.refusal; {
 		case errors.As(err, &le):
 			limited, wait = true, min(wait, le.Wait)
-		case errors.Is(err, guard.ErrFull), errors.Is(err, errThrottled):
+		case errors.Is(err, guard.ErrFull):
 			full = true
+		case errors.Is(err, errThrottled):
+			throttled = true
 		case errors.Is(err, ratelimit.ErrTooLarge):
 			tooLarge = true
 		case errors.As(err, &oe):
@@ -704,6 +708,10 @@ func (s *Server) writeRefused(w http.ResponseWriter, ex *exchange) {
 		}
 	}
 	switch {
+	case throttled && !limited && !full:
+		ex.status = http.StatusTooManyRequests
+		writeError(w, ex.status, "rate_limit_error", "rate_limit_exceeded", "",
+			"the providers for this model are failing most requests; the router is throttling locally, retry later", time.Second)
 	case limited || full:
 		if !limited {
 			wait = time.Second

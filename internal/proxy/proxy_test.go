@@ -500,3 +500,26 @@ func TestModels(t *testing.T) {
 		t.Errorf("unknown model: %d", w.Code)
 	}
 }
+
+// TestRetrySameProviderAfterBackoff: with one provider, a retryable
+// failure is retried on it after the backoff, up to max_attempts.
+func TestRetrySameProviderAfterBackoff(t *testing.T) {
+	var n atomic.Int32
+	a := &fake{do: func(context.Context, *provider.Request) (*provider.Response, error) {
+		if n.Add(1) <= 2 {
+			return nil, &outcome.Error{Kind: outcome.Overloaded, Status: 503, Message: "busy"}
+		}
+		return &provider.Response{Body: []byte(`{"ok":1}`)}, nil
+	}}
+	s := newServer(t, LimitsConfig{}, nil, target{name: "a", a: a})
+	w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody)
+	if w.Code != 200 || w.Header().Get("X-LLMRouter-Attempts") != "3" {
+		t.Fatalf("status %d attempts %q, want 200 after 3 attempts: %s", w.Code, w.Header().Get("X-LLMRouter-Attempts"), w.Body)
+	}
+	// A fourth failure would exceed max_attempts: 502 after exactly 3.
+	n.Store(-10)
+	w = do(s.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody)
+	if w.Code != 502 || w.Header().Get("X-LLMRouter-Attempts") != "3" {
+		t.Errorf("status %d attempts %q, want 502 after 3", w.Code, w.Header().Get("X-LLMRouter-Attempts"))
+	}
+}
