@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -265,6 +266,15 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 
 	b := getBody()
 	b.buf = req.AppendBody(b.buf)
+	hideUsage := false
+	if req.Stream && !req.IncludeUsage && a.forcesUsage() {
+		// Ask for the usage chunk even when the client did not, so the
+		// router's token buckets and metrics see real stream usage; the
+		// stream hides that chunk from the client.
+		if nb, err := sjson.SetBytes(b.buf, "stream_options.include_usage", true); err == nil {
+			b.buf, hideUsage = nb, true
+		}
+	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
 	if err != nil {
 		b.release()
@@ -295,7 +305,9 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		if isJSON(resp.Header.Get("Content-Type")) {
 			return nil, fmt.Errorf("%s: %w", what, a.jsonInsteadOfStream(resp))
 		}
-		out.Stream = newStream(ctx, resp.Body, what)
+		st := newStream(ctx, resp.Body, what)
+		st.hideUsage = hideUsage
+		out.Stream = st
 		return out, nil
 	}
 
@@ -321,6 +333,20 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		}
 	}
 	return out, nil
+}
+
+// forcesUsage reports whether the adapter adds stream_options.include_usage
+// to streams: OpenAI, and Azure API versions that know the field (v1 and
+// 2024-09-01 onwards). OpenAI-compatible servers vary too much to risk an
+// unknown field.
+func (a *Adapter) forcesUsage() bool {
+	switch a.flavor {
+	case OpenAI:
+		return true
+	case Azure:
+		return a.version == APIVersionV1 || a.version >= "2024-09-01"
+	}
+	return false
 }
 
 // setHeaders writes the headers every call sends.

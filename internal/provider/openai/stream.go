@@ -31,6 +31,9 @@ type stream struct {
 	usage  outcome.Usage
 	err    error // sticky: io.EOF after [DONE], or the classified failure
 	closed bool
+	// hideUsage drops the usage-only chunk (choices: []) the adapter asked
+	// for on the client's behalf; its usage is still recorded.
+	hideUsage bool
 }
 
 var _ provider.Stream = (*stream)(nil)
@@ -76,22 +79,25 @@ func (s *stream) Next() ([]byte, error) {
 			s.err = fmt.Errorf("%s (stream): %w", s.what, e)
 			return nil, s.err
 		}
-		s.readUsage(data)
+		if s.readUsage(data) && s.hideUsage && gjson.GetBytes(data, "choices.#").Int() == 0 {
+			continue
+		}
 		return data, nil
 	}
 }
 
-// readUsage records the usage of a chunk that has a "usage" object (with
+// readUsage records the usage of a chunk that has a "usage" object, and
+// reports whether it had one (with
 // include_usage, the last chunk before [DONE]; vLLM's continuous usage
 // stats, every chunk). Counts are cumulative, so the latest wins. The byte
 // checks keep the common chunk, "usage":null or none, free of gjson.
-func (s *stream) readUsage(data []byte) {
+func (s *stream) readUsage(data []byte) bool {
 	if !hasUsageObject(data) {
-		return
+		return false
 	}
 	u := gjson.GetBytes(data, "usage")
 	if !u.IsObject() {
-		return // the object found was nested, not the chunk's own usage
+		return false // the object found was nested, not the chunk's own usage
 	}
 	if p := u.Get("prompt_tokens"); p.Exists() {
 		s.usage.PromptTokens = p.Int()
@@ -99,6 +105,7 @@ func (s *stream) readUsage(data []byte) {
 	if c := u.Get("completion_tokens"); c.Exists() {
 		s.usage.CompletionTokens = c.Int()
 	}
+	return true
 }
 
 // hasUsageObject reports whether data has a "usage" key, at any depth,

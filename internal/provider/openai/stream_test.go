@@ -92,8 +92,15 @@ func TestStream(t *testing.T) {
 			if err != io.EOF {
 				t.Fatalf("end = %v, want io.EOF", err)
 			}
-			if strings.Join(got, "\n") != strings.Join(chunks, "\n") {
-				t.Errorf("payloads\n got %q\nwant %q", got, chunks)
+			want := chunks
+			if fl.flavor != Compatible {
+				// The adapter asked for usage on the client's behalf (the
+				// request did not): the usage-only chunk is recorded, not
+				// relayed.
+				want = chunks[:len(chunks)-1]
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("payloads\n got %q\nwant %q", got, want)
 			}
 			if _, err := resp.Stream.Next(); err != io.EOF {
 				t.Errorf("Next after the end = %v, want io.EOF again", err)
@@ -338,5 +345,39 @@ func TestHasErrorField(t *testing.T) {
 		if got := hasErrorField([]byte(tt.doc)); got != tt.want {
 			t.Errorf("hasErrorField(%s) = %v, want %v", tt.doc, got, tt.want)
 		}
+	}
+}
+
+// TestStreamAsksForUsage: OpenAI and Azure streams always ask for the usage
+// chunk so the router counts stream tokens; a client that did not ask for
+// it never sees it. OpenAI-compatible servers get the body untouched.
+func TestStreamAsksForUsage(t *testing.T) {
+	const body = `{"model":"alias","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	whole := append(events(chunks...), "data: [DONE]\n\n")
+	up := newUpstream(t, sseHandler(whole, false))
+	for _, fl := range []struct {
+		flavor Flavor
+		base   string
+		asks   bool
+	}{{OpenAI, "/v1", true}, {Azure, "", true}, {Compatible, "/v1", false}} {
+		t.Run(fl.flavor.String(), func(t *testing.T) {
+			a := newTestAdapter(t, fl.flavor, up.srv.URL+fl.base, "k", Config{})
+			resp, err := a.Do(context.Background(), request(provider.OpChat, body, "dep", true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Stream.Close()
+			got, _ := drain(t, resp.Stream)
+			sent := up.last(t).body
+			if asked := strings.Contains(sent, `"stream_options":{"include_usage":true}`); asked != fl.asks {
+				t.Errorf("forwarded %s: include_usage added = %v, want %v", sent, asked, fl.asks)
+			}
+			if fl.asks && len(got) != len(chunks)-1 {
+				t.Errorf("relayed %d chunks, want %d (usage chunk hidden)", len(got), len(chunks)-1)
+			}
+			if u := resp.Stream.Usage(); u.CompletionTokens != 3 {
+				t.Errorf("usage %+v, want the stream's 3 completion tokens", u)
+			}
+		})
 	}
 }
