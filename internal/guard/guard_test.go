@@ -142,3 +142,21 @@ func TestClientErrorsNeverCount(t *testing.T) {
 		t.Error("client error recorded as the provider's last error")
 	}
 }
+
+// BenchmarkAcquireRelease is one attempt's admission and release on a
+// healthy provider: breaker, bulkhead and both buckets.
+func BenchmarkAcquireRelease(b *testing.B) {
+	g := newGuard(1<<20, 0, 0)
+	now := t0
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			p, err := g.Acquire(now, 500)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			p.Release(now, Result{Kind: outcome.OK, Usage: outcome.Usage{PromptTokens: 100, CompletionTokens: 300}})
+		}
+	})
+}
