@@ -63,10 +63,12 @@ func (l *live) health(now time.Time) route.Health {
 	return h
 }
 
-// observe feeds one finished attempt to the stats and the throttle.
+// observe feeds one finished attempt to the stats and the throttle. An
+// attempt that never reached the provider (canceled before an answer)
+// tells neither anything.
 func (l *live) observe(now time.Time, kind outcome.Kind, latency time.Duration) {
 	l.stats.Observe(now, kind, latency)
-	if kind == outcome.OK || kind == outcome.ClientError {
-		l.throttle.Accepted(now)
+	if kind.Counts() {
+		l.throttle.Done(now, kind == outcome.OK || kind == outcome.ClientError)
 	}
 }

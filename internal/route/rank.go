@@ -51,6 +51,8 @@ const (
 	// 0.76 with equal other parts) gets about a tenth of the weight of a
 	// perfect one instead of three quarters.
 	steepness = 8
+	// latencySlack is added to both latencies before comparing them.
+	latencySlack = 25 * time.Millisecond
 )
 
 // Health is what ranking reads about one target. The zero value is an
@@ -89,7 +91,9 @@ type Score struct {
 func (w Weights) score(h Health, fastest time.Duration) Score {
 	lat := 1.0
 	if h.Latency > 0 && fastest > 0 {
-		lat = float64(fastest) / float64(h.Latency)
+		// latencySlack keeps differences that are small in absolute terms
+		// (0.3ms against 6ms) from reading as "twenty times slower".
+		lat = float64(fastest+latencySlack) / float64(h.Latency+latencySlack)
 	}
 	sum := w.Success + w.Latency + w.Recency
 	total := (w.Success*h.SuccessRate + w.Latency*lat + w.Recency*h.Recency) / sum

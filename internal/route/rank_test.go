@@ -28,9 +28,10 @@ func TestScore(t *testing.T) {
 	}{
 		{"perfect", healthy(), 0, 1, false},
 		{"fails 40%", Health{SuccessRate: 0.6, Recency: 1, Capacity: 1, Ramp: 1}, 0, 0.76, false},
-		{"ten times slower", Health{SuccessRate: 1, Latency: time.Second, Recency: 1, Capacity: 1, Ramp: 1}, 100 * time.Millisecond, 0.82, false},
+		{"ten times slower", Health{SuccessRate: 1, Latency: time.Second, Recency: 1, Capacity: 1, Ramp: 1}, 100 * time.Millisecond, 0.8 + 0.2*125.0/1025, false},
+		{"sub-millisecond differences barely count", Health{SuccessRate: 1, Latency: 6 * time.Millisecond, Recency: 1, Capacity: 1, Ramp: 1}, 300 * time.Microsecond, 0.8 + 0.2*25.3/31, false},
 		{"below success floor", Health{SuccessRate: 0.2, Recency: 1, Capacity: 1, Ramp: 1}, 0, 0.52, true},
-		{"below latency floor", Health{SuccessRate: 1, Latency: 30 * time.Second, Recency: 1, Capacity: 1, Ramp: 1}, time.Second, 0.8 + 0.2/30, true},
+		{"below latency floor", Health{SuccessRate: 1, Latency: 30 * time.Second, Recency: 1, Capacity: 1, Ramp: 1}, time.Second, 0.8 + 0.2*1.025/30.025, true},
 		{"no recent success", Health{SuccessRate: 1, Recency: 0.5, Capacity: 1, Ramp: 1}, 0, 0.9, false},
 	}
 	for _, tt := range tests {

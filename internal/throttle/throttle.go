@@ -13,7 +13,9 @@
 //
 // The window is a ring of time buckets rotated lazily from the now passed
 // in; there are no goroutines. Locally rejected attempts count as
-// requests, as in the book.
+// requests, as in the book; a sent attempt counts when its outcome is
+// known, so a burst of slow requests in flight is not mistaken for a
+// provider refusing them.
 package throttle
 
 import (
@@ -89,9 +91,11 @@ func (t *Throttle) RejectProbability(now time.Time) float64 {
 	return max(0, (t.totalReq-t.k*t.totalAcc)/(t.totalReq+1))
 }
 
-// Allow decides one attempt at now with u uniform in [0, 1): it counts
-// the request and reports whether to send it. A rejected attempt should
-// move on to the next candidate.
+// Allow decides one attempt at now with u uniform in [0, 1) and reports
+// whether to send it. A rejected attempt counts as a request at once (it
+// should move on to the next candidate); a sent one is counted by Done
+// when its outcome is known, so requests still in flight never look
+// refused (a cold burst of slow answers is not throttled).
 func (t *Throttle) Allow(now time.Time, u float64) bool {
 	if t.k <= 0 {
 		return true
@@ -100,21 +104,29 @@ func (t *Throttle) Allow(now time.Time, u float64) bool {
 	defer t.mu.Unlock()
 	i := t.rotateLocked(now)
 	p := max(0, (t.totalReq-t.k*t.totalAcc)/(t.totalReq+1))
+	if u >= p {
+		return true
+	}
 	t.requests[i]++
 	t.totalReq++
-	return u >= p
+	return false
 }
 
-// Accepted records that the provider accepted an attempt (it answered, or
-// refused the request itself as a client error) at now. Overload, rate
-// limits, server errors and timeouts are not accepts.
-func (t *Throttle) Accepted(now time.Time) {
+// Done records the outcome of a sent attempt at now: one request, and
+// one accept when the provider accepted it (it answered, or refused the
+// request itself as a client error; overload, rate limits, server errors
+// and timeouts are not accepts).
+func (t *Throttle) Done(now time.Time, accepted bool) {
 	if t.k <= 0 {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	i := t.rotateLocked(now)
-	t.accepts[i]++
-	t.totalAcc++
+	t.requests[i]++
+	t.totalReq++
+	if accepted {
+		t.accepts[i]++
+		t.totalAcc++
+	}
 }

@@ -27,10 +27,7 @@ func TestRejectProbabilityMath(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			th := New(tt.k)
 			for i := 0; i < tt.requests; i++ {
-				th.Allow(t0, 0.999999) // count without being rejected
-			}
-			for i := 0; i < tt.accepts; i++ {
-				th.Accepted(t0)
+				th.Done(t0, i < tt.accepts)
 			}
 			if got := th.RejectProbability(t0); math.Abs(got-tt.want) > 1e-9 {
 				t.Errorf("p = %.6f, want %.6f", got, tt.want)
@@ -42,7 +39,7 @@ func TestRejectProbabilityMath(t *testing.T) {
 func TestAllowUsesProbability(t *testing.T) {
 	th := New(2)
 	for i := 0; i < 100; i++ {
-		th.Allow(t0, 0.999999)
+		th.Done(t0, false)
 	}
 	// p = 100/101 now: u below it rejects, above it allows.
 	if th.Allow(t0, 0.5) {
@@ -56,7 +53,7 @@ func TestAllowUsesProbability(t *testing.T) {
 func TestWindowForgets(t *testing.T) {
 	th := New(2)
 	for i := 0; i < 100; i++ {
-		th.Allow(t0, 0.999999)
+		th.Done(t0, false)
 	}
 	if th.RejectProbability(t0.Add(time.Minute)) == 0 {
 		t.Fatal("forgot within the window")
@@ -65,7 +62,7 @@ func TestWindowForgets(t *testing.T) {
 		t.Errorf("p = %.3f two minutes later, want 0", got)
 	}
 	// New traffic after the gap starts clean.
-	th.Accepted(t0.Add(3 * Window))
+	th.Done(t0.Add(3*Window), true)
 	if got := th.RejectProbability(t0.Add(3 * Window)); got != 0 {
 		t.Errorf("p = %.3f after recovery, want 0", got)
 	}
@@ -78,7 +75,34 @@ func BenchmarkAllowAccepted(b *testing.B) {
 	for b.Loop() {
 		now = now.Add(time.Millisecond)
 		if th.Allow(now, 0.5) {
-			th.Accepted(now)
+			th.Done(now, true)
 		}
+	}
+}
+
+// TestInFlightIsNotRefused: attempts allowed but not yet done do not count,
+// so a cold burst is never throttled.
+func TestInFlightIsNotRefused(t *testing.T) {
+	th := New(2)
+	for i := 0; i < 1000; i++ {
+		if !th.Allow(t0, 0) {
+			t.Fatalf("attempt %d of a cold burst rejected", i)
+		}
+	}
+}
+
+// TestLocalRejectionsCount: while a provider refuses everything, local
+// rejections keep the probability up (as in the book).
+func TestLocalRejectionsCount(t *testing.T) {
+	th := New(2)
+	for i := 0; i < 10; i++ {
+		th.Done(t0, false)
+	}
+	before := th.RejectProbability(t0)
+	if th.Allow(t0, 0) {
+		t.Fatal("u=0 allowed at p > 0")
+	}
+	if after := th.RejectProbability(t0); after <= before {
+		t.Errorf("p %.3f did not grow after a local rejection (%.3f)", after, before)
 	}
 }

@@ -69,6 +69,13 @@ func (s *stream) Next() ([]byte, error) {
 			s.err = io.EOF
 			return nil, io.EOF
 		}
+		if !gjson.ValidBytes(data) {
+			// A chunk the client could not parse must not be relayed;
+			// before the commit point this fails over.
+			s.err = fmt.Errorf("%s (stream): %w", s.what, &outcome.Error{
+				Kind: outcome.ServerError, Message: "invalid JSON in stream event: " + plainMessage(data)})
+			return nil, s.err
+		}
 		if hasErrorField(data) {
 			// A 200 stream carries no error status; the event's own code
 			// and type decide (PROVIDERS.md §2.1 "Mid-stream").
