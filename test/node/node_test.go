@@ -1,0 +1,56 @@
+// Package nodesdk runs the official OpenAI Node SDK (npm package openai,
+// pinned in package.json) against the router: .ci/run installs it with
+// `npm ci`; locally, run `npm ci` in test/node first.
+package nodesdk
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/simulated"
+	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/route"
+)
+
+func TestOpenAINodeSDK(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if _, statErr := os.Stat(filepath.Join("node_modules", "openai")); err != nil || statErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node or node_modules/openai missing in CI (.ci/run runs npm ci): %v %v", err, statErr)
+		}
+		t.Skip("run `npm ci` in test/node to drive the router with the Node SDK")
+	}
+	sim, err := simulated.New(provider.Config{Name: "sim"}, simulated.Config{Reply: "Hello from the router"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, _ := route.NewTable([]route.ModelConfig{{Name: "gpt-4o-mini", Targets: []route.Target{{Provider: "sim", Model: "sim-1"}}}})
+	s, err := proxy.New(proxy.Options{
+		Providers:  []proxy.Provider{{Name: "sim", Type: "simulated", Adapter: sim}},
+		Models:     table,
+		Limits:     proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second},
+		ClientKeys: []string{"node-key"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "sdk.test.mjs")
+	cmd.Env = append(os.Environ(), "ROUTER_URL="+srv.URL+"/v1", "ROUTER_KEY=node-key")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test failed: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
