@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -288,9 +287,8 @@ func (p *Provider) validate() error {
 		return fmt.Errorf("timeout: must not be negative, got %s", p.Timeout)
 	}
 	if p.BaseURL != "" {
-		u, err := url.Parse(p.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("base_url: must be an http(s) URL, got %q", p.BaseURL)
+		if _, err := provider.ParseBaseURL(p.BaseURL, ""); err != nil {
+			return err
 		}
 	}
 	blocks := map[string]bool{

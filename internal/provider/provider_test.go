@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -131,5 +132,32 @@ func TestTransportError(t *testing.T) {
 				t.Errorf("cause lost: %v", err)
 			}
 		})
+	}
+}
+
+func TestParseBaseURL(t *testing.T) {
+	tests := []struct {
+		raw, def, want, err string
+	}{
+		{"", "https://api.example.com/v1", "https://api.example.com/v1", ""},
+		{" http://127.0.0.1:11434/v1 ", "", "http://127.0.0.1:11434/v1", ""},
+		{"ftp://x", "", "", "scheme must be http or https"},
+		{"https://", "", "", "no host"},
+		{"https://user:pass@host", "", "", "credentials belong in api_key_env"},
+		{"https://host/v1?key=x", "", "", "must not have a query"},
+		{"https://host/#frag", "", "", "must not have a query or fragment"},
+		{"::nope", "", "", "base_url:"},
+	}
+	for _, tt := range tests {
+		u, err := ParseBaseURL(tt.raw, tt.def)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.HasPrefix(err.Error(), "base_url: ") {
+				t.Errorf("%q: error %v, want one naming base_url and %q", tt.raw, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || u.String() != tt.want {
+			t.Errorf("%q: got %v, %v; want %s", tt.raw, u, err, tt.want)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -102,21 +101,11 @@ func New(p provider.Config, key string, c Config, client *http.Client) (*Adapter
 }
 
 func parseBaseURL(raw string) (string, error) {
-	if raw == "" {
-		return DefaultBaseURL, nil
-	}
-	u, err := url.Parse(raw)
+	u, err := provider.ParseBaseURL(raw, DefaultBaseURL)
 	if err != nil {
-		return "", fmt.Errorf("base_url: %w", err)
+		return "", err
 	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "", fmt.Errorf("base_url: %q: scheme must be http or https", raw)
-	case u.Host == "":
-		return "", fmt.Errorf("base_url: %q: no host", raw)
-	case u.User != nil:
-		return "", fmt.Errorf("base_url: %q: credentials belong in api_key_env or api_key_file", raw)
-	case strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "":
+	if strings.Trim(u.Path, "/") != "" {
 		return "", fmt.Errorf("base_url: %q: give scheme://host only; the adapter appends /v1/messages", raw)
 	}
 	return u.Scheme + "://" + u.Host, nil

@@ -58,20 +58,9 @@ func New(p provider.Config, key string, c Config, client *http.Client) (*Adapter
 
 // baseURL validates base_url and returns it without a trailing slash.
 func baseURL(raw string) (string, error) {
-	if raw == "" {
-		return DefaultBaseURL, nil
-	}
-	u, err := url.Parse(raw)
+	u, err := provider.ParseBaseURL(raw, DefaultBaseURL)
 	if err != nil {
-		return "", fmt.Errorf("base_url: %w", err)
-	}
-	switch {
-	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return "", fmt.Errorf("base_url: %q is not an absolute http(s) URL such as %s", raw, DefaultBaseURL)
-	case u.User != nil:
-		return "", fmt.Errorf("base_url: %q must not carry credentials (use api_key_env)", raw)
-	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-		return "", fmt.Errorf("base_url: %q must not have a query or fragment", raw)
+		return "", err
 	}
 	p := strings.TrimRight(u.EscapedPath(), "/")
 	last := p[strings.LastIndexByte(p, '/')+1:]

@@ -197,17 +197,9 @@ func parseBaseURL(f Flavor, raw string) (string, error) {
 		}
 		raw = DefaultBaseURL
 	}
-	u, err := url.Parse(raw)
+	u, err := provider.ParseBaseURL(raw, DefaultBaseURL)
 	if err != nil {
-		return "", fmt.Errorf("base_url: %w", err)
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "", fmt.Errorf("base_url: %q: scheme must be http or https", raw)
-	case u.Host == "":
-		return "", fmt.Errorf("base_url: %q: no host", raw)
-	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-		return "", fmt.Errorf("base_url: %q: must not have a query or fragment", raw)
+		return "", err
 	}
 	base := strings.TrimRight(u.String(), "/")
 	// A gateway prefix in front of Azure is fine; the API path is not: the
