@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -74,7 +75,7 @@ type exchange struct {
 func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op) {
 	st := s.st.Load()
 	ex := &exchange{start: time.Now(), id: s.requestID(r), op: op}
-	w.Header().Set("X-Request-ID", ex.id)
+	setHeader(w.Header(), hdrRequestID, ex.id)
 	defer s.logRequest(r, ex)
 	if !s.checkAuth(w, r, st) {
 		ex.status = http.StatusUnauthorized
@@ -361,8 +362,8 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	if resp.Stream == nil {
 		s.release(up, permit, guard.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage}, time.Since(t0))
 		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+		h[hdrCType] = valJSON
+		setHeader(h, hdrCLength, strconv.Itoa(len(resp.Body)))
 		ex.status = http.StatusOK
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(resp.Body)
@@ -517,16 +518,17 @@ func (ex *exchange) failureList() string {
 
 func (s *Server) setServedHeaders(w http.ResponseWriter, ex *exchange, up *upstream, tg route.Target) {
 	h := w.Header()
-	h.Set("X-LLMRouter-Provider", up.Name)
-	h.Set("X-LLMRouter-Model", tg.Model)
-	h.Set("X-LLMRouter-Tier", strconv.Itoa(tg.Tier))
-	h.Set("X-LLMRouter-Attempts", strconv.Itoa(ex.attempts))
+	// One backing array for the per-response values.
+	vals := make([]string, 5)
+	vals[0], vals[1], vals[2], vals[3] = up.Name, tg.Model, strconv.Itoa(tg.Tier), strconv.Itoa(ex.attempts)
+	h[hdrProvider], h[hdrModel], h[hdrTier], h[hdrAttempts] = vals[0:1:1], vals[1:2:2], vals[2:3:3], vals[3:4:4]
 	if tg.Tier > ex.model.BestTier {
-		h.Set("X-LLMRouter-Degraded", "true")
+		h[hdrDegraded] = valTrue
 	}
 	overhead := time.Since(ex.start) - ex.upstream
 	ex.overhead, ex.committed = overhead, true
-	h.Set("X-LLMRouter-Overhead-Ms", strconv.FormatFloat(float64(overhead.Microseconds())/1000, 'f', 3, 64))
+	vals[4] = strconv.FormatFloat(float64(overhead.Microseconds())/1000, 'f', 3, 64)
+	h[hdrOverhead] = vals[4:5:5]
 }
 
 // preamble reads a stream up to its first chunk with content and returns
@@ -593,9 +595,9 @@ func hasContent(p []byte) bool {
 // stream with one error event and no [DONE].
 func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st provider.Stream, held [][]byte) outcome.Kind {
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	h[hdrCType] = valEventStream
+	h["Cache-Control"] = valNoCache
+	h["X-Accel-Buffering"] = valNo
 	ex.status = http.StatusOK
 	w.WriteHeader(http.StatusOK)
 	ex.ttft = time.Since(ex.start)
@@ -664,9 +666,14 @@ func (s *Server) logRequest(r *http.Request, ex *exchange) {
 		overhead = elapsed - ex.upstream
 	}
 	s.m.overhead.Observe(overhead.Seconds())
-	attrs := []any{"request_id", ex.id, "method", r.Method, "path", r.URL.Path, "model", model,
-		"status", ex.status, "provider", ex.served, "attempts", ex.attempts,
-		"duration_ms", float64(elapsed.Microseconds()) / 1000}
+	if !s.log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	var attrs [10]slog.Attr
+	a := append(attrs[:0],
+		slog.String("request_id", ex.id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("model", model), slog.Int("status", ex.status), slog.String("provider", ex.served),
+		slog.Int("attempts", ex.attempts), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000))
 	if len(ex.failures) > 0 {
 		var b strings.Builder
 		for i, f := range ex.failures {
@@ -677,9 +684,9 @@ func (s *Server) logRequest(r *http.Request, ex *exchange) {
 			b.WriteByte(':')
 			b.WriteString(f.kind.String())
 		}
-		attrs = append(attrs, "failures", b.String())
+		a = append(a, slog.String("failures", b.String()))
 	}
-	s.log.Info("request", attrs...)
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", a...)
 }
 
 // writeRefused answers a request that no provider admitted: 429 when

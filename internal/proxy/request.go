@@ -51,7 +51,7 @@ func badRequest(param, msg string) *apiError {
 // readBody reads the whole body, bounded by max, into a pooled buffer the
 // caller must return with putBody.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) (*bytes.Buffer, *apiError) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 			return nil, &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: "invalid_request_error",

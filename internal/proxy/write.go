@@ -14,13 +14,13 @@ import (
 // 0 adds Retry-After in whole seconds, rounded up.
 func writeError(w http.ResponseWriter, status int, typ, code, param, message string, retryAfter time.Duration) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h[hdrCType] = valJSON
 	if retryAfter > 0 {
 		h.Set("Retry-After", strconv.FormatInt(int64(math.Ceil(retryAfter.Seconds())), 10))
 	}
 	b := appendErrorJSON(make([]byte, 0, 128+len(message)), typ, code, param, message)
 	b = append(b, '\n')
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	setHeader(h, hdrCLength, strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

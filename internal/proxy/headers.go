@@ -1,0 +1,31 @@
+package proxy
+
+import "net/http"
+
+// Response header names in canonical form (textproto.CanonicalMIMEHeaderKey),
+// so setting them is a map write: Header.Set would re-canonicalize
+// "X-LLMRouter-…" and allocate on every request.
+const (
+	hdrRequestID = "X-Request-Id"
+	hdrProvider  = "X-Llmrouter-Provider"
+	hdrModel     = "X-Llmrouter-Model"
+	hdrTier      = "X-Llmrouter-Tier"
+	hdrAttempts  = "X-Llmrouter-Attempts"
+	hdrDegraded  = "X-Llmrouter-Degraded"
+	hdrOverhead  = "X-Llmrouter-Overhead-Ms"
+	hdrCType     = "Content-Type"
+	hdrCLength   = "Content-Length"
+)
+
+// Shared single-value slices for constant header values. net/http only
+// reads header values, so sharing them across responses is safe.
+var (
+	valJSON        = []string{"application/json"}
+	valEventStream = []string{"text/event-stream"}
+	valNoCache     = []string{"no-cache"}
+	valNo          = []string{"no"}
+	valTrue        = []string{"true"}
+)
+
+// setHeader sets a canonical key to one value.
+func setHeader(h http.Header, key, v string) { h[key] = []string{v} }
