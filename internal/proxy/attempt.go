@@ -64,6 +64,9 @@ type exchange struct {
 	cands []candidate
 	// lastTier is the tier of the latest attempt, for fallbacks_total.
 	lastTier int
+	// waited is the time the latest pause took (backoff, refill, free
+	// slot), for the retry log line; 0 when the retry was immediate.
+	waited time.Duration
 	// overhead is the router's own time up to the commit point; ttft the
 	// time to the first byte of a stream; committed once either is set.
 	overhead, ttft time.Duration
@@ -216,7 +219,9 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 			if ex.attempts > 0 {
 				prev := ex.failures[len(ex.failures)-1]
 				s.log.Debug("retrying", "request_id", ex.id, "attempt", ex.attempts+1, "provider", c.up.Name,
-					"previous_provider", prev.provider, "previous_kind", prev.kind.String())
+					"previous_provider", prev.provider, "previous_kind", prev.kind.String(),
+					"backoff_ms", ex.waited.Milliseconds())
+				ex.waited = 0
 				s.m.retries.WithLabelValues(c.up.Name).Inc()
 				if ex.lastTier != c.tg.Tier {
 					s.m.fallback(ex.lastTier, c.tg.Tier)
@@ -287,7 +292,10 @@ func (s *Server) pause(ctx context.Context, ex *exchange, at time.Time, watchCap
 		s.log.Debug("backing off", "request_id", ex.id, "wait_ms", d.Milliseconds())
 	}
 	start := time.Now()
-	defer func() { s.m.backoff.Observe(time.Since(start).Seconds()) }()
+	defer func() {
+		ex.waited = time.Since(start)
+		s.m.backoff.Observe(ex.waited.Seconds())
+	}()
 	select {
 	case <-ctx.Done():
 		return false
