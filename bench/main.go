@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Roles the bench binary re-executes itself as (the -role flag).
+const (
+	roleUpstream = "upstream"
+	roleHTTPUtil = "httputil"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// options are the bench's flags, parsed.
+type options struct {
+	duration     time.Duration
+	warmup       time.Duration
+	conc         []int
+	modes        []mode
+	only         []string
+	router       string
+	nginxWorkers string
+	streams      int
+	interval     time.Duration
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measured time per (mode, concurrency, target); with -streams, how long the streams are held while measured")
+	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before each measurement")
+	concList := fs.String("concurrency", "1,16,64", "comma-separated closed-loop worker counts")
+	modeList := fs.String("modes", "json,stream", "comma-separated: json (non-stream), stream")
+	onlyList := fs.String("only", strings.Join(allTargets, ","), "comma-separated subset of "+strings.Join(allTargets, ","))
+	fs.StringVar(&o.router, "router", "", "llmrouter binary; empty: go build ./cmd/router into a temporary directory")
+	fs.StringVar(&o.nginxWorkers, "nginx-workers", "auto", "nginx worker_processes (auto: one per core)")
+	fs.IntVar(&o.streams, "streams", 0, "instead of the table: hold this many streams open through each proxy and report RSS")
+	fs.DurationVar(&o.interval, "stream-interval", 100*time.Millisecond, "with -streams: time between the upstream's chunks")
+	// Internal: what a re-executed child is.
+	role := fs.String("role", "", "internal: run as "+roleUpstream+" or "+roleHTTPUtil+" on the listener at fd 3")
+	upBase := fs.String("upstream", "", "internal: the httputil role's upstream base URL")
+	chunks := fs.Int("chunks", contentChunks, "internal: content chunks per stream when -chunk-interval > 0")
+	chunkInterval := fs.Duration("chunk-interval", 0, "internal: pause between the upstream's stream chunks")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if *role != "" {
+		if err := runRole(ctx, *role, *upBase, upstream{interval: *chunkInterval, chunks: *chunks}); err != nil {
+			fmt.Fprintln(stderr, "bench", *role+":", err)
+			return 1
+		}
+		return 0
+	}
+	var err error
+	if o.conc, err = parseInts(*concList); err != nil {
+		fmt.Fprintln(stderr, "bench: -concurrency:", err)
+		return 2
+	}
+	if o.modes, err = parseModes(*modeList); err != nil {
+		fmt.Fprintln(stderr, "bench: -modes:", err)
+		return 2
+	}
+	if o.only, err = parseTargets(*onlyList); err != nil {
+		fmt.Fprintln(stderr, "bench: -only:", err)
+		return 2
+	}
+	if o.duration <= 0 || o.warmup < 0 || o.interval <= 0 {
+		fmt.Fprintln(stderr, "bench: -duration and -stream-interval must be positive, -warmup not negative")
+		return 2
+	}
+	if err := bench(ctx, o, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 1
+	}
+	return 0
+}
+
+// runRole is a re-executed child: serve on the listener passed as fd 3
+// until SIGTERM.
+func runRole(ctx context.Context, role, upBase string, u upstream) error {
+	f := os.NewFile(3, "listener")
+	if f == nil {
+		return errors.New("no listener at fd 3")
+	}
+	ln, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("listener at fd 3: %w", err)
+	}
+	switch role {
+	case roleUpstream:
+		return serveUpstream(ctx, ln, u)
+	case roleHTTPUtil:
+		return serveBareProxy(ctx, ln, upBase)
+	}
+	ln.Close()
+	return fmt.Errorf("unknown role %q", role)
+}
+
+// bench starts the processes, runs the table or the streams test, and
+// stops everything it started, whatever happens.
+func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	tmp, err := os.MkdirTemp("", "llmrouter-bench-")
+	if err != nil {
+		return fmt.Errorf("temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	f := &fleet{}
+	defer f.stopAll()
+
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the bench binary: %w", err)
+	}
+	if slices.Contains(o.only, nameRouter) && o.router == "" {
+		fmt.Fprintln(stderr, "building ./cmd/router ...")
+		if o.router, err = buildRouter(ctx, tmp); err != nil {
+			return err
+		}
+	}
+	u := upstream{}
+	if o.streams > 0 {
+		// Long enough to outlast opening, settling and holding.
+		hold := startTimeout + streamOpenTimeout + o.duration + 30*time.Second
+		u = upstream{interval: o.interval, chunks: int(hold / o.interval)}
+	}
+	_, upBase, err := startUpstream(ctx, f, self, u)
+	if err != nil {
+		return err
+	}
+	var targets []target
+	for _, name := range o.only {
+		var t target
+		switch name {
+		case nameDirect:
+			if o.streams > 0 {
+				continue
+			}
+			t = target{name: nameDirect, url: upBase + "/v1/chat/completions"}
+		case nameNginx:
+			t, err = startNginx(ctx, f, tmp, o.nginxWorkers, upBase)
+		case nameHTTPUtil:
+			t, err = startBareProxy(ctx, f, self, upBase)
+		case nameRouter:
+			t, err = startRouter(ctx, f, o.router, tmp, upBase)
+		}
+		if err != nil {
+			return err
+		}
+		targets = append(targets, t)
+	}
+	fmt.Fprintf(stdout, "<!-- %s -->\n", machine(o))
+	if o.streams > 0 {
+		rows, err := holdStreams(ctx, o, targets, stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, streamsTable(o, rows))
+		return nil
+	}
+	rows, err := measureAll(ctx, o, targets, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, loadTable(rows))
+	fmt.Fprint(stdout, summary(rows))
+	return nil
+}
+
+// machine describes where and how the numbers were taken.
+func machine(o options) string {
+	s := fmt.Sprintf("%s, %d cores, %s; duration %s, warm-up %s, nginx worker_processes %s",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.duration, o.warmup, o.nginxWorkers)
+	if out, err := exec.Command("nginx", "-v").CombinedOutput(); err == nil {
+		s += ", " + strings.TrimSpace(strings.TrimPrefix(string(out), "nginx version: "))
+	}
+	return s
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 4096 {
+			return nil, fmt.Errorf("%q: want integers from 1 to 4096", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseModes(s string) ([]mode, error) {
+	var out []mode
+	for _, f := range strings.Split(s, ",") {
+		m := mode(strings.TrimSpace(f))
+		if m != modeJSON && m != modeStream {
+			return nil, fmt.Errorf("%q: want %s or %s", f, modeJSON, modeStream)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// parseTargets keeps table order whatever order the flag lists.
+func parseTargets(s string) ([]string, error) {
+	want := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(allTargets, f) {
+			return nil, fmt.Errorf("%q: want some of %s", f, strings.Join(allTargets, ","))
+		}
+		want[f] = true
+	}
+	var out []string
+	for _, t := range allTargets {
+		if want[t] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}

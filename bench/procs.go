@@ -1,0 +1,292 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// clockTick is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100
+// on every Linux architecture Go supports (the kernel's CONFIG_HZ does not
+// change it).
+const clockTick = 10 * time.Millisecond
+
+// stopGrace is how long a child gets between SIGTERM and SIGKILL.
+const stopGrace = 3 * time.Second
+
+// proc is one child process, leader of its own process group.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has been waited for
+}
+
+// fleet owns every child the bench starts; stopAll ends them all.
+type fleet struct {
+	mu    sync.Mutex // guards procs
+	procs []*proc
+}
+
+// start runs path with args as its own process group, stdout and stderr
+// going to the bench's stderr, extra files from fd 3 on. The child gets
+// death if the bench dies (Pdeathsig): SIGKILL for a single process;
+// SIGTERM for nginx, whose master then stops its workers (a killed master
+// would leave them running).
+func (f *fleet) start(name, path string, args []string, env []string, death syscall.Signal, extra ...*os.File) (*proc, error) {
+	cmd := exec.Command(path, args...)
+	cmd.Stdout = &prefixWriter{prefix: name + ": ", w: os.Stderr}
+	cmd.Stderr = cmd.Stdout
+	cmd.Env = env
+	cmd.ExtraFiles = extra
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: death}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(p.done)
+	}()
+	f.mu.Lock()
+	f.procs = append(f.procs, p)
+	f.mu.Unlock()
+	return p, nil
+}
+
+// stopAll stops every child, last started first.
+func (f *fleet) stopAll() {
+	f.mu.Lock()
+	ps := f.procs
+	f.procs = nil
+	f.mu.Unlock()
+	for i := len(ps) - 1; i >= 0; i-- {
+		ps[i].stop()
+	}
+}
+
+// pid is the process (and process group) id.
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+// exited reports whether the process has ended.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM to the process group, then SIGKILL after stopGrace,
+// and waits for the leader.
+func (p *proc) stop() {
+	if p.exited() {
+		// The leader is gone; its group (nginx workers) may not be.
+		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+		return
+	}
+	_ = syscall.Kill(-p.pid(), syscall.SIGTERM)
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-t.C:
+		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+		<-p.done
+	}
+	// Leftover group members (nginx workers after a master crash).
+	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+}
+
+// usage is what the processes of one group had used at one moment.
+type usage struct {
+	cpu time.Duration // utime+stime summed over the group
+	rss int64         // VmRSS summed over the group, bytes
+}
+
+// groupUsage reads /proc for every process whose process group is pgid.
+// Summed RSS counts pages shared between processes (nginx's master and
+// workers) once per process.
+func groupUsage(pgid int) (usage, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return usage{}, fmt.Errorf("reading /proc: %w", err)
+	}
+	var u usage
+	found := false
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone since ReadDir
+		}
+		group, cpu, err := parseStat(stat)
+		if err != nil || group != pgid {
+			continue
+		}
+		rss, err := readRSS(pid)
+		if err != nil {
+			continue
+		}
+		found = true
+		u.cpu += cpu
+		u.rss += rss
+	}
+	if !found {
+		return usage{}, fmt.Errorf("no process in group %d", pgid)
+	}
+	return u, nil
+}
+
+// parseStat reads the process group and utime+stime from /proc/PID/stat.
+// The command name (field 2) may hold spaces and parentheses, so fields
+// are counted from the last ')'.
+func parseStat(b []byte) (pgrp int, cpu time.Duration, err error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, errors.New("parsing /proc stat: no ')'")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state): pgrp is field 5, utime 14, stime 15.
+	if len(f) < 13 {
+		return 0, 0, fmt.Errorf("parsing /proc stat: %d fields after the name", len(f))
+	}
+	pgrp, err = strconv.Atoi(f[2])
+	if err != nil {
+		return 0, 0, fmt.Errorf("parsing /proc stat pgrp: %w", err)
+	}
+	ut, err := strconv.ParseInt(f[11], 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("parsing /proc stat utime: %w", err)
+	}
+	st, err := strconv.ParseInt(f[12], 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("parsing /proc stat stime: %w", err)
+	}
+	return pgrp, time.Duration(ut+st) * clockTick, nil
+}
+
+// readRSS reads VmRSS from /proc/PID/status, in bytes.
+func readRSS(pid int) (int64, error) {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "VmRSS:") {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(line[len("VmRSS:"):]), " kB"), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing VmRSS of %d: %w", pid, err)
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("no VmRSS for %d", pid)
+}
+
+// freePort returns a loopback port that was free a moment ago (for nginx
+// and the router, which bind their own listeners).
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// listenerFile opens a loopback listener and returns it as a file to hand
+// to a child (fd 3) and its address. The bench's copy is closed.
+func listenerFile() (*os.File, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", fmt.Errorf("listening: %w", err)
+	}
+	defer ln.Close()
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		return nil, "", fmt.Errorf("listener file: %w", err)
+	}
+	return f, ln.Addr().String(), nil
+}
+
+// waitHTTP polls url with GET until it answers 200, p exits, or timeout.
+func waitHTTP(ctx context.Context, p *proc, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	defer client.CloseIdleConnections()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", p.name, err)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Errorf("status %d", resp.StatusCode)
+		} else {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s at %s: %w (last: %v)", p.name, url, ctx.Err(), last)
+		case <-p.done:
+			return fmt.Errorf("%s exited while starting (%s)", p.name, p.cmd.ProcessState)
+		case <-tick.C:
+		}
+	}
+}
+
+// prefixWriter prefixes each line a child writes, so interleaved logs say
+// who wrote them.
+type prefixWriter struct {
+	mu     sync.Mutex // guards buf and writes to w
+	prefix string
+	w      io.Writer
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = append(p.buf, b...)
+	for {
+		i := bytes.IndexByte(p.buf, '\n')
+		if i < 0 {
+			break
+		}
+		if _, err := fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf[:i]); err != nil {
+			return 0, err
+		}
+		p.buf = p.buf[i+1:]
+	}
+	return len(b), nil
+}
