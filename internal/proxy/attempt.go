@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -336,19 +337,22 @@ func refusalWait(err error) (time.Duration, bool) {
 func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchange, up *upstream, tg route.Target, req *provider.Request, permit *guard.Permit) (done bool, kind outcome.Kind, retryAfter time.Duration) {
 	ex.attempts++
 	req.Model = tg.Model
+	// One context and one timer bound the attempt: first the first-token
+	// deadline (streams), then the attempt timeout. The timer's cause
+	// says which one fired.
 	actx, cancelAttempt := context.WithCancelCause(ctx)
 	defer cancelAttempt(nil)
-	tctx, cancelTimeout := context.WithTimeoutCause(actx, up.Config.Timeout, errAttemptTimeout)
-	defer cancelTimeout()
-	var firstToken *time.Timer
-	if req.Stream {
-		// Bounds the response headers and the first content chunk.
-		firstToken = time.AfterFunc(up.Config.FirstTokenTimeout, func() { cancelAttempt(errFirstTokenTimeout) })
-		defer firstToken.Stop()
+	var cause atomic.Pointer[outcome.Error]
+	cause.Store(errAttemptTimeout)
+	limit := up.Config.Timeout
+	if req.Stream && up.Config.FirstTokenTimeout < limit {
+		cause.Store(errFirstTokenTimeout)
+		limit = up.Config.FirstTokenTimeout
 	}
-
+	timer := time.AfterFunc(limit, func() { cancelAttempt(cause.Load()) })
+	defer timer.Stop()
 	t0 := time.Now()
-	resp, err := up.Adapter.Do(tctx, req)
+	resp, err := up.Adapter.Do(actx, req)
 	var held [][]byte
 	if err == nil && resp.Stream != nil {
 		held, err = preamble(req.Op, resp.Stream)
@@ -362,8 +366,12 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 		s.release(up, permit, guard.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter}, time.Since(t0))
 		return s.attemptFailed(w, ex, up, oe), oe.Kind, oe.RetryAfter
 	}
-	if firstToken != nil {
-		firstToken.Stop()
+	if req.Stream && cause.Load() == errFirstTokenTimeout {
+		// First content arrived: the rest of the attempt timeout applies.
+		if timer.Stop() {
+			cause.Store(errAttemptTimeout)
+			timer.Reset(max(up.Config.Timeout-time.Since(t0), 0))
+		}
 	}
 	ex.served = up.Name
 	s.setServedHeaders(w, ex, up, tg)
@@ -611,23 +619,35 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st pro
 	ex.ttft = time.Since(ex.start)
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 0, 1024)
-	write := func(b []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	var deadline time.Time
+	// write sends b, flushing when flush is set. The write deadline is
+	// renewed at most once a second: setting it is not free, and a client
+	// that stops reading is still cut within streamWriteTimeout.
+	write := func(b []byte, flush bool) bool {
+		if now := time.Now(); deadline.Sub(now) < streamWriteTimeout-time.Second {
+			deadline = now.Add(streamWriteTimeout)
+			_ = rc.SetWriteDeadline(deadline)
+		}
 		if _, err := w.Write(b); err != nil {
 			return false
 		}
-		return rc.Flush() == nil
+		return !flush || rc.Flush() == nil
 	}
+	// A stream that can tell whether its next event is already buffered
+	// lets events that arrived together leave in one flush (one syscall)
+	// instead of one each; an event with nothing behind it is flushed at
+	// once, so no token waits.
+	pending, _ := st.(interface{ Pending() bool })
 	for _, p := range held {
 		buf = sse.AppendData(buf, p)
 	}
-	if len(buf) > 0 && !write(buf) {
+	if len(buf) > 0 && !write(buf, true) {
 		return outcome.Canceled
 	}
 	for {
 		p, err := st.Next()
 		if err == io.EOF {
-			write(sse.Done)
+			write(sse.Done, true)
 			return outcome.OK
 		}
 		if err != nil {
@@ -643,11 +663,11 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st pro
 			buf = appendErrorJSON(buf, "server_error", "upstream_error", "",
 				"the provider's stream failed after it started ("+kind.String()+"); the answer is incomplete")
 			buf = append(buf, "\n\n"...)
-			write(buf)
+			write(buf, true)
 			return kind
 		}
 		buf = sse.AppendData(buf[:0], p)
-		if !write(buf) {
+		if !write(buf, pending == nil || !pending.Pending()) {
 			return outcome.Canceled
 		}
 	}

@@ -32,9 +32,27 @@ type Reader struct {
 	line []byte
 }
 
+// readBuffer is the Reader's buffer. Chat chunks are a few hundred bytes;
+// a longer line is gathered across reads, so a small buffer costs nothing
+// but memory saved on every open stream.
+const readBuffer = 4 << 10
+
 // NewReader returns a Reader on r with the default event size limit.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 16<<10), max: DefaultMaxEvent}
+	return &Reader{br: bufio.NewReaderSize(r, readBuffer), max: DefaultMaxEvent}
+}
+
+// Pending reports whether the data already read from the connection holds
+// a whole data event, so Next would return without waiting on the network.
+// A relay uses it to batch writes: flush only when nothing more is ready.
+func (r *Reader) Pending() bool {
+	n := r.br.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := r.br.Peek(n)
+	i := bytes.Index(b, []byte("data:"))
+	return i >= 0 && (bytes.Contains(b[i:], []byte("\n\n")) || bytes.Contains(b[i:], []byte("\r\n\r\n")))
 }
 
 // Next returns the next event that carries data or a name. io.EOF means

@@ -79,3 +79,20 @@ func TestAppendData(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestPending(t *testing.T) {
+	r := NewReader(strings.NewReader("data: a\n\ndata: b\n\ndata: c"))
+	if r.Pending() {
+		t.Error("pending before anything was read")
+	}
+	if e, _ := r.Next(); string(e.Data) != "a" {
+		t.Fatalf("first event %q", e.Data)
+	}
+	if !r.Pending() {
+		t.Error("a whole event is buffered but Pending is false")
+	}
+	r.Next()
+	if r.Pending() {
+		t.Error("only half an event is buffered but Pending is true")
+	}
+}

@@ -243,3 +243,8 @@ func (s *stream) Close() error {
 	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })
 	return s.closeErr
 }
+
+// Pending reports whether the next payload is probably already read from
+// the connection (a whole data event is buffered), so the relay may hold
+// its flush. A wrong "true" only delays a flush until that event arrives.
+func (s *stream) Pending() bool { return !s.done && s.err == nil && s.events.Pending() }

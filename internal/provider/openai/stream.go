@@ -157,3 +157,8 @@ func (s *stream) Close() error {
 }
 
 var errStreamClosed = errors.New("stream closed by the caller")
+
+// Pending reports whether the next payload is probably already read from
+// the connection (a whole data event is buffered), so the relay may hold
+// its flush. A wrong "true" only delays a flush until that event arrives.
+func (s *stream) Pending() bool { return !s.closed && s.rd.Pending() }
