@@ -39,6 +39,12 @@ func NewHTTPClient(cfg Config) *http.Client {
 		TLSHandshakeTimeout:   tlsHandshakeTimeout,
 		ResponseHeaderTimeout: cfg.Timeout,
 		ExpectContinueTimeout: time.Second,
+		// Requests are small JSON and streams are read through their own
+		// buffered SSE reader: 2 KiB per connection each way (instead of
+		// 4 KiB) saves memory on every open stream at no cost in syscalls
+		// for typical chat payloads.
+		ReadBufferSize:  2 << 10,
+		WriteBufferSize: 2 << 10,
 	}
 	return &http.Client{
 		Transport: t,
