@@ -99,6 +99,22 @@ type Result struct {
 	NotSent bool
 }
 
+// Observe applies a budget the provider announced before the attempt is
+// over: a stream's response headers arrive long before its end, and the
+// next request must already respect them. Release then needs no RateLimit.
+func (p *Permit) Observe(now time.Time, rl outcome.RateLimit) {
+	p.g.limits.Observe(now, known(rl))
+}
+
+// known returns rl, or UnknownRateLimit for the zero value: an adapter that
+// leaves RateLimit unset has announced nothing, not "no budget left".
+func known(rl outcome.RateLimit) outcome.RateLimit {
+	if rl == (outcome.RateLimit{}) {
+		return outcome.UnknownRateLimit
+	}
+	return rl
+}
+
 // Release ends the attempt with its result at now. Calling it twice panics.
 func (p *Permit) Release(now time.Time, r Result) {
 	if !p.released.CompareAndSwap(false, true) {
@@ -110,10 +126,7 @@ func (p *Permit) Release(now time.Time, r Result) {
 	} else {
 		p.res.Reconcile(now, r.Usage.Total())
 	}
-	rl := r.RateLimit
-	if rl.LimitRequests == 0 && rl.RemainingRequests == 0 && rl.LimitTokens == 0 && rl.RemainingTokens == 0 {
-		rl = outcome.UnknownRateLimit // the zero value says nothing
-	}
+	rl := known(r.RateLimit)
 	if r.RetryAfter > rl.RetryAfter {
 		rl.RetryAfter = r.RetryAfter
 	}

@@ -355,6 +355,9 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	resp, err := up.Adapter.Do(actx, req)
 	var held [][]byte
 	if err == nil && resp.Stream != nil {
+		// The headers came before the stream: their budget applies now,
+		// not when the stream ends.
+		permit.Observe(s.now(), resp.RateLimit)
 		held, err = preamble(req.Op, resp.Stream)
 		if err != nil {
 			resp.Stream.Close()
@@ -390,7 +393,7 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	end := s.relay(w, ex, up, resp.Stream, held)
 	// The stream's outcome is known only now; a breaker that tripped
 	// meanwhile ignores it (the permit's ticket is from before).
-	s.release(up, permit, guard.Result{Kind: end, RateLimit: resp.RateLimit, Usage: resp.Stream.Usage()}, firstContent)
+	s.release(up, permit, guard.Result{Kind: end, RateLimit: outcome.UnknownRateLimit, Usage: resp.Stream.Usage()}, firstContent)
 	return true, end, 0
 }
 

@@ -248,6 +248,12 @@ type dim struct {
 	// learned (else capacity per minute). nil until an announcement with a
 	// capacity to hang it on.
 	prov *rate.Limiter
+	// last is the last remaining count applied, at lastAt; until
+	// lastReset (its announced reset, else a minute) counts only fall
+	// except by refill. See stale.
+	last      int64
+	lastAt    time.Time
+	lastReset time.Time
 	// gen counts the announcements that set prov's level. A reservation
 	// adjusts prov only if gen is unchanged since it charged.
 	gen uint64
@@ -297,6 +303,16 @@ func (d *dim) observeLocked(now time.Time, limit, remaining int64, reset time.Du
 		d.announced = limit
 	}
 	c := d.provCapacity()
+	if remaining > 0 && d.stale(now, remaining) {
+		remaining, reset = -1, 0
+	}
+	if remaining >= 0 {
+		d.last, d.lastAt = remaining, now
+		d.lastReset = now.Add(window)
+		if reset > 0 {
+			d.lastReset = now.Add(reset)
+		}
+	}
 	if c > 0 && remaining >= 0 && remaining < c && reset > 0 {
 		// PROVIDERS.md §1.1: reset is the time until the budget is full
 		// again, so the provider refills limit-remaining over reset. Groq's
@@ -337,6 +353,24 @@ func (d *dim) observeLocked(now time.Time, limit, remaining int64, reset time.Du
 		// With a capacity and no reset, prov at level 0 refills at
 		// capacity per minute, which is the wait.
 	}
+}
+
+// stale reports whether an announced remaining is older news than the last
+// one applied. Answers to concurrent requests arrive out of order, and an
+// answer released now may carry a count the provider computed before the
+// newer one already applied. Until the last announced reset, a provider's
+// count only falls, except by refill: a count above the last one plus what
+// the learned rate refilled since cannot be newer, so it is ignored.
+// (Counts at or below that, and anything after the reset, are news.)
+func (d *dim) stale(now time.Time, remaining int64) bool {
+	if d.lastAt.IsZero() || !now.Before(d.lastReset) {
+		return false
+	}
+	refill := 0.0
+	if c := d.provCapacity(); c > 0 {
+		refill = float64(d.provRate(c)) * now.Sub(d.lastAt).Seconds()
+	}
+	return float64(remaining) > float64(d.last)+refill+0.5
 }
 
 // waitLocked returns how long until need units fit this budget: the longest

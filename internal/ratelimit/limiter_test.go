@@ -657,3 +657,34 @@ func BenchmarkObserve(b *testing.B) {
 		l.Observe(time.Now(), rl)
 	}
 }
+
+// TestStaleAnswerDoesNotRaiseTheLevel: the answer to an earlier request,
+// arriving after the answers to later ones, carries an older count and
+// must not raise the level they set; after the announced reset, or by
+// refill, the count may rise again.
+func TestStaleAnswerDoesNotRaiseTheLevel(t *testing.T) {
+	l := New(0, 0)
+	rl := func(remaining int64) outcome.RateLimit {
+		r := outcome.UnknownRateLimit
+		r.LimitRequests, r.RemainingRequests, r.ResetRequests = 10, remaining, 2*time.Second
+		return r
+	}
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	for _, step := range []struct {
+		ms        int
+		remaining int64
+		want      int64
+	}{
+		{0, 3, 3},     // answers to a burst, newest count 3…
+		{10, 2, 2},    // …then 2, 1 (counts fall: news)
+		{20, 1, 1},    //
+		{30, 4, 1},    // an older answer released last: stale, ignored
+		{2100, 9, 9},  // after the announced reset: news
+		{2110, 10, 9}, // 10 would need 1 refilled in 10ms at 0.5/s: stale
+	} {
+		l.Observe(at(step.ms), rl(step.remaining))
+		if got := l.Snapshot(at(step.ms)).RemainingRequests; got != step.want {
+			t.Errorf("at +%dms after remaining %d: level %d, want %d", step.ms, step.remaining, got, step.want)
+		}
+	}
+}
