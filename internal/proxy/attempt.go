@@ -165,12 +165,6 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 		now := s.now()
 		deadline, _ := ctx.Deadline()
 		var soonest time.Time // earliest moment a candidate may be admitted again
-		lastTierTried := false
-		for i := range cands {
-			if cands[i].tg.Tier == lastTier && cands[i].tries > 0 {
-				lastTierTried = true
-			}
-		}
 		for i := range cands {
 			c := &cands[i]
 			if ex.attempts >= maxAttempts || ctx.Err() != nil {
@@ -179,7 +173,7 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 			if c.out {
 				continue
 			}
-			if ex.attempts == maxAttempts-1 && !lastTierTried && c.tg.Tier != lastTier && lastTier != ex.model.BestTier {
+			if ex.attempts == maxAttempts-1 && c.tg.Tier != lastTier && keepForFallback(cands, lastTier, ex.model.BestTier) {
 				continue // keep the last attempt for the fallback tier
 			}
 			if now.Before(c.notUntil) {
@@ -232,9 +226,6 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 			done, kind, retryAfter := s.attempt(ctx, w, ex, c.up, c.tg, req, permit)
 			if done {
 				return true
-			}
-			if c.tg.Tier == lastTier {
-				lastTierTried = true
 			}
 			now = s.now()
 			switch {
@@ -304,6 +295,26 @@ func (s *Server) pause(ctx context.Context, ex *exchange, at time.Time, watchCap
 	case <-capacity:
 	}
 	return true
+}
+
+// keepForFallback reports whether the last attempt must be kept for the
+// model's last tier (the local fallback): it has a candidate still usable
+// and none of its candidates has been tried yet.
+func keepForFallback(cands []candidate, lastTier, bestTier int) bool {
+	if lastTier == bestTier {
+		return false
+	}
+	usable := false
+	for i := range cands {
+		if cands[i].tg.Tier != lastTier {
+			continue
+		}
+		if cands[i].tries > 0 {
+			return false
+		}
+		usable = usable || !cands[i].out
+	}
+	return usable
 }
 
 // openUnit draws a uniform number in (0, 1] for ranking.

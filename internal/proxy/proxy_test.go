@@ -523,3 +523,20 @@ func TestRetrySameProviderAfterBackoff(t *testing.T) {
 		t.Errorf("status %d attempts %q, want 502 after 3", w.Code, w.Header().Get("X-LLMRouter-Attempts"))
 	}
 }
+
+// TestLastAttemptKeptForFallbackTier: with more failing targets than
+// attempts, the last attempt goes to the local fallback tier.
+func TestLastAttemptKeptForFallbackTier(t *testing.T) {
+	failing := func() *fake { return &fake{do: fail(outcome.ServerError, 500, "boom")} }
+	a, b, c, local := failing(), failing(), failing(), &fake{do: ok(`{"ok":1}`)}
+	s := newServer(t, LimitsConfig{}, nil,
+		target{name: "a", a: a}, target{name: "b", a: b}, target{name: "c", tier: 1, a: c}, target{name: "local", tier: 2, a: local})
+	w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody)
+	if w.Code != 200 || w.Header().Get("X-LLMRouter-Provider") != "local" || w.Header().Get("X-LLMRouter-Attempts") != "3" {
+		t.Fatalf("status %d via %q after %s attempts, want 200 via local after 3: %s",
+			w.Code, w.Header().Get("X-LLMRouter-Provider"), w.Header().Get("X-LLMRouter-Attempts"), w.Body)
+	}
+	if c.calls.Load() != 0 {
+		t.Errorf("tier 1 was tried (%d calls) although the last attempt was kept for the fallback", c.calls.Load())
+	}
+}
