@@ -36,6 +36,11 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
+// CapWait bounds a wait a provider announced (a reset time, a retry delay)
+// to [0, 24h]: a malformed or far-future value must not park a provider
+// for longer than a day.
+func CapWait(d time.Duration) time.Duration { return clampWait(float64(d)) }
+
 func clampWait(ns float64) time.Duration {
 	switch {
 	case math.IsNaN(ns) || ns <= 0:
@@ -58,7 +63,7 @@ func ParseCount(h http.Header, key string, zeroUnknown bool) int64 {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(v, 64)
-		if ferr != nil || math.IsNaN(f) || f > math.MaxInt64 {
+		if ferr != nil || math.IsNaN(f) || f < 0 || f > math.MaxInt64 {
 			return -1
 		}
 		n = int64(f)

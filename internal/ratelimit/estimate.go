@@ -1,5 +1,7 @@
 package ratelimit
 
+import "math"
+
 // DefaultMaxTokens is the completion budget EstimateTokens assumes when the
 // request sets no max_tokens.
 const DefaultMaxTokens = 256
@@ -19,5 +21,9 @@ func EstimateTokens(body []byte, maxTokens int64) int64 {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	return (int64(len(body))+bytesPerToken-1)/bytesPerToken + maxTokens
+	prompt := (int64(len(body)) + bytesPerToken - 1) / bytesPerToken
+	if maxTokens > math.MaxInt64-prompt {
+		return math.MaxInt64 // saturate: a huge max_tokens must not wrap negative
+	}
+	return prompt + maxTokens
 }

@@ -132,14 +132,31 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.line = append(r.line, chunk...)
 			line = r.line
 		}
+		// A line that filled the buffer is held to the limit as it grows
+		// (the ErrBufferFull case above); check here too, or a line of
+		// exactly the buffer's size arriving with EOF would slip past.
+		if len(line) >= r.br.Size() && len(line) > r.max {
+			return nil, fmt.Errorf("%w (line over %d bytes)", ErrEventTooLarge, r.max)
+		}
 		line = bytes.TrimSuffix(line, []byte{'\n'})
 		return bytes.TrimSuffix(line, []byte{'\r'}), nil
 	}
 }
 
-// AppendData appends payload framed as one "data:" event. payload must
-// hold no newline (compact JSON never does).
+// AppendData appends payload framed as one "data:" event. A payload with
+// newlines (a provider's pretty-printed JSON joined from several data
+// lines) becomes one "data:" line per line, which a reader joins back.
 func AppendData(dst, payload []byte) []byte {
+	for {
+		i := bytes.IndexByte(payload, '\n')
+		if i < 0 {
+			break
+		}
+		dst = append(dst, "data: "...)
+		dst = append(dst, bytes.TrimSuffix(payload[:i], []byte{'\r'})...)
+		dst = append(dst, '\n')
+		payload = payload[i+1:]
+	}
 	dst = append(dst, "data: "...)
 	dst = append(dst, payload...)
 	return append(dst, '\n', '\n')

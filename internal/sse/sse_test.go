@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -77,6 +78,13 @@ func TestReaderLongLineAndLimit(t *testing.T) {
 func TestAppendData(t *testing.T) {
 	if got := string(AppendData(nil, []byte(`{"a":1}`))); got != "data: {\"a\":1}\n\n" {
 		t.Errorf("got %q", got)
+	}
+	// A multi-line payload round-trips through a Reader.
+	in := "{\n  \"a\": 1\r\n}"
+	framed := AppendData(nil, []byte(in))
+	e, err := NewReader(bytes.NewReader(framed)).Next()
+	if err != nil || string(e.Data) != "{\n  \"a\": 1\n}" {
+		t.Errorf("framed %q read back as %q, %v", framed, e.Data, err)
 	}
 }
 

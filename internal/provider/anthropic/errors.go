@@ -1,11 +1,9 @@
 package anthropic
 
 import (
-	"bytes"
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -13,9 +11,8 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
-// maxMessage bounds an error message taken from a body that is not
-// Anthropic JSON (a proxy's HTML page, say).
-const maxMessage = 512
+// maxMessage bounds a provider message (provider.Message).
+const maxMessage = provider.MaxMessage
 
 // errorTypes maps Anthropic's error.type to a kind and the status Anthropic
 // documents for it (PROVIDERS.md §2.3). The status serves error events in
@@ -46,6 +43,12 @@ var errorTypes = map[string]struct {
 // proxy's page) is classified by status (outcome.ForStatus), with the
 // trimmed text, bounded, as the message. RetryAfter comes from the headers.
 func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
+	e := classifyError(status, h, body, now)
+	e.Message = provider.Message(e.Message)
+	return e
+}
+
+func classifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
 	e := &outcome.Error{Status: status, RetryAfter: provider.RetryAfter(h, now)}
 	var errObj gjson.Result
 	if gjson.ValidBytes(body) {
@@ -119,21 +122,11 @@ func eventError(errObj gjson.Result) *outcome.Error {
 		msg = "anthropic stream error"
 	}
 	return &outcome.Error{Kind: kind, Status: t.status, Type: typ, Code: code,
-		Message: "anthropic stream: " + msg}
+		Message: provider.Message("anthropic stream: " + msg)}
 }
 
-// boundedText is body as a trimmed message of at most maxMessage bytes,
-// cut on a rune boundary.
-func boundedText(body []byte) string {
-	b := bytes.TrimSpace(body)
-	if len(b) > maxMessage {
-		b = b[:maxMessage]
-		for len(b) > 0 && !utf8.Valid(b) {
-			b = b[:len(b)-1]
-		}
-	}
-	return string(b)
-}
+// boundedText is body as a message (see provider.Message).
+func boundedText(body []byte) string { return provider.Message(string(body)) }
 
 // ParseRateLimit reads Anthropic's anthropic-ratelimit-* headers and
 // Retry-After. The token axis is the combined tokens-* one, or input-tokens-*
@@ -167,5 +160,5 @@ func parseReset(v string, now time.Time) time.Duration {
 	if err != nil {
 		return 0
 	}
-	return max(t.Sub(now), 0)
+	return provider.CapWait(t.Sub(now))
 }

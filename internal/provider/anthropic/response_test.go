@@ -279,8 +279,8 @@ func TestClassifyErrorBoundsText(t *testing.T) {
 		long[i] = "é"[i%2]
 	}
 	e := ClassifyError(500, http.Header{}, long, testNow)
-	if len(e.Message) > maxMessage {
-		t.Errorf("got message of %d bytes, want at most %d", len(e.Message), maxMessage)
+	if len(e.Message) > maxMessage+len("…") {
+		t.Errorf("got message of %d bytes, want at most %d and the cut mark", len(e.Message), maxMessage)
 	}
 	if !json.Valid([]byte(`"` + e.Message + `"`)) {
 		t.Errorf("got message cut inside a rune: %q", e.Message[len(e.Message)-4:])

@@ -8,15 +8,13 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
-// maxMessage bounds the provider message kept on an *outcome.Error: it
-// travels into logs and into the client's 4xx answer.
-const maxMessage = 512
+// maxMessage bounds a provider message (provider.Message).
+const maxMessage = provider.MaxMessage
 
 // maxRetryDelay caps a RetryInfo delay, like provider.RetryAfter caps its
 // headers: a hostile or broken body must not park a provider for years.
@@ -83,6 +81,12 @@ func parseStatus(body []byte) *rpcStatus {
 //   - an unparseable body: outcome.ForStatus(status); a non-error status
 //     (a redirect the client did not follow) is ServerError.
 func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
+	e := classifyError(status, h, body, now)
+	e.Message = provider.Message(e.Message)
+	return e
+}
+
+func classifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
 	e := &outcome.Error{Status: status}
 	st := parseStatus(body)
 	if st == nil {
@@ -191,19 +195,8 @@ func kindForStatus(status int) outcome.Kind {
 	return outcome.ServerError
 }
 
-// boundMessage trims s, drops invalid UTF-8 and cuts it to maxMessage
-// bytes on a rune boundary.
-func boundMessage(s string) string {
-	s = strings.ToValidUTF8(strings.TrimSpace(s), "\ufffd")
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// boundMessage is s as a message (see provider.Message).
+func boundMessage(s string) string { return provider.Message(s) }
 
 // pacific is where Google resets per-day quotas. Without tzdata on the
 // host it falls back to standard time (UTC-8), at most an hour off.

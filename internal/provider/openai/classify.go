@@ -6,17 +6,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
-
-// maxPlainMessage bounds the message taken from a body that is not a JSON
-// error (an HTML page from a gateway, a stack trace).
-const maxPlainMessage = 512
 
 // quotaWait is the longest wait a 429 may ask for and still count as a
 // rate limit; longer (Azure's "retry after 86400 seconds") is a quota
@@ -63,6 +58,12 @@ const quotaWait = time.Hour
 // Error.Status; failing that, the type and code decide, and anything
 // unrecognised is ServerError.
 func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
+	e := classifyError(status, h, body, now)
+	e.Message = provider.Message(e.Message)
+	return e
+}
+
+func classifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
 	f := parseErrorBody(body)
 	e := &outcome.Error{Status: status, Type: f.typ, Code: f.code, Param: f.param, Message: f.message}
 	if h != nil {
@@ -167,18 +168,8 @@ func scalar(r gjson.Result) string {
 	return ""
 }
 
-// plainMessage is b as a message, cut to maxPlainMessage bytes on a rune
-// boundary.
-func plainMessage(b []byte) string {
-	if len(b) > maxPlainMessage {
-		n := maxPlainMessage
-		for n > 0 && !utf8.RuneStart(b[n]) {
-			n--
-		}
-		b = b[:n]
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
-}
+// plainMessage is b as a message (see provider.Message).
+func plainMessage(b []byte) string { return provider.Message(string(b)) }
 
 // statusFromCode reads a code that is an HTTP error status (llama.cpp 503,
 // vLLM 400, Azure "429"); 0 otherwise.

@@ -170,7 +170,7 @@ func TestClassifyError(t *testing.T) {
 		{name: "504", status: 504, body: "upstream request timeout", wantKind: outcome.Timeout, wantStatus: 504,
 			wantMsg: "upstream request timeout"},
 		{name: "long plain text is bounded", status: 500, body: "  " + long + "  ",
-			wantKind: outcome.ServerError, wantStatus: 500, wantMsg: long[:512]},
+			wantKind: outcome.ServerError, wantStatus: 500, wantMsg: long[:512] + "…"},
 		{name: "invalid utf-8", status: 500, body: "bad \xff byte",
 			wantKind: outcome.ServerError, wantStatus: 500, wantMsg: "bad \uFFFD byte"},
 

@@ -1,0 +1,267 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+)
+
+// fuzzMaxMessage bounds an error message: it travels into logs and into
+// the client's answer. 512 bytes of provider text and the adapter's own
+// prefix fit in it.
+const fuzzMaxMessage = 2048
+
+// fuzzMaxWait is the longest wait any header may impose, as
+// provider.RetryAfter caps it: a broken or hostile value must not park a
+// provider for years.
+const fuzzMaxWait = 24 * time.Hour
+
+// fuzzNow is the adapter clock in the fuzz targets.
+var fuzzNow = time.Date(2026, 8, 21, 12, 40, 0, 0, time.UTC)
+
+// fuzzCheckError fails t unless e is a classified error fit for a client
+// and a log line: a non-OK kind the outcome package knows, a wait within
+// [0, 24h], and a valid UTF-8 message of bounded length.
+func fuzzCheckError(t *testing.T, what string, e *outcome.Error) {
+	t.Helper()
+	switch {
+	case e == nil:
+		t.Fatalf("%s: nil *outcome.Error", what)
+	case e.Kind == outcome.OK || int(e.Kind) >= len(outcome.Kinds()):
+		t.Fatalf("%s: kind %v, want a known failure kind", what, e.Kind)
+	case e.RetryAfter < 0 || e.RetryAfter > fuzzMaxWait:
+		t.Fatalf("%s: RetryAfter %v, want within [0, %v]", what, e.RetryAfter, fuzzMaxWait)
+	case !utf8.ValidString(e.Message):
+		t.Fatalf("%s: message %q is not valid UTF-8", what, e.Message)
+	case len(e.Message) > fuzzMaxMessage:
+		t.Fatalf("%s: message of %d bytes, want at most %d", what, len(e.Message), fuzzMaxMessage)
+	}
+}
+
+// fuzzCheckEnd fails t unless err carries a usable *outcome.Error.
+func fuzzCheckEnd(t *testing.T, what string, err error) {
+	t.Helper()
+	var oe *outcome.Error
+	if !errors.As(err, &oe) {
+		t.Fatalf("%s: error %v (%T) carries no *outcome.Error", what, err, err)
+	}
+	fuzzCheckError(t, what, oe)
+}
+
+// FuzzClassifyError classifies arbitrary error bodies under statuses
+// 400-599 with an arbitrary Retry-After. It must not panic and always
+// returns a usable *outcome.Error (fuzzCheckError) with the HTTP status.
+func FuzzClassifyError(f *testing.F) {
+	for _, seed := range []struct {
+		status int
+		body   string
+		ra     string
+	}{
+		{529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`, ""},
+		{429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, "12"},
+		{429, `{"type":"error","error":{"type":"rate_limit_error","message":"spend limit reached","details":{"error_code":"enforced_spend_limit_reached"}}}`, ""},
+		{401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, ""},
+		{402, `{"type":"error","error":{"type":"billing_error","message":"pay up"}}`, ""},
+		{400, `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}`, ""},
+		{400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`, ""},
+		{413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`, ""},
+		{413, "<html><body><h1>413 Request Entity Too Large</h1></body></html>", ""},
+		{404, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}`, ""},
+		{500, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, "Fri, 21 Aug 2026 12:41:00 GMT"},
+		{409, `{"type":"error","error":{"type":"brand_new_error","message":"new"}}`, ""},
+		{502, `{"error":{"message":"upstream connect error"}}`, ""},
+		{503, "", "-1"},
+		{599, strings.Repeat("é", 400) + "\xff", "1e30"},
+	} {
+		f.Add(seed.status, []byte(seed.body), seed.ra)
+	}
+	f.Fuzz(func(t *testing.T, status int, body []byte, ra string) {
+		status = 400 + int(uint(status)%200)
+		h := http.Header{}
+		if ra != "" {
+			h["Retry-After"] = []string{ra}
+		}
+		e := ClassifyError(status, h, body, fuzzNow)
+		fuzzCheckError(t, "ClassifyError", e)
+		if e.Status != status {
+			t.Fatalf("Status %d, want %d", e.Status, status)
+		}
+	})
+}
+
+// FuzzParseRateLimit reads arbitrary anthropic-ratelimit-* values, on the
+// combined tokens-* axis or the input-tokens-* one. It must not panic;
+// counts are -1 (unknown) or more, a limit is never 0, and the resets and
+// Retry-After are within [0, 24h].
+func FuzzParseRateLimit(f *testing.F) {
+	for _, s := range []struct {
+		v     [7]string
+		input bool
+	}{
+		{[7]string{"50", "49", "2026-08-21T12:40:01Z", "30000", "29000", "2026-08-21T12:40:02Z", ""}, false},
+		{[7]string{"4000", "3999", "2026-08-21T12:40:00.5Z", "400000", "399000", "2026-08-21T12:40:30+00:00", ""}, true},
+		{[7]string{"50", "0", "2026-08-21T12:40:30Z", "", "", "", "30"}, false},
+		{[7]string{"0", "-1", "yesterday", "abc", "", "2026-08-21T12:39:00Z", "Fri, 21 Aug 2026 12:41:00 GMT"}, false},
+		{[7]string{"", "", "", "", "", "", ""}, true},
+		{[7]string{"1e3", "12.5", "2026-08-21T12:40:00Z", "-5", "0", "2026-08-22T12:40:00Z", "NaN"}, true},
+	} {
+		f.Add(s.v[0], s.v[1], s.v[2], s.v[3], s.v[4], s.v[5], s.v[6], s.input)
+	}
+	f.Fuzz(func(t *testing.T, reqLimit, reqRemaining, reqReset, tokLimit, tokRemaining, tokReset, retryAfter string, input bool) {
+		const pre = "Anthropic-Ratelimit-"
+		tok := pre + "Tokens-"
+		if input {
+			tok = pre + "Input-Tokens-"
+		}
+		h := http.Header{}
+		for k, v := range map[string]string{
+			pre + "Requests-Limit": reqLimit, pre + "Requests-Remaining": reqRemaining, pre + "Requests-Reset": reqReset,
+			tok + "Limit": tokLimit, tok + "Remaining": tokRemaining, tok + "Reset": tokReset, "Retry-After": retryAfter,
+		} {
+			if v != "" {
+				h[k] = []string{v}
+			}
+		}
+		rl := ParseRateLimit(h, fuzzNow)
+		for _, c := range []struct {
+			name         string
+			limit, count int64
+		}{
+			{"requests", rl.LimitRequests, rl.RemainingRequests},
+			{"tokens", rl.LimitTokens, rl.RemainingTokens},
+		} {
+			if c.limit < -1 || c.limit == 0 || c.count < -1 {
+				t.Fatalf("%s: limit %d remaining %d, want a limit of -1 or > 0 and a remaining >= -1 (%+v)", c.name, c.limit, c.count, rl)
+			}
+		}
+		for _, d := range []time.Duration{rl.ResetRequests, rl.ResetTokens, rl.RetryAfter} {
+			if d < 0 || d > fuzzMaxWait {
+				t.Fatalf("wait %v out of [0, %v] (%+v)", d, fuzzMaxWait, rl)
+			}
+		}
+	})
+}
+
+// fuzzCheckChunk fails t unless p is one line of JSON shaped like an
+// OpenAI chat.completion.chunk.
+func fuzzCheckChunk(t *testing.T, p []byte) {
+	t.Helper()
+	if bytes.ContainsAny(p, "\r\n") || !json.Valid(p) {
+		t.Fatalf("payload %q is not a one-line JSON document", p)
+	}
+	doc := gjson.ParseBytes(p)
+	if doc.Get("object").Str != "chat.completion.chunk" || !doc.Get("choices").IsArray() {
+		t.Fatalf("payload %q is not a chat.completion.chunk", p)
+	}
+}
+
+// FuzzStream runs the Messages stream translator over arbitrary SSE bytes,
+// as if Anthropic had answered them with 200 text/event-stream. Next must
+// not panic and must stop; every payload is a one-line JSON
+// chat.completion.chunk; io.EOF comes only after a message_stop event; any
+// other end carries a usable *outcome.Error, and repeats.
+func FuzzStream(f *testing.F) {
+	ev := func(typ, data string) string { return "event: " + typ + "\ndata: " + data + "\n\n" }
+	start := ev("message_start", `{"type":"message_start","message":{"id":"msg_01S","type":"message","role":"assistant","content":[],"model":"claude-haiku-4-5-20251001","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":0,"cache_read_input_tokens":5,"output_tokens":1}}}`)
+	text := ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`) +
+		ev("ping", `{"type": "ping"}`) +
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`) +
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"lo \"x\"\n"}}`) +
+		ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	tool := ev("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{}}}`) +
+		ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"city\": "}}`) +
+		ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"Oslo\"}"}}`) +
+		ev("content_block_stop", `{"type":"content_block_stop","index":1}`)
+	end := ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":9}}`) +
+		ev("message_stop", `{"type":"message_stop"}`)
+	for _, seed := range []struct {
+		in    string
+		usage bool
+	}{
+		{start + text + tool + end, true},
+		{start + text + end, false},
+		{strings.ReplaceAll(start+text+end, "\n", "\r\n"), true},
+		{start + ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}`) + end, false},
+		{start + ev("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), false},
+		{start + "event: content_block_delta\ndata: {\"type\":", false},
+		{start + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n", true},
+	} {
+		f.Add([]byte(seed.in), seed.usage)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, includeUsage bool) {
+		s := newStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "claude-haiku-4-5", fuzzNow.Unix(), includeUsage)
+		var err error
+		for calls := 0; ; calls++ {
+			if calls > len(in)+2 {
+				t.Fatalf("Next did not end after %d calls", calls)
+			}
+			_ = s.Pending()
+			var p []byte
+			if p, err = s.Next(); err != nil {
+				if p != nil {
+					t.Fatalf("Next returned payload %q with error %v", p, err)
+				}
+				break
+			}
+			fuzzCheckChunk(t, p)
+		}
+		if _, again := s.Next(); (again == io.EOF) != (err == io.EOF) || again == nil {
+			t.Fatalf("Next after %v returned %v, want the same end", err, again)
+		}
+		if s.Close() != nil || s.Close() != nil {
+			t.Fatal("Close failed")
+		}
+		if err == io.EOF {
+			if !bytes.Contains(in, []byte("message_stop")) {
+				t.Fatal("io.EOF from a stream without message_stop")
+			}
+			return
+		}
+		fuzzCheckEnd(t, "stream end", err)
+	})
+}
+
+// FuzzConvertMessage translates arbitrary 200 bodies as Messages answers.
+// It must not panic, and either returns one valid chat.completion JSON
+// document with one choice, or an error carrying a usable *outcome.Error.
+func FuzzConvertMessage(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001","content":[{"type":"text","text":"Hello!"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":6}}`,
+		`{"id":"msg_02","type":"message","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"thinking","thinking":"...","signature":"abc"},{"type":"text","text":"Let me check."},{"type":"text","text":" Two parts."},{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"city":"Oslo","units":["c"]}}],"stop_reason":"tool_use","usage":{"input_tokens":40,"cache_read_input_tokens":20,"output_tokens":30}}`,
+		`{"id":"msg_03","type":"message","content":[],"stop_reason":"max_tokens","usage":{"input_tokens":1,"output_tokens":4096}}`,
+		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+		`{"id":"msg_04","type":"message","content":"not an array"}`,
+		`<html>502 Bad Gateway</html>`,
+		``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, _, err := convertMessage(nil, raw, fuzzNow.Unix())
+		if err != nil {
+			if out != nil {
+				t.Fatalf("convertMessage returned %q with error %v", out, err)
+			}
+			fuzzCheckEnd(t, "convertMessage", err)
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("convertMessage(%q) = %q, not valid JSON", raw, out)
+		}
+		doc := gjson.ParseBytes(out)
+		if doc.Get("object").Str != "chat.completion" || doc.Get("choices.#").Int() != 1 || !doc.Get("choices.0.message").IsObject() {
+			t.Fatalf("convertMessage(%q) = %q, not a chat.completion with one choice", raw, out)
+		}
+	})
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Runs every Go fuzz target for N seconds each (default 5), one at a time:
+# `go test -fuzz` takes one target per package run. Stops at the first
+# target that fails; the failing input is then in that package's
+# testdata/fuzz/<Target>/ (a regression test until it is fixed or removed).
+#
+#   scripts/fuzz.sh [seconds]
+#
+# FUZZ_KEEP_GOING=1 runs every target even after a failure and lists the
+# failed ones at the end (still exiting 1).
+# FUZZ_MINIMIZE (default 1s) bounds how long a new input is minimized;
+# Go's default of 60s makes short runs spend their time minimizing and
+# report 0 execs/sec (golang/go#51484).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+secs="${1:-5}"
+case "$secs" in
+'' | *[!0-9]*)
+  echo "usage: $0 [seconds per target]" >&2
+  exit 2
+  ;;
+esac
+minimize="${FUZZ_MINIMIZE:-1s}"
+
+# package target: every fuzz target in the repository, listed explicitly.
+targets=(
+  "./internal/proxy FuzzParseFields"
+  "./internal/proxy FuzzHandler"
+  "./internal/sse FuzzReader"
+  "./internal/provider FuzzRetryAfter"
+  "./internal/provider FuzzParseCount"
+  "./internal/provider/openai FuzzClassifyError"
+  "./internal/provider/openai FuzzParseRateLimit"
+  "./internal/provider/openai FuzzStream"
+  "./internal/provider/anthropic FuzzClassifyError"
+  "./internal/provider/anthropic FuzzParseRateLimit"
+  "./internal/provider/anthropic FuzzStream"
+  "./internal/provider/anthropic FuzzConvertMessage"
+  "./internal/provider/gemini FuzzClassifyError"
+  "./internal/provider/gemini FuzzStream"
+  "./internal/provider/gemini FuzzTranslateCompletion"
+)
+
+# A target added to a package but not to the list above is an error, so
+# the list stays whole.
+listed=$(printf '%s\n' "${targets[@]}" | sort)
+found=$(grep -rE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' . |
+  sed -E 's#^\./(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*).*#./\1 \2#' | sort)
+if [ "$listed" != "$found" ]; then
+  echo "fuzz targets in the code differ from the list in $0:" >&2
+  diff <(echo "$listed") <(echo "$found") >&2 || true
+  exit 1
+fi
+
+# run_target fuzzes one target. Go's coordinator sometimes fails a run
+# with "context deadline exceeded" at the end of -fuzztime when a worker is
+# slow to stop, without any failing input; such a run is tried once more.
+# A real failure writes its input to testdata/fuzz and is never retried.
+run_target() {
+  local pkg=$1 name=$2 out
+  for try in 1 2; do
+    if out=$(go test -run XXX -fuzz "^${name}\$" -fuzztime "${secs}s" -fuzzminimizetime "$minimize" "$pkg" 2>&1); then
+      printf '%s\n' "$out" | tail -n 2
+      return 0
+    fi
+    printf '%s\n' "$out" | grep -v '^fuzz: elapsed' || true
+    if [ "$try" = 1 ] && grep -q 'context deadline exceeded' <<<"$out" &&
+      ! grep -q 'Failing input written to' <<<"$out"; then
+      echo "== $name: the fuzz coordinator timed out without a failing input; trying once more"
+      continue
+    fi
+    return 1
+  done
+  return 1
+}
+
+failed=()
+for t in "${targets[@]}"; do
+  read -r pkg name <<<"$t"
+  echo "== $name ($pkg, ${secs}s)"
+  if ! run_target "$pkg" "$name"; then
+    [ "${FUZZ_KEEP_GOING:-}" = 1 ] || exit 1
+    failed+=("$name ($pkg)")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '== failed: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+echo "== all ${#targets[@]} fuzz targets passed (${secs}s each)"
