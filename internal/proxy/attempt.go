@@ -164,7 +164,13 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 	for {
 		now := s.now()
 		deadline, _ := ctx.Deadline()
-		var soonest time.Time // earliest moment a candidate may be admitted again
+		left := time.Until(deadline) // real time: the deadline is the request's
+		var soonest time.Time        // earliest moment a candidate may be admitted again
+		// freed fires when any bulkhead releases a slot. It is armed at the
+		// first full provider of a round and that admission is tried once
+		// more, so a release between the refusal and the wait is not lost
+		// (arming it up front would cost every request an allocation).
+		var freed <-chan struct{}
 		for i := range cands {
 			c := &cands[i]
 			if ex.attempts >= maxAttempts || ctx.Err() != nil {
@@ -181,6 +187,10 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 				continue
 			}
 			permit, err := c.up.guard.Acquire(now, tokens)
+			if errors.Is(err, guard.ErrFull) && freed == nil {
+				freed = s.capacity.C()
+				permit, err = c.up.guard.Acquire(now, tokens)
+			}
 			if err != nil {
 				c.refusal = err
 				switch {
@@ -190,14 +200,13 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 					s.m.throttled.WithLabelValues(c.up.Name).Inc()
 				}
 				if wait, ok := refusalWait(err); ok {
-					at := now.Add(wait)
-					if at.After(deadline) {
+					if wait > left {
 						c.out = true // it cannot take us before the deadline
 					} else {
-						soonest = earliest(soonest, at)
+						soonest = earliest(soonest, now.Add(wait))
 					}
 				} else if !errors.Is(err, guard.ErrFull) {
-					c.out = true // too large for its budget
+					c.out = true // breaker open, or too large for its budget: not for this request
 				}
 				continue
 			}
@@ -235,7 +244,7 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 				wait := st.retry.Delay(c.tries, rand.Float64())
 				wait = max(wait, retryAfter)
 				c.notUntil = now.Add(wait)
-				if c.notUntil.After(deadline) {
+				if wait > time.Until(deadline) {
 					c.out = true // a wait longer than what is left skips the provider
 				} else {
 					soonest = earliest(soonest, c.notUntil)
@@ -259,19 +268,18 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 		if !anyLeft || (soonest.IsZero() && !anyFull) {
 			return false
 		}
-		if !s.pause(ctx, ex, soonest, anyFull) {
+		if !anyFull {
+			freed = nil
+		}
+		if !s.pause(ctx, ex, soonest, freed) {
 			return false
 		}
 	}
 }
 
-// pause waits until at (when not zero), a bulkhead slot frees (when
-// watchCapacity), or ctx ends; false means ctx ended.
-func (s *Server) pause(ctx context.Context, ex *exchange, at time.Time, watchCapacity bool) bool {
-	var capacity <-chan struct{}
-	if watchCapacity {
-		capacity = s.capacity.C()
-	}
+// pause waits until at (when not zero), freed fires (a bulkhead slot was
+// released; nil: not waiting for one), or ctx ends; false means ctx ended.
+func (s *Server) pause(ctx context.Context, ex *exchange, at time.Time, freed <-chan struct{}) bool {
 	var timer <-chan time.Time
 	if !at.IsZero() {
 		d := at.Sub(s.now())
@@ -292,7 +300,7 @@ func (s *Server) pause(ctx context.Context, ex *exchange, at time.Time, watchCap
 	case <-ctx.Done():
 		return false
 	case <-timer:
-	case <-capacity:
+	case <-freed:
 	}
 	return true
 }
