@@ -2,18 +2,15 @@ package anthropic
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
-	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
@@ -40,31 +37,6 @@ func newTestAdapter(t testing.TB, h http.HandlerFunc) (*Adapter, *httptest.Serve
 
 func chatReq(body string) *provider.Request {
 	return &provider.Request{Op: provider.OpChat, Model: testModel, Body: []byte(body)}
-}
-
-// sameJSON fails t when got and want do not decode to equal values.
-func sameJSON(t testing.TB, what string, got []byte, want string) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("%s: got invalid JSON %s: %v", what, got, err)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("%s: want is invalid JSON %s: %v", what, want, err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("%s:\n got  %s\n want %s", what, got, want)
-	}
-}
-
-// asOutcome returns the *outcome.Error in err, failing t when there is none.
-func asOutcome(t testing.TB, err error) *outcome.Error {
-	t.Helper()
-	var oe *outcome.Error
-	if !errors.As(err, &oe) {
-		t.Fatalf("got error %v (%T), want an *outcome.Error", err, err)
-	}
-	return oe
 }
 
 // sseBody renders Anthropic events as the wire format: "event: name" and

@@ -9,103 +9,97 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
-// chatRequest holds the OpenAI fields the translation reads; everything
-// else in the body is ignored (PROVIDERS.md §3.4: logprobs, seed,
-// penalties, response_format… have no Messages equivalent).
-type chatRequest struct {
-	Messages            []chatMessage   `json:"messages"`
-	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
-	MaxTokens           *int64          `json:"max_tokens"`
-	Temperature         *float64        `json:"temperature"`
-	TopP                *float64        `json:"top_p"`
-	Stop                stopList        `json:"stop"`
-	N                   *int64          `json:"n"`
-	User                string          `json:"user"`
-	Tools               []chatTool      `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
-	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
-}
+// errStopType is the error for a stop that is neither a string, an array
+// of strings nor null.
+var errStopType = errors.New("stop must be a string or an array of strings")
 
-type chatMessage struct {
-	Role       string     `json:"role"`
-	Content    content    `json:"content"`
-	ToolCalls  []toolCall `json:"tool_calls"`
-	ToolCallID string     `json:"tool_call_id"`
-}
-
-type toolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type chatTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
-}
-
-type contentPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	ImageURL *struct {
-		URL string `json:"url"`
-	} `json:"image_url"`
-}
-
-// content is a message's content: a string, an array of parts, or
-// null/absent (an assistant turn with only tool calls).
-type content struct {
-	text    string
-	parts   []contentPart
-	isParts bool
-	set     bool
-}
-
-func (c *content) UnmarshalJSON(b []byte) error {
-	switch b[0] {
-	case 'n':
-		*c = content{}
-		return nil
-	case '"':
-		c.set = true
-		return json.Unmarshal(b, &c.text)
-	case '[':
-		c.set, c.isParts = true, true
-		return json.Unmarshal(b, &c.parts)
+// stopSequences reads OpenAI's stop: a string, an array of strings, or
+// null or absent (nil).
+func stopSequences(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 {
+		return nil, nil
 	}
-	return errors.New("message content must be a string, an array of parts or null")
-}
-
-// stopList is OpenAI's stop: a string, an array of strings, or null.
-type stopList []string
-
-func (s *stopList) UnmarshalJSON(b []byte) error {
-	switch b[0] {
+	switch raw[0] {
 	case 'n':
-		*s = nil
-		return nil
+		return nil, nil
 	case '"':
 		var one string
-		if err := json.Unmarshal(b, &one); err != nil {
-			return err
+		if err := json.Unmarshal(raw, &one); err != nil {
+			return nil, err
 		}
-		*s = stopList{one}
-		return nil
+		return []string{one}, nil
 	case '[':
-		return json.Unmarshal(b, (*[]string)(s))
+		var list []string
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, inField("stop", err)
+		}
+		return list, nil
 	}
-	return errors.New("stop must be a string or an array of strings")
+	return nil, errStopType
+}
+
+// inField names field (a dotted JSON path) as the place of a type error
+// that was decoded on its own, as encoding/json names it when it decodes
+// the whole body.
+func inField(field string, err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	c := *te
+	if c.Field == "" {
+		c.Field = field
+	} else {
+		c.Field = field + "." + c.Field
+	}
+	return &c
+}
+
+// decodeRequest decodes body into cr and reads its stop. The translation
+// reads messages, max_completion_tokens/max_tokens, temperature, top_p,
+// stop, n, user, tools, tool_choice and parallel_tool_calls; the rest has
+// no Messages equivalent and is not translated (PROVIDERS.md §3.4:
+// logprobs, seed, penalties, response_format…).
+//
+// The error is the one a decoder strict about content and stop stops at:
+// a content (openaiwire.Content.Err) or stop of the wrong type beats any
+// other type error, and of the two the one earlier in the body, contents
+// in message order.
+func decodeRequest(body []byte, cr *openaiwire.ChatRequest) ([]string, error) {
+	err := json.Unmarshal(body, cr)
+	if err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, err // found before anything is decoded
+		}
+	}
+	var cerr error
+	for i := range cr.Messages {
+		if e := cr.Messages[i].Content.Err; e != nil {
+			cerr = inField("messages.content", e)
+			break
+		}
+	}
+	stop, serr := stopSequences(cr.Stop)
+	switch {
+	case cerr != nil && serr != nil:
+		if gjson.GetBytes(body, "stop").Index < gjson.GetBytes(body, "messages").Index {
+			return nil, serr
+		}
+		return nil, cerr
+	case cerr != nil:
+		return nil, cerr
+	case serr != nil:
+		return nil, serr
+	}
+	return stop, err
 }
 
 // clientError is the error for a request the adapter cannot translate.
@@ -137,8 +131,9 @@ func decodeError(err error) *outcome.Error {
 // translate appends the Messages request for req to dst. Its error is an
 // *outcome.Error of kind ClientError.
 func translate(dst []byte, req *provider.Request, defaultMaxTokens int64) ([]byte, error) {
-	var cr chatRequest
-	if err := json.Unmarshal(req.Body, &cr); err != nil {
+	var cr openaiwire.ChatRequest
+	stop, err := decodeRequest(req.Body, &cr)
+	if err != nil {
 		return nil, decodeError(err)
 	}
 	if len(cr.Messages) == 0 {
@@ -161,7 +156,6 @@ func translate(dst []byte, req *provider.Request, defaultMaxTokens int64) ([]byt
 	dst = append(dst, `,"max_tokens":`...)
 	dst = strconv.AppendInt(dst, maxTokens, 10)
 
-	var err error
 	if dst, err = appendSystem(dst, cr.Messages); err != nil {
 		return nil, err
 	}
@@ -178,9 +172,9 @@ func translate(dst []byte, req *provider.Request, defaultMaxTokens int64) ([]byt
 		dst = append(dst, `,"top_p":`...)
 		dst = strconv.AppendFloat(dst, *cr.TopP, 'g', -1, 64)
 	}
-	if len(cr.Stop) > 0 {
+	if len(stop) > 0 {
 		dst = append(dst, `,"stop_sequences":[`...)
-		for i, s := range cr.Stop {
+		for i, s := range stop {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -206,23 +200,23 @@ func translate(dst []byte, req *provider.Request, defaultMaxTokens int64) ([]byt
 
 // appendSystem moves system and developer messages to the top-level system
 // field, joined with "\n" as Anthropic's own OpenAI layer does.
-func appendSystem(dst []byte, msgs []chatMessage) ([]byte, error) {
+func appendSystem(dst []byte, msgs []openaiwire.Message) ([]byte, error) {
 	var sys []byte
 	n := 0
 	for i := range msgs {
 		m := &msgs[i]
-		if (m.Role != "system" && m.Role != "developer") || !m.Content.set {
+		if (m.Role != "system" && m.Role != "developer") || !m.Content.Set {
 			continue
 		}
-		if !m.Content.isParts {
+		if !m.Content.IsParts {
 			if n > 0 {
 				sys = append(sys, '\n')
 			}
-			sys = append(sys, m.Content.text...)
+			sys = append(sys, m.Content.Text...)
 			n++
 			continue
 		}
-		for j, p := range m.Content.parts {
+		for j, p := range m.Content.Parts {
 			if p.Type != "text" {
 				return nil, clientError("messages", "messages[%d].content[%d]: a %s message takes text parts only, got %q", i, j, m.Role, p.Type)
 			}
@@ -242,7 +236,7 @@ func appendSystem(dst []byte, msgs []chatMessage) ([]byte, error) {
 
 // appendMessages writes the conversation without its system messages.
 // Consecutive tool results become one user turn of tool_result blocks.
-func appendMessages(dst []byte, msgs []chatMessage) ([]byte, error) {
+func appendMessages(dst []byte, msgs []openaiwire.Message) ([]byte, error) {
 	dst = append(dst, `,"messages":[`...)
 	written, inTools := 0, false
 	var err error
@@ -302,15 +296,15 @@ func appendMessages(dst []byte, msgs []chatMessage) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
-func appendUserContent(dst []byte, i int, m *chatMessage) ([]byte, error) {
-	if !m.Content.isParts {
-		return provider.AppendJSONString(dst, m.Content.text), nil
+func appendUserContent(dst []byte, i int, m *openaiwire.Message) ([]byte, error) {
+	if !m.Content.IsParts {
+		return provider.AppendJSONString(dst, m.Content.Text), nil
 	}
-	return appendParts(dst, i, m.Content.parts, true)
+	return appendParts(dst, i, m.Content.Parts, true)
 }
 
 // appendParts writes content parts as an array of Messages blocks.
-func appendParts(dst []byte, i int, parts []contentPart, images bool) ([]byte, error) {
+func appendParts(dst []byte, i int, parts []openaiwire.Part, images bool) ([]byte, error) {
 	dst = append(dst, '[')
 	for j := range parts {
 		if j > 0 {
@@ -324,7 +318,7 @@ func appendParts(dst []byte, i int, parts []contentPart, images bool) ([]byte, e
 	return append(dst, ']'), nil
 }
 
-func appendPart(dst []byte, i, j int, p *contentPart, images bool) ([]byte, error) {
+func appendPart(dst []byte, i, j int, p *openaiwire.Part, images bool) ([]byte, error) {
 	switch {
 	case p.Type == "text":
 		dst = append(dst, `{"type":"text","text":`...)
@@ -364,30 +358,30 @@ func appendImage(dst []byte, i, j int, u string) ([]byte, error) {
 
 // appendAssistantContent writes an assistant turn: plain text as a string,
 // or blocks when there are parts or tool calls (text first, then tool_use).
-func appendAssistantContent(dst []byte, i int, m *chatMessage) ([]byte, error) {
+func appendAssistantContent(dst []byte, i int, m *openaiwire.Message) ([]byte, error) {
 	if len(m.ToolCalls) == 0 {
-		if !m.Content.isParts {
-			return provider.AppendJSONString(dst, m.Content.text), nil
+		if !m.Content.IsParts {
+			return provider.AppendJSONString(dst, m.Content.Text), nil
 		}
-		return appendParts(dst, i, m.Content.parts, false)
+		return appendParts(dst, i, m.Content.Parts, false)
 	}
 	dst = append(dst, '[')
 	n := 0
-	if m.Content.isParts {
-		for j := range m.Content.parts {
+	if m.Content.IsParts {
+		for j := range m.Content.Parts {
 			if n > 0 {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendPart(dst, i, j, &m.Content.parts[j], false); err != nil {
+			if dst, err = appendPart(dst, i, j, &m.Content.Parts[j], false); err != nil {
 				return nil, err
 			}
 			n++
 		}
-	} else if m.Content.text != "" {
+	} else if m.Content.Text != "" {
 		// Anthropic rejects empty text blocks.
 		dst = append(dst, `{"type":"text","text":`...)
-		dst = provider.AppendJSONString(dst, m.Content.text)
+		dst = provider.AppendJSONString(dst, m.Content.Text)
 		dst = append(dst, '}')
 		n++
 	}
@@ -419,46 +413,50 @@ func appendAssistantContent(dst []byte, i int, m *chatMessage) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
-func appendToolResult(dst []byte, i int, m *chatMessage) ([]byte, error) {
+func appendToolResult(dst []byte, i int, m *openaiwire.Message) ([]byte, error) {
 	dst = append(dst, `{"type":"tool_result","tool_use_id":`...)
 	dst = provider.AppendJSONString(dst, m.ToolCallID)
 	switch {
-	case m.Content.isParts:
+	case m.Content.IsParts:
 		dst = append(dst, `,"content":`...)
 		var err error
-		if dst, err = appendParts(dst, i, m.Content.parts, true); err != nil {
+		if dst, err = appendParts(dst, i, m.Content.Parts, true); err != nil {
 			return nil, err
 		}
-	case m.Content.set:
+	case m.Content.Set:
 		dst = append(dst, `,"content":`...)
-		dst = provider.AppendJSONString(dst, m.Content.text)
+		dst = provider.AppendJSONString(dst, m.Content.Text)
 	}
 	return append(dst, '}'), nil
 }
 
 // appendTools writes tools and tool_choice (with
 // disable_parallel_tool_use for parallel_tool_calls:false).
-func appendTools(dst []byte, cr *chatRequest) ([]byte, error) {
+func appendTools(dst []byte, cr *openaiwire.ChatRequest) ([]byte, error) {
 	dst = append(dst, `,"tools":[`...)
 	for k := range cr.Tools {
 		t := &cr.Tools[k]
 		if t.Type != "function" {
 			return nil, clientError("tools", "tools[%d]: unsupported type %q", k, t.Type)
 		}
-		if t.Function.Name == "" {
+		var fn openaiwire.Function
+		if t.Function != nil {
+			fn = *t.Function
+		}
+		if fn.Name == "" {
 			return nil, clientError("tools", "tools[%d].function.name is required", k)
 		}
 		if k > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"name":`...)
-		dst = provider.AppendJSONString(dst, t.Function.Name)
-		if t.Function.Description != "" {
+		dst = provider.AppendJSONString(dst, fn.Name)
+		if fn.Description != "" {
 			dst = append(dst, `,"description":`...)
-			dst = provider.AppendJSONString(dst, t.Function.Description)
+			dst = provider.AppendJSONString(dst, fn.Description)
 		}
 		dst = append(dst, `,"input_schema":`...)
-		schema := bytes.TrimSpace(t.Function.Parameters)
+		schema := bytes.TrimSpace(fn.Parameters)
 		switch {
 		case len(schema) == 0 || string(schema) == "null":
 			dst = append(dst, `{"type":"object","properties":{}}`...)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
 const okMessage = `{"id":"msg_01","type":"message","role":"assistant","model":"claude-haiku-4-5-20251001",
@@ -147,7 +148,7 @@ func TestTranslate(t *testing.T) {
 			if _, err := a.Do(context.Background(), chatReq(tt.in)); err != nil {
 				t.Fatalf("Do: %v", err)
 			}
-			sameJSON(t, "upstream body", got, tt.want)
+			providertest.SameJSON(t, "upstream body", got, tt.want)
 			for k, want := range map[string]string{
 				"X-Api-Key": "sk-ant-test", "Anthropic-Version": "2023-06-01", "Content-Type": "application/json",
 			} {
@@ -209,7 +210,7 @@ func TestTranslateRejects(t *testing.T) {
 			if err == nil {
 				t.Fatal("got no error, want a client error")
 			}
-			oe := asOutcome(t, err)
+			oe := providertest.As[*outcome.Error](t, err)
 			if oe.Kind != outcome.ClientError || oe.Status != http.StatusBadRequest {
 				t.Errorf("got kind %v status %d, want client_error 400", oe.Kind, oe.Status)
 			}
@@ -223,5 +224,35 @@ func TestTranslateRejects(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("upstream got %d requests, want 0", n)
+	}
+}
+
+// TestTranslateRejectsFirst pins which error a body with several wins: a
+// content or stop of the wrong type beats any other type error, and of
+// the two the one earlier in the body.
+func TestTranslateRejectsFirst(t *testing.T) {
+	tests := []struct {
+		name, in, wantMsg, wantParam string
+	}{
+		{"content before a later type error", `{"messages":[{"role":"user","content":42}],"max_tokens":"many"}`,
+			"message content must be", ""},
+		{"content after an earlier type error", `{"max_tokens":"many","messages":[{"role":5,"content":[{"type":"text","text":5}]}]}`,
+			"messages.content.text: wrong type (got number)", "messages.content.text"},
+		{"first content in message order", `{"messages":[{"role":"user","content":[7]},{"role":"user","content":42}]}`,
+			"messages.content: wrong type (got number)", "messages.content"},
+		{"stop before content", `{"stop":5,"messages":[{"role":"user","content":42}]}`, "stop must be", ""},
+		{"content before stop", `{"messages":[{"role":"user","content":42}],"stop":5}`, "message content must be", ""},
+		{"stop element before a type error", `{"max_tokens":"many","stop":["a",1],"messages":[{"role":"user","content":"x"}]}`,
+			"stop: wrong type (got number)", "stop"},
+		{"type error only", `{"messages":[{"role":"user","content":"x"}],"max_tokens":"many"}`, "max_tokens: wrong type", "max_tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := translate(nil, chatReq(tt.in), 4096)
+			oe := providertest.As[*outcome.Error](t, err)
+			if oe.Kind != outcome.ClientError || !strings.Contains(oe.Message, tt.wantMsg) || oe.Param != tt.wantParam {
+				t.Errorf("got %v %q param %q, want client_error mentioning %q param %q", oe.Kind, oe.Message, oe.Param, tt.wantMsg, tt.wantParam)
+			}
+		})
 	}
 }

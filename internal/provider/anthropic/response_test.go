@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
 // openAIResponse is the part of a chat.completion the tests check.
@@ -156,7 +157,7 @@ func TestDoNonStream(t *testing.T) {
 				if g.ID != w.id || g.Type != "function" || g.Function.Name != w.name {
 					t.Errorf("tool call %d: got %q %q %q, want %q function %q", i, g.ID, g.Type, g.Function.Name, w.id, w.name)
 				}
-				sameJSON(t, "arguments", []byte(g.Function.Arguments), w.args)
+				providertest.SameJSON(t, "arguments", []byte(g.Function.Arguments), w.args)
 			}
 			u := got.Usage
 			if gotU := [4]int64{u.PromptTokens, u.CompletionTokens, u.TotalTokens, u.PromptTokensDetails.CachedTokens}; gotU != tt.wantUsage {
@@ -186,7 +187,7 @@ func TestDoInvalidAnswer(t *testing.T) {
 				_, _ = io.WriteString(w, body)
 			})
 			_, err := a.Do(context.Background(), chatReq(`{"messages":[{"role":"user","content":"Hi"}]}`))
-			if oe := asOutcome(t, err); oe.Kind != outcome.ServerError {
+			if oe := providertest.As[*outcome.Error](t, err); oe.Kind != outcome.ServerError {
 				t.Errorf("got kind %v, want server_error", oe.Kind)
 			}
 		})
@@ -251,17 +252,11 @@ func TestDoErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, _ := newTestAdapter(t, func(w http.ResponseWriter, r *http.Request) {
-				for k, v := range tt.headers {
-					w.Header().Set(k, v)
-				}
-				w.WriteHeader(tt.status)
-				_, _ = io.WriteString(w, tt.body)
-			})
+			a, _ := newTestAdapter(t, providertest.Reply(tt.status, tt.headers, tt.body))
 			a.client = provider.NewHTTPClient(provider.Config{}) // no redirects, like production
 			t.Cleanup(a.client.CloseIdleConnections)
 			_, err := a.Do(context.Background(), chatReq(`{"messages":[{"role":"user","content":"Hi"}]}`))
-			oe := asOutcome(t, err)
+			oe := providertest.As[*outcome.Error](t, err)
 			if oe.Kind != tt.wantKind || oe.Status != tt.wantStatus || oe.Type != tt.wantType || oe.RetryAfter != tt.wantRetry {
 				t.Errorf("got kind %v status %d type %q retry %v, want %v %d %q %v",
 					oe.Kind, oe.Status, oe.Type, oe.RetryAfter, tt.wantKind, tt.wantStatus, tt.wantType, tt.wantRetry)
@@ -359,7 +354,7 @@ func TestDoCanceled(t *testing.T) {
 	<-arrived
 	cancel()
 	err := <-done
-	if oe := asOutcome(t, err); oe.Kind != outcome.Canceled {
+	if oe := providertest.As[*outcome.Error](t, err); oe.Kind != outcome.Canceled {
 		t.Errorf("got kind %v, want canceled", oe.Kind)
 	}
 	if !errors.Is(err, context.Canceled) {
@@ -376,7 +371,7 @@ func TestDoUnsupportedOp(t *testing.T) {
 			t.Errorf("Supports(%v) = true, want false", op)
 		}
 		_, err := a.Do(context.Background(), &provider.Request{Op: op, Body: []byte(`{}`)})
-		if oe := asOutcome(t, err); oe.Kind != outcome.ClientError {
+		if oe := providertest.As[*outcome.Error](t, err); oe.Kind != outcome.ClientError {
 			t.Errorf("%v: got kind %v, want client_error", op, oe.Kind)
 		}
 	}

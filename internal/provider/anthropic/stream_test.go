@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
 // Anthropic events as the API sends them (PROVIDERS.md §3.2).
@@ -148,7 +149,7 @@ func TestStream(t *testing.T) {
 				t.Fatalf("got %d chunks, want %d:\n%s", len(got), len(tt.want), strings.Join(got, "\n"))
 			}
 			for i := range got {
-				sameJSON(t, fmt.Sprintf("chunk %d", i), []byte(got[i]), tt.want[i])
+				providertest.SameJSON(t, fmt.Sprintf("chunk %d", i), []byte(got[i]), tt.want[i])
 			}
 			if u := resp.Stream.Usage(); u != tt.wantUsage {
 				t.Errorf("got usage %+v, want %+v", u, tt.wantUsage)
@@ -209,7 +210,7 @@ func TestStreamFailures(t *testing.T) {
 			if len(got) != tt.wantChunks {
 				t.Errorf("got %d chunks before the error, want %d", len(got), tt.wantChunks)
 			}
-			oe := asOutcome(t, err)
+			oe := providertest.As[*outcome.Error](t, err)
 			if oe.Kind != tt.wantKind || oe.Status != tt.wantStatus || oe.Type != tt.wantType {
 				t.Errorf("got kind %v status %d type %q, want %v %d %q", oe.Kind, oe.Status, oe.Type, tt.wantKind, tt.wantStatus, tt.wantType)
 			}
@@ -251,7 +252,7 @@ func TestStreamContextEnds(t *testing.T) {
 			}
 			cancel(tt.cause)
 			_, err = resp.Stream.Next()
-			if oe := asOutcome(t, err); oe.Kind != tt.wantKind {
+			if oe := providertest.As[*outcome.Error](t, err); oe.Kind != tt.wantKind {
 				t.Errorf("got kind %v, want %v", oe.Kind, tt.wantKind)
 			}
 		})
@@ -297,7 +298,7 @@ func TestStreamErrorStatus(t *testing.T) {
 	if resp != nil {
 		t.Fatalf("got a response %+v, want none", resp)
 	}
-	if oe := asOutcome(t, err); oe.Kind != outcome.Overloaded || oe.RetryAfter == 0 {
+	if oe := providertest.As[*outcome.Error](t, err); oe.Kind != outcome.Overloaded || oe.RetryAfter == 0 {
 		t.Errorf("got kind %v retry %v, want overloaded with a retry hint", oe.Kind, oe.RetryAfter)
 	}
 }
@@ -322,6 +323,6 @@ func TestStreamOddInputs(t *testing.T) {
 		t.Fatalf("got %d chunks, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
 	}
 	for i := range got {
-		sameJSON(t, fmt.Sprintf("chunk %d", i), []byte(got[i]), want[i])
+		providertest.SameJSON(t, fmt.Sprintf("chunk %d", i), []byte(got[i]), want[i])
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
 func TestNewValidates(t *testing.T) {
@@ -192,7 +193,7 @@ func TestChatNonStream(t *testing.T) {
 			if resp.Stream != nil {
 				t.Error("got a stream for a non-stream request")
 			}
-			assertJSON(t, "chat.completion", normalizeCallIDs(t, resp.Body), tt.want)
+			providertest.SameJSON(t, "chat.completion", normalizeCallIDs(t, resp.Body), tt.want)
 			if resp.Usage != tt.wantUsage {
 				t.Errorf("got usage %+v, want %+v", resp.Usage, tt.wantUsage)
 			}
@@ -210,7 +211,7 @@ func TestChatGeneratesIDs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Do: %v", err)
 	}
-	doc := decodeJSON(t, resp.Body).(map[string]any)
+	doc := providertest.DecodeJSON(t, resp.Body).(map[string]any)
 	id, _ := doc["id"].(string)
 	if !strings.HasPrefix(id, "chatcmpl-") || len(id) != len("chatcmpl-")+32 {
 		t.Errorf("got id %q, want chatcmpl- and 32 hex digits", id)
@@ -233,7 +234,7 @@ func TestModelAndVersionInPath(t *testing.T) {
 	if _, err := a.Do(context.Background(), req); err != nil {
 		t.Fatalf("Do: %v", err)
 	}
-	if got, want := up.last(t).Path, "/v1alpha/models/gemini-2.5-pro:generateContent"; got != want {
+	if got, want := up.Only(t).Path, "/v1alpha/models/gemini-2.5-pro:generateContent"; got != want {
 		t.Errorf("got path %q, want %q", got, want)
 	}
 }
@@ -370,7 +371,7 @@ func TestErrorMapping(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Do succeeded with %+v, want an error", resp)
 			}
-			oe := outcomeOf(t, err)
+			oe := providertest.As[*outcome.Error](t, err)
 			if oe.Kind != tt.kind {
 				t.Errorf("got kind %s, want %s (%v)", oe.Kind, tt.kind, err)
 			}
@@ -448,12 +449,12 @@ func TestEmbeddings(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Do: %v", err)
 			}
-			got := up.last(t)
+			got := up.Only(t)
 			if got.Path != "/v1beta/models/gemini-embedding-001:batchEmbedContents" {
 				t.Errorf("got path %q, want /v1beta/models/gemini-embedding-001:batchEmbedContents", got.Path)
 			}
-			assertJSON(t, "gemini request", got.Body, tt.wantReq)
-			assertJSON(t, "embeddings answer", resp.Body, tt.want)
+			providertest.SameJSON(t, "gemini request", got.Body, tt.wantReq)
+			providertest.SameJSON(t, "embeddings answer", resp.Body, tt.want)
 			if strings.ContainsAny(string(resp.Body), "\n ") {
 				t.Errorf("got body %q, want compact JSON", resp.Body)
 			}
@@ -517,7 +518,7 @@ func TestProbe(t *testing.T) {
 		if err := a.Probe(context.Background()); err != nil {
 			t.Fatalf("Probe: %v", err)
 		}
-		got := up.last(t)
+		got := up.Only(t)
 		if got.Method != http.MethodGet || got.Path != "/v1beta/models" || got.Query != "pageSize=1" {
 			t.Errorf("got %s %s?%s, want GET /v1beta/models?pageSize=1", got.Method, got.Path, got.Query)
 		}
@@ -534,7 +535,7 @@ func TestProbe(t *testing.T) {
 	})
 	t.Run("unreachable", func(t *testing.T) {
 		a, up := newUpstream(t, Config{}, reply(http.StatusOK, `{}`))
-		up.srv.Close()
+		up.Server.Close()
 		err := a.Probe(context.Background())
 		if k := outcome.KindOf(err); k != outcome.Network {
 			t.Errorf("got kind %s, want network (%v)", k, err)

@@ -9,75 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
-
-// The OpenAI chat request, as far as Gemini can express it. Fields the
-// translation does not read are ignored by encoding/json.
-type chatRequest struct {
-	Messages            []chatMessage   `json:"messages"`
-	Tools               []chatTool      `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
-	Temperature         *float64        `json:"temperature"`
-	TopP                *float64        `json:"top_p"`
-	MaxTokens           *int64          `json:"max_tokens"`
-	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
-	Stop                json.RawMessage `json:"stop"`
-	N                   *int64          `json:"n"`
-	Seed                *int64          `json:"seed"`
-	PresencePenalty     *float64        `json:"presence_penalty"`
-	FrequencyPenalty    *float64        `json:"frequency_penalty"`
-	ResponseFormat      *struct {
-		Type       string `json:"type"`
-		JSONSchema *struct {
-			Schema json.RawMessage `json:"schema"`
-		} `json:"json_schema"`
-	} `json:"response_format"`
-}
-
-type chatMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Name       string          `json:"name"`
-	ToolCalls  []chatToolCall  `json:"tool_calls"`
-	ToolCallID string          `json:"tool_call_id"`
-}
-
-type chatToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type chatPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	Refusal  string `json:"refusal"`
-	ImageURL *struct {
-		URL string `json:"url"`
-	} `json:"image_url"`
-	InputAudio *struct {
-		Data   string `json:"data"`
-		Format string `json:"format"`
-	} `json:"input_audio"`
-	File *struct {
-		FileData string `json:"file_data"`
-		FileID   string `json:"file_id"`
-	} `json:"file"`
-}
-
-type chatTool struct {
-	Type     string `json:"type"`
-	Function *struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
-}
 
 // The Gemini GenerateContentRequest (v1beta REST field names).
 type genRequest struct {
@@ -197,9 +132,13 @@ func badRequest(err error, format string, args ...any) *outcome.Error {
 }
 
 // translateChat turns an OpenAI chat.completions body into a Gemini
-// GenerateContentRequest body for model. Every error is a ClientError.
+// GenerateContentRequest body for model. The body decodes into
+// openaiwire.ChatRequest; what Gemini cannot express (user,
+// parallel_tool_calls, logprobs…) is not translated. A message's content
+// of the wrong type is refused when that message is translated. Every
+// error is a ClientError.
 func translateChat(body []byte, model string) ([]byte, error) {
-	var in chatRequest
+	var in openaiwire.ChatRequest
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, badRequest(err, "decoding chat request: %v", err)
 	}
@@ -224,7 +163,7 @@ func translateChat(body []byte, model string) ([]byte, error) {
 }
 
 // sign adds the thought-signature sentinel to replayed function calls.
-func translateMessages(msgs []chatMessage, sign bool, out *genRequest) error {
+func translateMessages(msgs []openaiwire.Message, sign bool, out *genRequest) error {
 	callNames := make(map[string]string) // tool_call_id -> function name
 	lastWasTool := false                 // the last content is a user turn of function responses
 	for i := range msgs {
@@ -232,7 +171,7 @@ func translateMessages(msgs []chatMessage, sign bool, out *genRequest) error {
 		isTool := false
 		switch m.Role {
 		case "system", "developer":
-			parts, err := contentParts(m.Content, i, false)
+			parts, err := contentParts(&m.Content, i, false)
 			if err != nil {
 				return err
 			}
@@ -245,7 +184,7 @@ func translateMessages(msgs []chatMessage, sign bool, out *genRequest) error {
 			out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, parts...)
 			continue // a system message does not break a run of tool results
 		case "user":
-			parts, err := contentParts(m.Content, i, true)
+			parts, err := contentParts(&m.Content, i, true)
 			if err != nil {
 				return err
 			}
@@ -253,7 +192,7 @@ func translateMessages(msgs []chatMessage, sign bool, out *genRequest) error {
 				out.Contents = append(out.Contents, genContent{Role: "user", Parts: parts})
 			}
 		case "assistant":
-			parts, err := contentParts(m.Content, i, false)
+			parts, err := contentParts(&m.Content, i, false)
 			if err != nil {
 				return err
 			}
@@ -294,7 +233,7 @@ func translateMessages(msgs []chatMessage, sign bool, out *genRequest) error {
 			} else if name == "" {
 				return badRequest(nil, "messages[%d]: function message needs a name", i)
 			}
-			resp, err := functionResponse(m.Content, i)
+			resp, err := functionResponse(&m.Content, i)
 			if err != nil {
 				return err
 			}
@@ -319,25 +258,19 @@ func translateMessages(msgs []chatMessage, sign bool, out *genRequest) error {
 // contentParts translates an OpenAI message content (string, array of
 // parts, or null) into Gemini parts. Empty text yields no part: Gemini
 // rejects empty text parts. media allows image, audio and file parts.
-func contentParts(raw json.RawMessage, i int, media bool) ([]genPart, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+func contentParts(c *openaiwire.Content, i int, media bool) ([]genPart, error) {
+	switch {
+	case c.Err != nil:
+		return nil, badRequest(c.Err, "messages[%d].content must be a string or an array of parts", i)
+	case !c.Set:
 		return nil, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, badRequest(err, "messages[%d].content: %v", i, err)
-		}
-		if s == "" {
+	case !c.IsParts:
+		if c.Text == "" {
 			return nil, nil
 		}
-		return []genPart{{Text: s}}, nil
+		return []genPart{{Text: c.Text}}, nil
 	}
-	var cps []chatPart
-	if err := json.Unmarshal(raw, &cps); err != nil {
-		return nil, badRequest(err, "messages[%d].content must be a string or an array of parts", i)
-	}
+	cps := c.Parts
 	parts := make([]genPart, 0, len(cps))
 	for j := range cps {
 		cp := &cps[j]
@@ -448,8 +381,8 @@ func callArguments(s string) (json.RawMessage, error) {
 
 // functionResponse builds {"content": X}: X is the tool's output when it
 // is a JSON object, else {"result": <text>}. Gemini wants an object here.
-func functionResponse(raw json.RawMessage, i int) (json.RawMessage, error) {
-	text, err := plainText(raw, i)
+func functionResponse(c *openaiwire.Content, i int) (json.RawMessage, error) {
+	text, err := plainText(c, i)
 	if err != nil {
 		return nil, err
 	}
@@ -467,22 +400,14 @@ func functionResponse(raw json.RawMessage, i int) (json.RawMessage, error) {
 
 // plainText reads a content that may only hold text: a string, or text
 // parts joined together.
-func plainText(raw json.RawMessage, i int) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+func plainText(c *openaiwire.Content, i int) (string, error) {
+	switch {
+	case c.Err != nil:
+		return "", badRequest(c.Err, "messages[%d].content must be a string or an array of text parts", i)
+	case !c.IsParts:
+		return c.Text, nil // "" when null or absent
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", badRequest(err, "messages[%d].content: %v", i, err)
-		}
-		return s, nil
-	}
-	var cps []chatPart
-	if err := json.Unmarshal(raw, &cps); err != nil {
-		return "", badRequest(err, "messages[%d].content must be a string or an array of text parts", i)
-	}
+	cps := c.Parts
 	var sb strings.Builder
 	for j := range cps {
 		if cps[j].Type != "text" {
@@ -493,7 +418,7 @@ func plainText(raw json.RawMessage, i int) (string, error) {
 	return sb.String(), nil
 }
 
-func translateTools(in *chatRequest, out *genRequest) error {
+func translateTools(in *openaiwire.ChatRequest, out *genRequest) error {
 	if len(in.Tools) > 0 {
 		decls := make([]genFunctionDecl, 0, len(in.Tools))
 		for i := range in.Tools {
@@ -547,7 +472,7 @@ func translateTools(in *chatRequest, out *genRequest) error {
 	return nil
 }
 
-func translateGeneration(in *chatRequest) (*generationConfig, error) {
+func translateGeneration(in *openaiwire.ChatRequest) (*generationConfig, error) {
 	gc := generationConfig{
 		Temperature:      in.Temperature,
 		TopP:             in.TopP,

@@ -3,10 +3,12 @@ package gemini
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
 const okAnswer = `{"candidates":[{"content":{"parts":[{"text":"ok"}],"role":"model"},"finishReason":"STOP","index":0}],
@@ -133,7 +135,7 @@ func TestTranslateChat(t *testing.T) {
 			if _, err := a.Do(context.Background(), req); err != nil {
 				t.Fatalf("Do: %v", err)
 			}
-			got := up.last(t)
+			got := up.Only(t)
 			if want := "/v1beta/models/" + req.Model + ":generateContent"; got.Method != http.MethodPost || got.Path != want || got.Query != "" {
 				t.Errorf("got %s %s?%s, want POST %s", got.Method, got.Path, got.Query, want)
 			}
@@ -143,7 +145,7 @@ func TestTranslateChat(t *testing.T) {
 			if ct := got.Header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("got content-type %q, want application/json", ct)
 			}
-			assertJSON(t, "gemini request", got.Body, tt.want)
+			providertest.SameJSON(t, "gemini request", got.Body, tt.want)
 		})
 	}
 }
@@ -197,11 +199,11 @@ func TestTranslateChatRejects(t *testing.T) {
 			if err == nil {
 				t.Fatal("Do succeeded, want a client error")
 			}
-			oe := outcomeOf(t, err)
+			oe := providertest.As[*outcome.Error](t, err)
 			if oe.Kind != outcome.ClientError || oe.Status != http.StatusBadRequest {
 				t.Errorf("got %s status %d, want client_error status 400 (%v)", oe.Kind, oe.Status, err)
 			}
-			if n := len(up.requests()); n != 0 {
+			if n := len(up.Requests()); n != 0 {
 				t.Errorf("upstream got %d requests, want 0", n)
 			}
 		})
@@ -238,5 +240,30 @@ func TestWantsThoughtSignature(t *testing.T) {
 		if got := wantsThoughtSignature(model); got != want {
 			t.Errorf("wantsThoughtSignature(%q) = %v, want %v", model, got, want)
 		}
+	}
+}
+
+// TestTranslateChatContentWhenReached pins that a content of the wrong
+// type is refused when its message is translated, so an earlier message's
+// error wins.
+func TestTranslateChatContentWhenReached(t *testing.T) {
+	user := `{"role":"user","content":"x"}`
+	call := `{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}`
+	tests := []struct {
+		name, in, wantMsg string
+	}{
+		{"earlier role error wins", `{"messages":[{"role":"critic","content":"x"},{"role":"user","content":42}]}`, `role "critic" is not supported`},
+		{"user content a number", `{"messages":[{"role":"user","content":42}]}`, "messages[0].content must be a string or an array of parts"},
+		{"part field of the wrong type", `{"messages":[` + user + `,{"role":"user","content":[{"type":"text","text":5}]}]}`, "messages[1].content must be a string or an array of parts"},
+		{"tool result an object", `{"messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"c","content":{}}]}`, "messages[2].content must be a string or an array of text parts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := translateChat([]byte(tt.in), "gemini-2.5-flash")
+			oe := providertest.As[*outcome.Error](t, err)
+			if oe.Kind != outcome.ClientError || !strings.Contains(oe.Message, tt.wantMsg) {
+				t.Errorf("got %v %q, want client_error mentioning %q", oe.Kind, oe.Message, tt.wantMsg)
+			}
+		})
 	}
 }

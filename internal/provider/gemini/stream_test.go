@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
 func streamReq(includeUsage bool) *provider.Request {
@@ -127,7 +128,7 @@ func TestStream(t *testing.T) {
 				t.Fatalf("Do: %v", err)
 			}
 			defer resp.Stream.Close()
-			got := up.last(t)
+			got := up.Only(t)
 			if got.Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent" || got.Query != "alt=sse" {
 				t.Errorf("got %s?%s, want /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", got.Path, got.Query)
 			}
@@ -142,7 +143,7 @@ func TestStream(t *testing.T) {
 				t.Fatalf("got %d chunks, want %d:\n%s", len(chunks), len(tt.want), strings.Join(chunks, "\n"))
 			}
 			for i := range chunks {
-				assertJSON(t, "chunk "+string(rune('0'+i)), normalizeCallIDs(t, []byte(chunks[i])), tt.want[i])
+				providertest.SameJSON(t, "chunk "+string(rune('0'+i)), normalizeCallIDs(t, []byte(chunks[i])), tt.want[i])
 			}
 			if _, err := resp.Stream.Next(); err != io.EOF {
 				t.Errorf("got %v after the end, want io.EOF again", err)
@@ -187,7 +188,7 @@ func TestStreamFailures(t *testing.T) {
 			if err == io.EOF {
 				t.Fatal("got io.EOF, want a classified failure")
 			}
-			oe := outcomeOf(t, err)
+			oe := providertest.As[*outcome.Error](t, err)
 			if oe.Kind != tt.kind || oe.Status != tt.status {
 				t.Errorf("got %s status %d, want %s status %d (%v)", oe.Kind, oe.Status, tt.kind, tt.status, err)
 			}
@@ -206,7 +207,7 @@ func TestStreamHTTPError(t *testing.T) {
 		resp.Stream.Close()
 		t.Fatal("Do succeeded, want a rate-limit error")
 	}
-	oe := outcomeOf(t, err)
+	oe := providertest.As[*outcome.Error](t, err)
 	if oe.Kind != outcome.RateLimited || oe.RetryAfter.Seconds() != 31 {
 		t.Errorf("got %s RetryAfter %v, want rate_limited 31s", oe.Kind, oe.RetryAfter)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -148,7 +149,7 @@ func TestDoNonStream(t *testing.T) {
 	for _, fl := range flavors {
 		for _, o := range ops {
 			t.Run(fl.name+"/"+o.op.String(), func(t *testing.T) {
-				up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 					h := w.Header()
 					h.Set("Content-Type", "application/json")
 					h.Set("X-Request-Id", "req-123")
@@ -157,7 +158,7 @@ func TestDoNonStream(t *testing.T) {
 					h.Set("X-Ratelimit-Reset-Requests", "24ms")
 					_, _ = w.Write([]byte(o.answer))
 				})
-				a := newTestAdapter(t, fl.flavor, up.srv.URL+fl.basePath, fl.key, fl.cfg)
+				a := newTestAdapter(t, fl.flavor, up.Server.URL+fl.basePath, fl.key, fl.cfg)
 				req := request(o.op, o.body, model, false)
 				orig := string(req.Body)
 
@@ -184,18 +185,18 @@ func TestDoNonStream(t *testing.T) {
 					t.Error("Do modified req.Body")
 				}
 
-				s := up.last(t)
+				s := up.Last(t)
 				wantPath := strings.ReplaceAll(fl.pathPrefix, "{model}", model) + o.path
-				if s.method != http.MethodPost || s.path != wantPath || s.query != fl.query {
-					t.Errorf("got %s %s?%s, want POST %s?%s", s.method, s.path, s.query, wantPath, fl.query)
+				if s.Method != http.MethodPost || s.Path != wantPath || s.Query != fl.query {
+					t.Errorf("got %s %s?%s, want POST %s?%s", s.Method, s.Path, s.Query, wantPath, fl.query)
 				}
-				if want := withModel(o.body, model); s.body != want {
-					t.Errorf("forwarded body\n got %s\nwant %s", s.body, want)
+				if want := withModel(o.body, model); string(s.Body) != want {
+					t.Errorf("forwarded body\n got %s\nwant %s", s.Body, want)
 				}
-				if got := s.header.Get("Content-Type"); got != "application/json" {
+				if got := s.Header.Get("Content-Type"); got != "application/json" {
 					t.Errorf("content-type = %q, want application/json", got)
 				}
-				if got := s.header.Get("Accept"); got != "application/json" {
+				if got := s.Header.Get("Accept"); got != "application/json" {
 					t.Errorf("accept = %q, want application/json", got)
 				}
 				for _, k := range []string{"Authorization", "Api-Key"} {
@@ -203,7 +204,7 @@ func TestDoNonStream(t *testing.T) {
 					if k == fl.authKey {
 						want = fl.authValue
 					}
-					if got := s.header.Get(k); got != want {
+					if got := s.Header.Get(k); got != want {
 						t.Errorf("%s = %q, want %q", k, got, want)
 					}
 				}
@@ -285,22 +286,13 @@ func TestDoErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-				for k, v := range tt.header {
-					w.Header().Set(k, v)
-				}
-				w.WriteHeader(tt.status)
-				_, _ = w.Write([]byte(tt.body))
-			})
-			a := newTestAdapter(t, OpenAI, up.srv.URL+"/v1", "sk", Config{})
+			up := providertest.NewUpstream(t, providertest.Reply(tt.status, tt.header, tt.body))
+			a := newTestAdapter(t, OpenAI, up.Server.URL+"/v1", "sk", Config{})
 			resp, err := a.Do(context.Background(), request(provider.OpChat, chatBody, "gpt-4o-mini", false))
 			if resp != nil {
 				t.Errorf("resp = %+v, want nil", resp)
 			}
-			var oe *outcome.Error
-			if !errors.As(err, &oe) {
-				t.Fatalf("err = %v, want an *outcome.Error", err)
-			}
+			oe := providertest.As[*outcome.Error](t, err)
 			if !strings.HasPrefix(err.Error(), "calling openai chat completions: ") {
 				t.Errorf("err = %q, want it to say what was being done", err)
 			}
@@ -336,19 +328,10 @@ func TestDoAnswerProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-				for k, v := range tt.header {
-					w.Header().Set(k, v)
-				}
-				w.WriteHeader(tt.status)
-				_, _ = w.Write([]byte(tt.body))
-			})
-			a := newTestAdapter(t, Compatible, up.srv.URL+"/v1", "", Config{})
+			up := providertest.NewUpstream(t, providertest.Reply(tt.status, tt.header, tt.body))
+			a := newTestAdapter(t, Compatible, up.Server.URL+"/v1", "", Config{})
 			_, err := a.Do(context.Background(), request(provider.OpChat, chatBody, "m", false))
-			var oe *outcome.Error
-			if !errors.As(err, &oe) {
-				t.Fatalf("err = %v, want an *outcome.Error", err)
-			}
+			oe := providertest.As[*outcome.Error](t, err)
 			if oe.Kind != tt.wantKind || oe.Status != tt.wantStatus || !strings.Contains(oe.Message, tt.wantMsg) {
 				t.Errorf("got kind %v status %d message %q, want %v %d containing %q",
 					oe.Kind, oe.Status, oe.Message, tt.wantKind, tt.wantStatus, tt.wantMsg)
@@ -370,14 +353,14 @@ func TestDoTransportErrors(t *testing.T) {
 	})
 	t.Run("deadline", func(t *testing.T) {
 		release := make(chan struct{})
-		up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
 			case <-release:
 			}
 		})
 		defer close(release)
-		a := newTestAdapter(t, OpenAI, up.srv.URL+"/v1", "sk", Config{})
+		a := newTestAdapter(t, OpenAI, up.Server.URL+"/v1", "sk", Config{})
 		ctx, cancel := context.WithDeadline(context.Background(), time.Now()) // already past: no waiting
 		defer cancel()
 		_, err := a.Do(ctx, request(provider.OpChat, chatBody, "m", false))
@@ -386,12 +369,12 @@ func TestDoTransportErrors(t *testing.T) {
 		}
 	})
 	t.Run("cut body", func(t *testing.T) {
-		up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "1000")
 			_, _ = w.Write([]byte(`{"id":`))
 			panic(http.ErrAbortHandler) // drop the connection mid-body
 		})
-		a := newTestAdapter(t, OpenAI, up.srv.URL+"/v1", "sk", Config{})
+		a := newTestAdapter(t, OpenAI, up.Server.URL+"/v1", "sk", Config{})
 		_, err := a.Do(context.Background(), request(provider.OpChat, chatBody, "m", false))
 		if got := outcome.KindOf(err); got != outcome.Network {
 			t.Errorf("kind = %v, want network (%v)", got, err)
@@ -435,11 +418,11 @@ func TestProbe(t *testing.T) {
 	for _, fl := range flavors {
 		for _, ans := range answers {
 			t.Run(fl.name+"/"+ans.name, func(t *testing.T) {
-				up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 					w.WriteHeader(ans.status)
 					_, _ = w.Write([]byte(ans.body))
 				})
-				a := newTestAdapter(t, fl.flavor, up.srv.URL+fl.basePath, fl.key, fl.cfg)
+				a := newTestAdapter(t, fl.flavor, up.Server.URL+fl.basePath, fl.key, fl.cfg)
 				err := a.Probe(context.Background())
 				if got := outcome.KindOf(err); got != ans.wantKind {
 					t.Fatalf("Probe kind = %v, want %v (%v)", got, ans.wantKind, err)
@@ -448,15 +431,15 @@ func TestProbe(t *testing.T) {
 				if err != nil && (!errors.As(err, &oe) || oe.Status != ans.status) {
 					t.Errorf("Probe error = %v, want an *outcome.Error with status %d", err, ans.status)
 				}
-				s := up.last(t)
-				if s.method != http.MethodGet || s.path != fl.path || s.query != fl.query {
-					t.Errorf("probe sent %s %s?%s, want GET %s?%s", s.method, s.path, s.query, fl.path, fl.query)
+				s := up.Last(t)
+				if s.Method != http.MethodGet || s.Path != fl.path || s.Query != fl.query {
+					t.Errorf("probe sent %s %s?%s, want GET %s?%s", s.Method, s.Path, s.Query, fl.path, fl.query)
 				}
-				if fl.authKey != "" && s.header.Get(fl.authKey) != fl.authOK {
-					t.Errorf("%s = %q, want %q", fl.authKey, s.header.Get(fl.authKey), fl.authOK)
+				if fl.authKey != "" && s.Header.Get(fl.authKey) != fl.authOK {
+					t.Errorf("%s = %q, want %q", fl.authKey, s.Header.Get(fl.authKey), fl.authOK)
 				}
-				if fl.authKey == "" && s.header.Get("Authorization") != "" {
-					t.Errorf("Authorization = %q, want none", s.header.Get("Authorization"))
+				if fl.authKey == "" && s.Header.Get("Authorization") != "" {
+					t.Errorf("Authorization = %q, want none", s.Header.Get("Authorization"))
 				}
 			})
 		}

@@ -1,10 +1,6 @@
 package openai
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,57 +14,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // testNow is the clock of every adapter built by newTestAdapter.
 var testNow = time.Date(2026, 10, 21, 7, 28, 0, 0, time.UTC)
-
-// seen is what a fake upstream received.
-type seen struct {
-	method, path, query string
-	header              http.Header
-	body                string
-}
-
-// upstream is a fake provider on httptest that records every request and
-// answers with handle.
-type upstream struct {
-	srv *httptest.Server
-
-	mu   sync.Mutex // guards reqs
-	reqs []seen
-}
-
-func newUpstream(tb testing.TB, handle http.HandlerFunc) *upstream {
-	tb.Helper()
-	u := &upstream{}
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var b strings.Builder
-		if r.Body != nil {
-			buf := make([]byte, 4096)
-			for {
-				n, err := r.Body.Read(buf)
-				b.Write(buf[:n])
-				if err != nil {
-					break
-				}
-			}
-		}
-		u.mu.Lock()
-		u.reqs = append(u.reqs, seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Clone(), b.String()})
-		u.mu.Unlock()
-		handle(w, r)
-	}))
-	tb.Cleanup(u.srv.Close)
-	return u
-}
-
-// last returns the most recent request the upstream saw.
-func (u *upstream) last(tb testing.TB) seen {
-	tb.Helper()
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if len(u.reqs) == 0 {
-		tb.Fatal("upstream saw no request")
-	}
-	return u.reqs[len(u.reqs)-1]
-}
 
 // newTestAdapter builds an adapter on base with the default HTTP client
 // and the fixed test clock.

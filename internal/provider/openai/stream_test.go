@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
 const streamBody = `{"model":"alias","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
@@ -65,7 +66,7 @@ func drain(tb testing.TB, s provider.Stream) ([]string, error) {
 
 func TestStream(t *testing.T) {
 	whole := append(append([]string{": keep-alive\n\n", "event: ping\n\n", "data:\n\n"}, events(chunks...)...), "data: [DONE]\n\n")
-	up := newUpstream(t, sseHandler(whole, false))
+	up := providertest.NewUpstream(t, sseHandler(whole, false))
 	for _, fl := range []struct {
 		flavor Flavor
 		base   string
@@ -76,7 +77,7 @@ func TestStream(t *testing.T) {
 		{Compatible, "/v1", "/v1/chat/completions"},
 	} {
 		t.Run(fl.flavor.String(), func(t *testing.T) {
-			a := newTestAdapter(t, fl.flavor, up.srv.URL+fl.base, "k", Config{})
+			a := newTestAdapter(t, fl.flavor, up.Server.URL+fl.base, "k", Config{})
 			resp, err := a.Do(context.Background(), request(provider.OpChat, streamBody, "dep", true))
 			if err != nil {
 				t.Fatalf("Do: %v", err)
@@ -108,12 +109,12 @@ func TestStream(t *testing.T) {
 			if u := resp.Stream.Usage(); u != (outcome.Usage{PromptTokens: 12, CompletionTokens: 3}) {
 				t.Errorf("usage = %+v, want 12/3", u)
 			}
-			s := up.last(t)
-			if s.path != fl.path || s.header.Get("Accept") != "text/event-stream" {
-				t.Errorf("sent %s with Accept %q, want %s with text/event-stream", s.path, s.header.Get("Accept"), fl.path)
+			s := up.Last(t)
+			if s.Path != fl.path || s.Header.Get("Accept") != "text/event-stream" {
+				t.Errorf("sent %s with Accept %q, want %s with text/event-stream", s.Path, s.Header.Get("Accept"), fl.path)
 			}
-			if want := withModel(streamBody, "dep"); s.body != want {
-				t.Errorf("forwarded body %s, want %s", s.body, want)
+			if want := withModel(streamBody, "dep"); string(s.Body) != want {
+				t.Errorf("forwarded body %s, want %s", s.Body, want)
 			}
 		})
 	}
@@ -128,8 +129,8 @@ func TestStreamUsageEveryChunk(t *testing.T) {
 		`{"choices":[{"delta":{"content":"d"},"usage":null}],"usage":{"prompt_tokens":8,"completion_tokens":4}}`,
 		`[DONE]`,
 	)
-	up := newUpstream(t, sseHandler(raw, false))
-	a := newTestAdapter(t, Compatible, up.srv.URL+"/v1", "", Config{})
+	up := providertest.NewUpstream(t, sseHandler(raw, false))
+	a := newTestAdapter(t, Compatible, up.Server.URL+"/v1", "", Config{})
 	resp, err := a.Do(context.Background(), request(provider.OpChat, streamBody, "m", true))
 	if err != nil {
 		t.Fatalf("Do: %v", err)
@@ -182,8 +183,8 @@ func TestStreamFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, sseHandler(tt.raw, tt.abort))
-			a := newTestAdapter(t, OpenAI, up.srv.URL+"/v1", "sk", Config{})
+			up := providertest.NewUpstream(t, sseHandler(tt.raw, tt.abort))
+			a := newTestAdapter(t, OpenAI, up.Server.URL+"/v1", "sk", Config{})
 			resp, err := a.Do(context.Background(), request(provider.OpChat, streamBody, "gpt-4o-mini", true))
 			if err != nil {
 				t.Fatalf("Do: %v", err)
@@ -196,10 +197,7 @@ func TestStreamFailures(t *testing.T) {
 			if errors.Is(err, io.EOF) {
 				t.Fatalf("err = %v matches io.EOF: a failure must never look like the end", err)
 			}
-			var oe *outcome.Error
-			if !errors.As(err, &oe) {
-				t.Fatalf("err = %v, want an *outcome.Error", err)
-			}
+			oe := providertest.As[*outcome.Error](t, err)
 			if oe.Kind != tt.wantKind || oe.Status != tt.wantStatus || !strings.Contains(oe.Message, tt.wantMsg) {
 				t.Errorf("got kind %v status %d message %q, want %v %d containing %q",
 					oe.Kind, oe.Status, oe.Message, tt.wantKind, tt.wantStatus, tt.wantMsg)
@@ -231,20 +229,17 @@ func TestStreamErrorsBeforeFirstChunk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+			up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", tt.ctype)
 				w.WriteHeader(tt.status)
 				_, _ = io.WriteString(w, tt.body)
 			})
-			a := newTestAdapter(t, Compatible, up.srv.URL+"/v1", "", Config{})
+			a := newTestAdapter(t, Compatible, up.Server.URL+"/v1", "", Config{})
 			resp, err := a.Do(context.Background(), request(provider.OpChat, streamBody, "m", true))
 			if resp != nil {
 				t.Errorf("resp = %+v, want nil", resp)
 			}
-			var oe *outcome.Error
-			if !errors.As(err, &oe) {
-				t.Fatalf("err = %v, want an *outcome.Error", err)
-			}
+			oe := providertest.As[*outcome.Error](t, err)
 			if oe.Kind != tt.wantKind || oe.Message != tt.wantMsg {
 				t.Errorf("got %v %q, want %v %q", oe.Kind, oe.Message, tt.wantKind, tt.wantMsg)
 			}
@@ -256,14 +251,14 @@ func TestStreamErrorsBeforeFirstChunk(t *testing.T) {
 // Canceled and the upstream sees its request end.
 func TestStreamClientCancel(t *testing.T) {
 	upstreamDone := make(chan struct{})
-	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+	up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		defer close(upstreamDone)
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, "data: "+chunks[0]+"\n\n")
 		w.(http.Flusher).Flush()
 		<-r.Context().Done() // a model still generating
 	})
-	a := newTestAdapter(t, OpenAI, up.srv.URL+"/v1", "sk", Config{})
+	a := newTestAdapter(t, OpenAI, up.Server.URL+"/v1", "sk", Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	resp, err := a.Do(ctx, request(provider.OpChat, streamBody, "gpt-4o-mini", true))
@@ -285,12 +280,12 @@ func TestStreamClientCancel(t *testing.T) {
 // TestStreamCancelCause: the proxy's own timer ends the attempt with an
 // *outcome.Error cause; the stream reports that kind, not Canceled.
 func TestStreamCancelCause(t *testing.T) {
-	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+	up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
-	a := newTestAdapter(t, OpenAI, up.srv.URL+"/v1", "sk", Config{})
+	a := newTestAdapter(t, OpenAI, up.Server.URL+"/v1", "sk", Config{})
 	ctx, cancel := context.WithCancelCause(context.Background())
 	resp, err := a.Do(ctx, request(provider.OpChat, streamBody, "gpt-4o-mini", true))
 	if err != nil {
@@ -304,8 +299,8 @@ func TestStreamCancelCause(t *testing.T) {
 }
 
 func TestStreamClose(t *testing.T) {
-	up := newUpstream(t, sseHandler(append(events(chunks...), "data: [DONE]\n\n"), false))
-	a := newTestAdapter(t, OpenAI, up.srv.URL+"/v1", "sk", Config{})
+	up := providertest.NewUpstream(t, sseHandler(append(events(chunks...), "data: [DONE]\n\n"), false))
+	a := newTestAdapter(t, OpenAI, up.Server.URL+"/v1", "sk", Config{})
 	resp, err := a.Do(context.Background(), request(provider.OpChat, streamBody, "gpt-4o-mini", true))
 	if err != nil {
 		t.Fatalf("Do: %v", err)
@@ -354,21 +349,21 @@ func TestHasErrorField(t *testing.T) {
 func TestStreamAsksForUsage(t *testing.T) {
 	const body = `{"model":"alias","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	whole := append(events(chunks...), "data: [DONE]\n\n")
-	up := newUpstream(t, sseHandler(whole, false))
+	up := providertest.NewUpstream(t, sseHandler(whole, false))
 	for _, fl := range []struct {
 		flavor Flavor
 		base   string
 		asks   bool
 	}{{OpenAI, "/v1", true}, {Azure, "", true}, {Compatible, "/v1", false}} {
 		t.Run(fl.flavor.String(), func(t *testing.T) {
-			a := newTestAdapter(t, fl.flavor, up.srv.URL+fl.base, "k", Config{})
+			a := newTestAdapter(t, fl.flavor, up.Server.URL+fl.base, "k", Config{})
 			resp, err := a.Do(context.Background(), request(provider.OpChat, body, "dep", true))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer resp.Stream.Close()
 			got, _ := drain(t, resp.Stream)
-			sent := up.last(t).body
+			sent := string(up.Last(t).Body)
 			if asked := strings.Contains(sent, `"stream_options":{"include_usage":true}`); asked != fl.asks {
 				t.Errorf("forwarded %s: include_usage added = %v, want %v", sent, asked, fl.asks)
 			}

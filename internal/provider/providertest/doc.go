@@ -1,0 +1,20 @@
+// Package providertest holds the test helpers the provider adapters'
+// tests share: a semantic JSON comparison, a typed errors.As that fails
+// the test, a fake upstream on net/http/httptest that records every
+// request it receives, and a handler that answers with a fixed status,
+// header and body.
+//
+// Model: helpers take a testing.TB, call its Helper, and fail it the way
+// the tests they replace did: Fatal when nothing further can be checked
+// (invalid JSON, no error of the wanted type, a missing request), Errorf
+// for a mismatch so that a table goes on. The package depends on the
+// standard library only, never on an adapter, so any adapter's tests can
+// import it without a cycle.
+//
+// Invariants:
+//   - An Upstream records a request (method, path, raw query, a clone of
+//     the header, the whole body) before its handler sees it, under a
+//     mutex, so the test reads what was sent even when the handler fails
+//     or the client gives up; it closes with the test (tb.Cleanup).
+//   - Nothing here sleeps or starts a goroutine that outlives the test.
+package providertest
