@@ -357,3 +357,15 @@ models:
 		t.Errorf("the provider key leaked into a response, /admin, /metrics or the logs")
 	}
 }
+
+func TestPprofIsOptIn(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		cfg := "pprof: " + map[bool]string{false: "false", true: "true"}[on] + "\n" + reloadBase
+		d, _, _ := startFile(t, cfg)
+		code, _ := get(t, d.adminURL("/debug/pprof/cmdline"))
+		d.shutdown()
+		if want := map[bool]int{false: 404, true: 200}[on]; code != want {
+			t.Errorf("pprof: %v: /debug/pprof/cmdline answered %d, want %d", on, code, want)
+		}
+	}
+}

@@ -51,6 +51,10 @@ type Config struct {
 	StateFile string `mapstructure:"state_file"`
 	// Log configures the process log.
 	Log Log `mapstructure:"log"`
+	// Pprof serves Go's profiler at /debug/pprof/ on the admin listener.
+	// Default false: in Kubernetes the admin port is reachable from the
+	// cluster, and a profile costs CPU; turn it on to investigate.
+	Pprof bool `mapstructure:"pprof"`
 	// Providers is the list of upstreams.
 	Providers []Provider `mapstructure:"providers"`
 	// Models is what clients may ask for.
