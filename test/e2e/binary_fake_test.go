@@ -297,35 +297,9 @@ func (f *binFake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveFault answers like upstream.serve does for f once the body is read.
+// serveFault answers like upstream.serve does for ft once the body is read.
 func (f *binFake) serveFault(w http.ResponseWriter, r *http.Request, stream bool, ft fault) {
-	switch ft.kind {
-	case reset:
-		resetConn(w)
-	case hang:
-		f.wait(r, -1)
-	case garbage:
-		if stream {
-			w.Header().Set("Content-Type", "text/event-stream")
-		} else {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		io.WriteString(w, "<html><body>\x00upstream garbage {{{ not json</body></html>\n")
-	case cutBody:
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(f.whole)+100))
-		io.WriteString(w, f.whole[:len(f.whole)/2])
-	default:
-		if !stream {
-			if ft.kind == slowFirstToken && !f.wait(r, ft.delay) {
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, f.whole)
-			return
-		}
-		f.stream(w, r, ft)
-	}
+	f.upstream.answer(w, r, stream, ft)
 }
 
 // gatedStream writes the preamble and the first content event, calls

@@ -290,26 +290,7 @@ func (p *routerProc) providers() ([]adminState, error) {
 // chat sends one chat completion for model "m" through the router and
 // reads the whole answer; a transport or read error is returned.
 func (p *routerProc) chat(stream bool) (reply, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.api+"/v1/chat/completions",
-		strings.NewReader(chatBody(stream)))
-	if err != nil {
-		return reply{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return reply{}, fmt.Errorf("sending: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	rep := reply{status: resp.StatusCode, header: resp.Header, body: body, elapsed: time.Since(start)}
-	if err != nil {
-		return rep, fmt.Errorf("reading the body (%d bytes so far %q): %w", len(body), body, err)
-	}
-	return rep, nil
+	return postChat(p.client, p.api, stream)
 }
 
 // startStream sends one stream request and returns once its first

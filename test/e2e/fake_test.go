@@ -207,6 +207,11 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	for k, v := range f.header {
 		w.Header().Set(k, v)
 	}
+	u.answer(w, r, stream, f)
+}
+
+// answer writes the API answer shaped by f, once the request body is read.
+func (u *upstream) answer(w http.ResponseWriter, r *http.Request, stream bool, f fault) {
 	switch f.kind {
 	case httpError:
 		if w.Header().Get("Content-Type") == "" {

@@ -167,16 +167,22 @@ func chatBody(stream bool) string {
 // reads the whole answer. A transport or read error is returned: a
 // well-behaved router never causes one.
 func (r *rig) chat(stream bool) (reply, error) {
+	return postChat(r.client, r.front.URL, stream)
+}
+
+// postChat sends one chat completion for model "m" to the router at base
+// and reads the whole answer; a transport or read error is returned.
+func postChat(client *http.Client, base string, stream bool) (reply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.front.URL+"/v1/chat/completions",
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions",
 		strings.NewReader(chatBody(stream)))
 	if err != nil {
 		return reply{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	start := time.Now()
-	resp, err := r.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return reply{}, fmt.Errorf("sending: %w", err)
 	}
