@@ -4,23 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
-
-// fuzzMaxMessage bounds an error message: it travels into logs and into
-// the client's answer. maxMessage bytes of provider text, the ellipsis and
-// the adapter's own prefix fit in it.
-const fuzzMaxMessage = 2048
 
 // fuzzMaxWait is the longest wait an error may carry: a RetryInfo delay
 // or Retry-After is capped at 24h, and a per-day quota waits until the
@@ -31,35 +24,6 @@ const fuzzMaxWait = 25 * time.Hour
 // fuzzTime maps a fuzzed number of seconds to a time between 1970 and
 // about 2106.
 func fuzzTime(sec uint32) time.Time { return time.Unix(int64(sec), 0).UTC() }
-
-// fuzzCheckError fails t unless e is a classified error fit for a client
-// and a log line: a non-OK kind the outcome package knows, a wait within
-// [0, fuzzMaxWait], and a valid UTF-8 message of bounded length.
-func fuzzCheckError(t *testing.T, what string, e *outcome.Error) {
-	t.Helper()
-	switch {
-	case e == nil:
-		t.Fatalf("%s: nil *outcome.Error", what)
-	case e.Kind == outcome.OK || int(e.Kind) >= len(outcome.Kinds()):
-		t.Fatalf("%s: kind %v, want a known failure kind", what, e.Kind)
-	case e.RetryAfter < 0 || e.RetryAfter > fuzzMaxWait:
-		t.Fatalf("%s: RetryAfter %v, want within [0, %v]", what, e.RetryAfter, fuzzMaxWait)
-	case !utf8.ValidString(e.Message):
-		t.Fatalf("%s: message %q is not valid UTF-8", what, e.Message)
-	case len(e.Message) > fuzzMaxMessage:
-		t.Fatalf("%s: message of %d bytes, want at most %d", what, len(e.Message), fuzzMaxMessage)
-	}
-}
-
-// fuzzCheckEnd fails t unless err carries a usable *outcome.Error.
-func fuzzCheckEnd(t *testing.T, what string, err error) {
-	t.Helper()
-	var oe *outcome.Error
-	if !errors.As(err, &oe) {
-		t.Fatalf("%s: error %v (%T) carries no *outcome.Error", what, err, err)
-	}
-	fuzzCheckError(t, what, oe)
-}
 
 // FuzzClassifyError classifies arbitrary error bodies under statuses
 // 400-599, and under 0 (an error event inside a 200 stream), with an
@@ -99,24 +63,11 @@ func FuzzClassifyError(f *testing.F) {
 			h["Retry-After"] = []string{ra}
 		}
 		e := ClassifyError(status, h, body, fuzzTime(sec))
-		fuzzCheckError(t, "ClassifyError", e)
+		providertest.CheckClassified(t, "ClassifyError", e, fuzzMaxWait)
 		if status != 0 && e.Status != status {
 			t.Fatalf("Status %d, want %d", e.Status, status)
 		}
 	})
-}
-
-// fuzzCheckChunk fails t unless p is one line of JSON shaped like an
-// OpenAI chat.completion.chunk.
-func fuzzCheckChunk(t *testing.T, p []byte) {
-	t.Helper()
-	if bytes.ContainsAny(p, "\r\n") || !json.Valid(p) {
-		t.Fatalf("payload %q is not a one-line JSON document", p)
-	}
-	doc := gjson.ParseBytes(p)
-	if doc.Get("object").Str != "chat.completion.chunk" || !doc.Get("choices").IsArray() {
-		t.Fatalf("payload %q is not a chat.completion.chunk", p)
-	}
 }
 
 // FuzzStream runs the streamGenerateContent translator over arbitrary SSE
@@ -163,7 +114,7 @@ func FuzzStream(f *testing.F) {
 				}
 				break
 			}
-			fuzzCheckChunk(t, p)
+			providertest.CheckChunk(t, p)
 		}
 		if _, again := s.Next(); (again == io.EOF) != (err == io.EOF) || again == nil {
 			t.Fatalf("Next after %v returned %v, want the same end", err, again)
@@ -177,7 +128,7 @@ func FuzzStream(f *testing.F) {
 			}
 			return
 		}
-		fuzzCheckEnd(t, "stream end", err)
+		providertest.CheckEnd(t, "stream end", err, false, fuzzMaxWait)
 	})
 }
 
@@ -215,7 +166,7 @@ func FuzzTranslateCompletion(f *testing.F) {
 			if out != nil {
 				t.Fatalf("translateCompletion returned %q with error %v", out, err)
 			}
-			fuzzCheckEnd(t, "translateCompletion", err)
+			providertest.CheckEnd(t, "translateCompletion", err, false, fuzzMaxWait)
 			return
 		}
 		if !json.Valid(out) {

@@ -4,41 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
-	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 	"github.com/llmrouter/llmrouter/internal/sse"
 )
-
-// fuzzMaxMessage bounds an error message: it travels into logs and into
-// the client's answer. 512 bytes of provider text, the U+FFFD that
-// replace invalid bytes, and the classifier's own prefix fit in it.
-const fuzzMaxMessage = 2048
-
-// fuzzCheckError fails t unless e is a classified error fit for a client
-// and a log line: a non-OK kind the outcome package knows, a wait within
-// [0, 24h], and a valid UTF-8 message of bounded length.
-func fuzzCheckError(t *testing.T, what string, e *outcome.Error) {
-	t.Helper()
-	switch {
-	case e == nil:
-		t.Fatalf("%s: nil *outcome.Error", what)
-	case e.Kind == outcome.OK || int(e.Kind) >= len(outcome.Kinds()):
-		t.Fatalf("%s: kind %v, want a known failure kind", what, e.Kind)
-	case e.RetryAfter < 0 || e.RetryAfter > maxWait:
-		t.Fatalf("%s: RetryAfter %v, want within [0, %v]", what, e.RetryAfter, maxWait)
-	case !utf8.ValidString(e.Message):
-		t.Fatalf("%s: message %q is not valid UTF-8", what, e.Message)
-	case len(e.Message) > fuzzMaxMessage:
-		t.Fatalf("%s: message of %d bytes, want at most %d", what, len(e.Message), fuzzMaxMessage)
-	}
-}
 
 // FuzzClassifyError classifies arbitrary error bodies under statuses
 // 400-599, and under 0 (an error event inside a 200 stream), with an
@@ -83,7 +57,7 @@ func FuzzClassifyError(f *testing.F) {
 			h["X-Rate-Limit-Reset-Tokens"] = []string{ra}
 		}
 		e := ClassifyError(status, h, body, now)
-		fuzzCheckError(t, "ClassifyError", e)
+		providertest.CheckClassified(t, "ClassifyError", e, maxWait)
 		if status != 0 && e.Status != status {
 			t.Fatalf("Status %d, want the HTTP status %d", e.Status, status)
 		}
@@ -179,20 +153,6 @@ func fuzzDrain(t *testing.T, s interface {
 	return nil, nil
 }
 
-// fuzzCheckStreamEnd fails t unless err is io.EOF or carries a usable
-// *outcome.Error.
-func fuzzCheckStreamEnd(t *testing.T, err error) {
-	t.Helper()
-	if err == io.EOF {
-		return
-	}
-	var oe *outcome.Error
-	if !errors.As(err, &oe) {
-		t.Fatalf("stream ended with %v (%T), want io.EOF or an *outcome.Error", err, err)
-	}
-	fuzzCheckError(t, "stream end", oe)
-}
-
 // FuzzStream runs the stream reader over arbitrary SSE bytes, as if a
 // provider had answered them with 200 text/event-stream. Next must not
 // panic and must stop; every payload is a JSON document that the relay's
@@ -231,7 +191,7 @@ func FuzzStream(f *testing.F) {
 				t.Fatalf("payload %q framed for the client reads back as %q, %v", p, e.Data, err)
 			}
 		})
-		fuzzCheckStreamEnd(t, err)
+		providertest.CheckEnd(t, "stream end", err, true, maxWait)
 		if err == io.EOF && !bytes.Contains(in, []byte("[DONE]")) {
 			t.Fatal("io.EOF from a stream without [DONE]")
 		}

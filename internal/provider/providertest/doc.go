@@ -8,8 +8,10 @@
 // the tests they replace did: Fatal when nothing further can be checked
 // (invalid JSON, no error of the wanted type, a missing request), Errorf
 // for a mismatch so that a table goes on. The package depends on the
-// standard library only, never on an adapter, so any adapter's tests can
-// import it without a cycle.
+// standard library and the outcome leaf only, never on an adapter, so any
+// adapter's tests can import it without a cycle. CheckClassified,
+// CheckEnd and CheckChunk are the contracts the adapters' fuzz targets
+// hold every classified error and emitted chunk to.
 //
 // Invariants:
 //   - An Upstream records a request (method, path, raw query, a clone of
