@@ -1,15 +1,15 @@
 package anthropic
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
-	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 // finishReason maps Anthropic's stop_reason to OpenAI's finish_reason
@@ -58,27 +58,20 @@ func (u *usage) read(r gjson.Result) {
 	}
 }
 
-// appendUsage writes an OpenAI usage object.
-func appendUsage(dst []byte, u usage) []byte {
-	dst = append(dst, `{"prompt_tokens":`...)
-	dst = strconv.AppendInt(dst, u.prompt(), 10)
-	dst = append(dst, `,"completion_tokens":`...)
-	dst = strconv.AppendInt(dst, u.output, 10)
-	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, u.prompt()+u.output, 10)
-	dst = append(dst, `,"prompt_tokens_details":{"cached_tokens":`...)
-	dst = strconv.AppendInt(dst, u.cacheRead, 10)
-	return append(dst, "}}"...)
+// wire is the OpenAI usage object. Anthropic always reports its cache
+// reads, so prompt_tokens_details is always sent.
+func (u usage) wire() *openaiwire.Usage {
+	return &openaiwire.Usage{
+		PromptTokens:        u.prompt(),
+		CompletionTokens:    u.output,
+		TotalTokens:         u.prompt() + u.output,
+		PromptTokensDetails: &openaiwire.PromptTokensDetails{CachedTokens: u.cacheRead},
+	}
 }
 
-// appendRawString appends r's JSON literal when r is a string, else "".
-// The document r came from was validated, so the literal is valid JSON.
-func appendRawString(dst []byte, r gjson.Result) []byte {
-	if r.Type != gjson.String {
-		return append(dst, `""`...)
-	}
-	return append(dst, r.Raw...)
-}
+// nullLogprobs is every choice's logprobs: the null OpenAI sends when they
+// were not asked for (the Messages API has none).
+var nullLogprobs = json.RawMessage("null")
 
 // unsafeString views b as a string without copying. b must not change while
 // the string or anything sliced from it is in use.
@@ -111,19 +104,11 @@ func convertMessage(dst, raw []byte, created int64) ([]byte, outcome.Usage, erro
 		return nil, outcome.Usage{}, invalidAnswer("no content array")
 	}
 
-	dst = append(dst, `{"id":`...)
-	dst = appendRawString(dst, doc.Get("id"))
-	dst = append(dst, `,"object":"chat.completion","created":`...)
-	dst = strconv.AppendInt(dst, created, 10)
-	dst = append(dst, `,"model":`...)
-	dst = appendRawString(dst, doc.Get("model"))
-	dst = append(dst, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-
-	// Text blocks join into one string; one block (the usual case) is
-	// copied as the literal Anthropic sent.
-	var first gjson.Result
-	var joined []byte
-	nText, nTools := 0, 0
+	// Text blocks join into one string; thinking blocks are not relayed.
+	var text []byte
+	var first string
+	nText := 0
+	var calls []openaiwire.ToolCall
 	blocks.ForEach(func(_, b gjson.Result) bool {
 		switch b.Get("type").Str {
 		case "text":
@@ -131,61 +116,53 @@ func convertMessage(dst, raw []byte, created int64) ([]byte, outcome.Usage, erro
 			if t.Type != gjson.String {
 				return true
 			}
-			if nText == 1 {
-				joined = append(joined, first.Str...)
-			}
-			if nText == 0 {
-				first = t
-			} else {
-				joined = append(joined, t.Str...)
+			switch nText {
+			case 0:
+				first = t.Str
+			case 1:
+				text = append(append(text, first...), t.Str...)
+			default:
+				text = append(text, t.Str...)
 			}
 			nText++
 		case "tool_use":
-			nTools++
-		}
-		return true
-	})
-	switch nText {
-	case 0:
-		dst = append(dst, "null"...)
-	case 1:
-		dst = append(dst, first.Raw...)
-	default:
-		dst = provider.AppendJSONString(dst, string(joined))
-	}
-
-	if nTools > 0 {
-		dst = append(dst, `,"tool_calls":[`...)
-		k := 0
-		blocks.ForEach(func(_, b gjson.Result) bool {
-			if b.Get("type").Str != "tool_use" {
-				return true
-			}
-			if k > 0 {
-				dst = append(dst, ',')
-			}
-			k++
-			dst = append(dst, `{"id":`...)
-			dst = appendRawString(dst, b.Get("id"))
-			dst = append(dst, `,"type":"function","function":{"name":`...)
-			dst = appendRawString(dst, b.Get("name"))
-			dst = append(dst, `,"arguments":`...)
 			args := b.Get("input").Raw
 			if args == "" {
 				args = "{}"
 			}
-			dst = provider.AppendJSONString(dst, args)
-			dst = append(dst, "}}"...)
-			return true
-		})
-		dst = append(dst, ']')
+			calls = append(calls, openaiwire.ToolCall{ID: b.Get("id").Str, Type: "function",
+				Function: openaiwire.FunctionCall{Name: b.Get("name").Str, Arguments: args}})
+		}
+		return true
+	})
+	msg := openaiwire.ResponseMessage{Role: "assistant", ToolCalls: calls}
+	switch nText {
+	case 0: // null content
+	case 1:
+		msg.Content = &first
+	default:
+		joined := string(text)
+		msg.Content = &joined
 	}
 
 	var u usage
 	u.read(doc.Get("usage"))
-	dst = append(dst, `},"logprobs":null,"finish_reason":"`...)
-	dst = append(dst, finishReason(doc.Get("stop_reason").Str)...)
-	dst = append(dst, `"}],"usage":`...)
-	dst = appendUsage(dst, u)
-	return append(dst, '}'), u.outcome(), nil
+	// Id and model are Anthropic's; "" when they are not strings.
+	out, err := openaiwire.Append(dst, &openaiwire.ChatCompletion{
+		ID:      doc.Get("id").Str,
+		Object:  openaiwire.ObjectChatCompletion,
+		Created: created,
+		Model:   doc.Get("model").Str,
+		Choices: []openaiwire.ChatChoice{{
+			Message:      msg,
+			Logprobs:     nullLogprobs,
+			FinishReason: finishReason(doc.Get("stop_reason").Str),
+		}},
+		Usage: u.wire(),
+	})
+	if err != nil {
+		// Only strings and numbers are encoded: this does not happen.
+		return nil, outcome.Usage{}, invalidAnswer("encoding the chat completion: " + err.Error())
+	}
+	return out, u.outcome(), nil
 }

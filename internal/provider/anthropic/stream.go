@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/sse"
@@ -26,13 +28,19 @@ type stream struct {
 	body         io.ReadCloser
 	events       *sse.Reader
 	includeUsage bool
-	created      int64
 	model        string // the target's model, until message_start names Anthropic's
 
-	// prefix is every chunk's opening up to and including `"choices":`;
-	// buf holds the chunk Next returned last.
-	prefix []byte
-	buf    []byte
+	// chunk is the payload every Next fills in and encodes with enc into
+	// buf, reused so that an event costs no allocation: its id and model
+	// are fixed by message_start, its one choice lives in choice and a
+	// tool call's piece in call. Strings a delta takes from an event point
+	// into the event's bytes and are cleared once the chunk is encoded.
+	chunk  openaiwire.ChatCompletionChunk
+	choice [1]openaiwire.ChunkChoice
+	call   [1]openaiwire.ToolCallDelta
+	text   string // the delta's content
+	enc    openaiwire.Encoder
+	buf    []byte // the chunk Next returned last
 
 	// tools maps an Anthropic content block index to its OpenAI tool call
 	// index plus one (0: not a tool_use block). nTools is the running
@@ -50,33 +58,32 @@ type stream struct {
 
 var _ provider.Stream = (*stream)(nil)
 
+// emptyContent is the first delta's content.
+var emptyContent = ""
+
 func newStream(ctx context.Context, body io.ReadCloser, model string, created int64, includeUsage bool) *stream {
 	s := &stream{
 		ctx:          ctx,
 		body:         body,
 		events:       sse.NewReader(body),
 		includeUsage: includeUsage,
-		created:      created,
 		model:        model,
 		buf:          make([]byte, 0, 512),
 	}
-	s.setPrefix(gjson.Result{}, gjson.Result{})
+	s.chunk = openaiwire.ChatCompletionChunk{Object: openaiwire.ObjectChatCompletionChunk, Created: created, Model: model}
 	return s
 }
 
-// setPrefix builds the chunk opening from message_start's id and model.
-func (s *stream) setPrefix(id, model gjson.Result) {
-	p := append(s.prefix[:0], `{"id":`...)
-	p = appendRawString(p, id)
-	p = append(p, `,"object":"chat.completion.chunk","created":`...)
-	p = strconv.AppendInt(p, s.created, 10)
-	p = append(p, `,"model":`...)
+// setHead fixes the chunks' id and model from message_start's: the id is
+// "" when it is not a string, the model the target's. Both are copied
+// out of the event.
+func (s *stream) setHead(id, model gjson.Result) {
+	s.chunk.ID = strings.Clone(id.Str)
 	if model.Type == gjson.String {
-		p = append(p, model.Raw...)
+		s.chunk.Model = strings.Clone(model.Str)
 	} else {
-		p = provider.AppendJSONString(p, s.model)
+		s.chunk.Model = s.model
 	}
-	s.prefix = append(p, `,"choices":`...)
 }
 
 // Next returns the next chunk. io.EOF follows message_stop (and the usage
@@ -98,8 +105,8 @@ func (s *stream) Next() ([]byte, error) {
 			return nil, s.fail(&outcome.Error{Kind: outcome.ServerError,
 				Message: "reading anthropic stream: event " + strconv.Quote(string(ev.Name)) + " is not valid JSON"})
 		}
-		// ev.Data stays untouched until the next events.Next call, and
-		// every value taken from it is copied into buf or prefix first.
+		// ev.Data stays untouched until the next events.Next call; a
+		// chunk is encoded before that, and what outlives it is copied.
 		data := unsafeString(ev.Data)
 		typ := gjson.Get(data, "type").Str
 		if typ == "" {
@@ -108,11 +115,9 @@ func (s *stream) Next() ([]byte, error) {
 		switch typ {
 		case "message_start":
 			msg := gjson.Get(data, "message")
-			s.setPrefix(msg.Get("id"), msg.Get("model"))
+			s.setHead(msg.Get("id"), msg.Get("model"))
 			s.usage.read(msg.Get("usage"))
-			s.begin()
-			s.buf = append(s.buf, `{"role":"assistant","content":""}`...)
-			return s.end(""), nil
+			return s.emit(openaiwire.Delta{Role: "assistant", Content: &emptyContent}, "")
 
 		case "content_block_start":
 			block := gjson.Get(data, "content_block")
@@ -129,15 +134,9 @@ func (s *stream) Next() ([]byte, error) {
 			k := s.nTools
 			s.nTools++
 			s.tools[idx] = k + 1
-			s.begin()
-			s.buf = append(s.buf, `{"tool_calls":[{"index":`...)
-			s.buf = strconv.AppendInt(s.buf, int64(k), 10)
-			s.buf = append(s.buf, `,"id":`...)
-			s.buf = appendRawString(s.buf, block.Get("id"))
-			s.buf = append(s.buf, `,"type":"function","function":{"name":`...)
-			s.buf = appendRawString(s.buf, block.Get("name"))
-			s.buf = append(s.buf, `,"arguments":""}}]}`...)
-			return s.end(""), nil
+			s.call[0] = openaiwire.ToolCallDelta{Index: int(k), ID: block.Get("id").Str, Type: "function",
+				Function: openaiwire.FunctionDelta{Name: block.Get("name").Str}}
+			return s.emit(openaiwire.Delta{ToolCalls: s.call[:]}, "")
 
 		case "content_block_delta":
 			delta := gjson.Get(data, "delta")
@@ -147,24 +146,17 @@ func (s *stream) Next() ([]byte, error) {
 				if text.Type != gjson.String || text.Str == "" {
 					continue
 				}
-				s.begin()
-				s.buf = append(s.buf, `{"content":`...)
-				s.buf = append(s.buf, text.Raw...)
-				s.buf = append(s.buf, '}')
-				return s.end(""), nil
+				s.text = text.Str
+				return s.emit(openaiwire.Delta{Content: &s.text}, "")
 			case "input_json_delta":
 				part := delta.Get("partial_json")
 				idx := gjson.Get(data, "index").Int()
 				if part.Type != gjson.String || part.Str == "" || idx < 0 || idx >= int64(len(s.tools)) || s.tools[idx] == 0 {
 					continue
 				}
-				s.begin()
-				s.buf = append(s.buf, `{"tool_calls":[{"index":`...)
-				s.buf = strconv.AppendInt(s.buf, int64(s.tools[idx]-1), 10)
-				s.buf = append(s.buf, `,"function":{"arguments":`...)
-				s.buf = append(s.buf, part.Raw...)
-				s.buf = append(s.buf, "}}]}"...)
-				return s.end(""), nil
+				s.call[0] = openaiwire.ToolCallDelta{Index: int(s.tools[idx] - 1),
+					Function: openaiwire.FunctionDelta{Arguments: part.Str}}
+				return s.emit(openaiwire.Delta{ToolCalls: s.call[:]}, "")
 			}
 			continue // thinking, signature, citations
 
@@ -175,20 +167,16 @@ func (s *stream) Next() ([]byte, error) {
 			if stop.Type != gjson.String {
 				continue
 			}
-			s.begin()
-			s.buf = append(s.buf, "{}"...)
-			return s.end(finishReason(stop.Str)), nil
+			return s.emit(openaiwire.Delta{}, finishReason(stop.Str))
 
 		case "message_stop":
 			s.done = true
 			if !s.includeUsage {
 				return nil, io.EOF
 			}
-			s.buf = append(s.buf[:0], s.prefix...)
-			s.buf = append(s.buf, `[],"usage":`...)
-			s.buf = appendUsage(s.buf, s.usage)
-			s.buf = append(s.buf, '}')
-			return s.buf, nil
+			s.chunk.Choices = s.choice[:0]
+			s.chunk.Usage = s.usage.wire()
+			return s.encode()
 
 		case "error":
 			return nil, s.fail(eventError(gjson.Get(data, "error")))
@@ -197,24 +185,24 @@ func (s *stream) Next() ([]byte, error) {
 	}
 }
 
-// begin starts a chunk in buf, up to its delta value.
-func (s *stream) begin() {
-	s.buf = append(s.buf[:0], s.prefix...)
-	s.buf = append(s.buf, `[{"index":0,"delta":`...)
+// emit encodes the chunk of one choice with delta d; finish "" is null.
+func (s *stream) emit(d openaiwire.Delta, finish string) ([]byte, error) {
+	s.choice[0] = openaiwire.ChunkChoice{Delta: d, Logprobs: nullLogprobs, FinishReason: openaiwire.Finish(finish)}
+	s.chunk.Choices = s.choice[:]
+	p, err := s.encode()
+	// Drop the views into the event's bytes.
+	s.choice[0], s.call[0], s.text = openaiwire.ChunkChoice{}, openaiwire.ToolCallDelta{}, ""
+	return p, err
 }
 
-// end closes the chunk begun by begin; finish "" means null.
-func (s *stream) end(finish string) []byte {
-	s.buf = append(s.buf, `,"logprobs":null,"finish_reason":`...)
-	if finish == "" {
-		s.buf = append(s.buf, "null"...)
-	} else {
-		s.buf = append(s.buf, '"')
-		s.buf = append(s.buf, finish...)
-		s.buf = append(s.buf, '"')
+// encode writes s.chunk into buf.
+func (s *stream) encode() ([]byte, error) {
+	var err error
+	if s.buf, err = s.enc.Append(s.buf[:0], &s.chunk); err != nil {
+		// Only strings and numbers are encoded: this does not happen.
+		return nil, s.fail(&outcome.Error{Kind: outcome.ServerError, Message: "encoding anthropic stream chunk: " + err.Error(), Err: err})
 	}
-	s.buf = append(s.buf, "}]}"...)
-	return s.buf
+	return s.buf, nil
 }
 
 // readError classifies a failure to read the next event. Even a clean end
