@@ -3,17 +3,14 @@ package gemini
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -123,45 +120,28 @@ func translateEmbeddings(data []byte, model string, n int, b64 bool) ([]byte, er
 	if len(embs) != n {
 		return nil, malformed(fmt.Sprintf("batchEmbedContents answer: %d embeddings for %d inputs", len(embs), n))
 	}
-	out := make([]byte, 0, len(data)+64*n+128)
-	out = append(out, `{"object":"list","data":[`...)
-	var vec []byte
+	list := openaiwire.EmbeddingList{Object: openaiwire.ObjectList, Data: make([]openaiwire.Embedding, len(embs)), Model: model}
 	for i, e := range embs {
 		values := e.Get("values")
 		if !values.IsArray() {
 			return nil, malformed("batchEmbedContents answer: embedding without values")
 		}
-		if i > 0 {
-			out = append(out, ',')
+		vec := make([]float64, 0, len(values.Raw)/8)
+		ok := true
+		values.ForEach(func(_, v gjson.Result) bool {
+			ok = v.Type == gjson.Number
+			vec = append(vec, v.Float())
+			return ok
+		})
+		if !ok {
+			return nil, malformed("batchEmbedContents answer: embedding value is not a number")
 		}
-		out = append(out, `{"object":"embedding","index":`...)
-		out = strconv.AppendInt(out, int64(i), 10)
-		out = append(out, `,"embedding":`...)
-		if b64 {
-			// OpenAI's base64 form: little-endian float32s.
-			vec = vec[:0]
-			values.ForEach(func(_, v gjson.Result) bool {
-				vec = binary.LittleEndian.AppendUint32(vec, math.Float32bits(float32(v.Float())))
-				return true
-			})
-			out = append(out, '"')
-			out = base64.StdEncoding.AppendEncode(out, vec)
-			out = append(out, '"')
-		} else {
-			// An array of numbers: every whitespace byte is insignificant,
-			// and Gemini pretty-prints non-stream answers.
-			for i := 0; i < len(values.Raw); i++ {
-				switch c := values.Raw[i]; c {
-				case ' ', '\t', '\r', '\n':
-				default:
-					out = append(out, c)
-				}
-			}
-		}
-		out = append(out, '}')
+		list.Data[i] = openaiwire.Embedding{Object: openaiwire.ObjectEmbedding, Index: i, Embedding: openaiwire.Vector{Values: vec, Base64: b64}}
 	}
-	out = append(out, `],"model":`...)
-	out = provider.AppendJSONString(out, model)
-	out = append(out, `,"usage":{"prompt_tokens":0,"total_tokens":0}}`...)
+	out, err := openaiwire.Append(make([]byte, 0, len(data)+128), &list)
+	if err != nil {
+		// A number beyond float64's range (1e999) does not encode.
+		return nil, malformed("batchEmbedContents answer: " + err.Error())
+	}
 	return out, nil
 }

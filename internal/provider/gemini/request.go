@@ -11,7 +11,6 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
-	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 // The Gemini GenerateContentRequest (v1beta REST field names).
@@ -53,8 +52,20 @@ type genFunctionCall struct {
 }
 
 type genFunctionResponse struct {
-	Name     string          `json:"name"`
-	Response json.RawMessage `json:"response"`
+	Name     string         `json:"name"`
+	Response functionResult `json:"response"`
+}
+
+// functionResult is a functionResponse's response, which Gemini wants to
+// be an object: the tool's output under "content", itself the output when
+// that is a JSON object (a json.RawMessage), else a textResult.
+type functionResult struct {
+	Content any `json:"content"`
+}
+
+// textResult is the content of a tool's output that is not a JSON object.
+type textResult struct {
+	Result string `json:"result"`
 }
 
 type genTool struct {
@@ -379,23 +390,16 @@ func callArguments(s string) (json.RawMessage, error) {
 	return b, nil
 }
 
-// functionResponse builds {"content": X}: X is the tool's output when it
-// is a JSON object, else {"result": <text>}. Gemini wants an object here.
-func functionResponse(c *openaiwire.Content, i int) (json.RawMessage, error) {
+// functionResponse is the functionResult for a tool message's content.
+func functionResponse(c *openaiwire.Content, i int) (functionResult, error) {
 	text, err := plainText(c, i)
 	if err != nil {
-		return nil, err
+		return functionResult{}, err
 	}
-	b := make([]byte, 0, len(text)+32)
-	b = append(b, `{"content":`...)
 	if t := bytes.TrimSpace([]byte(text)); len(t) > 0 && t[0] == '{' && json.Valid(t) {
-		b = append(b, t...)
-	} else {
-		b = append(b, `{"result":`...)
-		b = provider.AppendJSONString(b, text)
-		b = append(b, '}')
+		return functionResult{Content: json.RawMessage(t)}, nil
 	}
-	return append(b, '}'), nil
+	return functionResult{Content: textResult{Result: text}}, nil
 }
 
 // plainText reads a content that may only hold text: a string, or text

@@ -5,19 +5,19 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
-	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 // Gemini answers are read with gjson rather than decoded into structs: the
-// adapter reads a handful of fields per event and writes the OpenAI bytes
-// directly, so nothing but the output buffer is allocated per part.
+// adapter reads the handful of fields an event has for OpenAI straight
+// into the openaiwire answer types.
 
 // usage is Gemini's usageMetadata as far as OpenAI can show it.
 type usage struct {
@@ -38,25 +38,18 @@ func (u usage) outcome() outcome.Usage {
 	return outcome.Usage{PromptTokens: u.prompt, CompletionTokens: u.candidates + u.thoughts}
 }
 
-func appendUsage(dst []byte, u usage) []byte {
+// wire is the OpenAI usage object; the details objects are sent only when
+// Gemini counted cached or thinking tokens.
+func (u usage) wire() *openaiwire.Usage {
 	ou := u.outcome()
-	dst = append(dst, `{"prompt_tokens":`...)
-	dst = strconv.AppendInt(dst, ou.PromptTokens, 10)
-	dst = append(dst, `,"completion_tokens":`...)
-	dst = strconv.AppendInt(dst, ou.CompletionTokens, 10)
-	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, ou.Total(), 10)
+	w := &openaiwire.Usage{PromptTokens: ou.PromptTokens, CompletionTokens: ou.CompletionTokens, TotalTokens: ou.Total()}
 	if u.cached > 0 {
-		dst = append(dst, `,"prompt_tokens_details":{"cached_tokens":`...)
-		dst = strconv.AppendInt(dst, u.cached, 10)
-		dst = append(dst, '}')
+		w.PromptTokensDetails = &openaiwire.PromptTokensDetails{CachedTokens: u.cached}
 	}
 	if u.thoughts > 0 {
-		dst = append(dst, `,"completion_tokens_details":{"reasoning_tokens":`...)
-		dst = strconv.AppendInt(dst, u.thoughts, 10)
-		dst = append(dst, '}')
+		w.CompletionTokensDetails = &openaiwire.CompletionTokensDetails{ReasoningTokens: u.thoughts}
 	}
-	return append(dst, '}')
+	return w
 }
 
 // finishReason maps a Gemini finishReason to OpenAI's (PROVIDERS.md §3.5);
@@ -78,13 +71,15 @@ func finishReason(r string, toolCalls bool) string {
 	return "stop"
 }
 
-// appendEscaped appends s as the inside of a JSON string (no quotes), so
-// that several parts can form one string without joining them first.
-func appendEscaped(dst []byte, s string) []byte {
-	n := len(dst)
-	dst = provider.AppendJSONString(dst, s)
-	copy(dst[n:], dst[n+1:len(dst)-1])
-	return dst[:len(dst)-2]
+// responseID is the OpenAI id for Gemini's responseId: "chatcmpl-" and
+// the responseId, or 32 random hex digits when Gemini sent none.
+func responseID(respID string) string {
+	if respID != "" {
+		return "chatcmpl-" + respID
+	}
+	b := make([]byte, 0, len("chatcmpl-")+32)
+	b = append(b, "chatcmpl-"...)
+	return string(appendRandomHex(appendRandomHex(b)))
 }
 
 // appendRandomHex appends 16 random hex digits. Ids need to be unique, not
@@ -97,33 +92,51 @@ func appendRandomHex(dst []byte) []byte {
 	return dst
 }
 
-// appendToolCall appends one OpenAI tool call for a Gemini functionCall.
-// index < 0 leaves the index out (a message's tool_calls have none). The
-// id is Gemini's own when it sent one, else generated.
-func appendToolCall(dst []byte, index int, fc gjson.Result) []byte {
-	dst = append(dst, '{')
-	if index >= 0 {
-		dst = append(dst, `"index":`...)
-		dst = strconv.AppendInt(dst, int64(index), 10)
-		dst = append(dst, ',')
+// toolCall is the OpenAI tool call for a Gemini functionCall. The id is
+// Gemini's own when it sent one, else generated; the arguments are args
+// compacted, {} when args is not an object.
+func toolCall(fc gjson.Result) openaiwire.ToolCall {
+	id := fc.Get("id").String()
+	if id == "" {
+		id = string(appendRandomHex([]byte("call_")))
 	}
-	dst = append(dst, `"id":`...)
-	if id := fc.Get("id").String(); id != "" {
-		dst = provider.AppendJSONString(dst, id)
-	} else {
-		dst = append(dst, `"call_`...)
-		dst = appendRandomHex(dst)
-		dst = append(dst, '"')
+	args := "{}"
+	if a := fc.Get("args"); a.IsObject() {
+		args = compactJSON(a.Raw)
 	}
-	dst = append(dst, `,"type":"function","function":{"name":`...)
-	dst = provider.AppendJSONString(dst, fc.Get("name").String())
-	dst = append(dst, `,"arguments":`...)
-	if args := fc.Get("args"); args.IsObject() {
-		dst = provider.AppendJSONString(dst, compactJSON(args.Raw))
-	} else {
-		dst = append(dst, `"{}"`...)
+	return openaiwire.ToolCall{ID: id, Type: "function", Function: openaiwire.FunctionCall{Name: fc.Get("name").String(), Arguments: args}}
+}
+
+// textOf joins the text of the parts (a JSON array) that are neither
+// thoughts nor function calls. ok is false when there is none; with
+// skipEmpty an empty or non-string text counts as none. One part's text
+// is returned without copying.
+func textOf(parts gjson.Result, skipEmpty bool) (text string, ok bool) {
+	var joined []byte
+	n := 0
+	parts.ForEach(func(_, p gjson.Result) bool {
+		if p.Get("thought").Bool() || p.Get("functionCall").Exists() {
+			return true
+		}
+		t := p.Get("text")
+		if !t.Exists() || skipEmpty && (t.Type != gjson.String || t.Str == "") {
+			return true
+		}
+		switch n {
+		case 0:
+			text = t.String()
+		case 1:
+			joined = append(append(joined, text...), t.String()...)
+		default:
+			joined = append(joined, t.String()...)
+		}
+		n++
+		return true
+	})
+	if n > 1 {
+		text = string(joined)
 	}
-	return append(dst, `}}`...)
+	return text, n > 0
 }
 
 // compactJSON removes insignificant whitespace from valid JSON. Gemini's
@@ -175,89 +188,50 @@ func translateCompletion(data []byte, model string, now time.Time) ([]byte, usag
 		model = v
 	}
 
-	out := make([]byte, 0, len(data)+256)
-	out = append(out, `{"id":"chatcmpl-`...)
-	if respID != "" {
-		out = appendEscaped(out, respID)
-	} else {
-		out = appendRandomHex(appendRandomHex(out))
+	doc := openaiwire.ChatCompletion{
+		ID:      responseID(respID),
+		Object:  openaiwire.ObjectChatCompletion,
+		Created: now.Unix(),
+		Model:   model,
+		Usage:   u.wire(),
 	}
-	out = append(out, `","object":"chat.completion","created":`...)
-	out = strconv.AppendInt(out, now.Unix(), 10)
-	out = append(out, `,"model":`...)
-	out = provider.AppendJSONString(out, model)
-	out = append(out, `,"choices":[`...)
-
 	cands := res.Get("candidates").Array()
 	if len(cands) == 0 {
 		// No candidates: the prompt itself was blocked (promptFeedback
 		// .blockReason) or nothing came back. Both are an empty answer;
 		// a block says so with content_filter.
-		reason := "stop"
+		reason := openaiwire.FinishStop
 		if res.Get("promptFeedback.blockReason").String() != "" {
-			reason = "content_filter"
+			reason = openaiwire.FinishContentFilter
 		}
-		out = append(out, `{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"`...)
-		out = append(out, reason...)
-		out = append(out, `"}`...)
+		empty := ""
+		doc.Choices = []openaiwire.ChatChoice{{Message: openaiwire.ResponseMessage{Role: "assistant", Content: &empty}, FinishReason: reason}}
 	}
+	doc.Choices = slices.Grow(doc.Choices, len(cands))
 	for pos, c := range cands {
-		if pos > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"index":`...)
-		out = strconv.AppendInt(out, int64(candidateIndex(c, pos)), 10)
-		out = append(out, `,"message":{"role":"assistant","content":`...)
-		parts := c.Get("content.parts").Array()
-		hasText, calls := false, 0
-		for _, p := range parts {
-			if p.Get("thought").Bool() {
-				continue
+		parts := c.Get("content.parts")
+		var calls []openaiwire.ToolCall
+		parts.ForEach(func(_, p gjson.Result) bool {
+			if fc := p.Get("functionCall"); fc.Exists() && !p.Get("thought").Bool() {
+				calls = append(calls, toolCall(fc))
 			}
-			if p.Get("functionCall").Exists() {
-				calls++
-				continue
-			}
-			if t := p.Get("text"); t.Exists() {
-				if !hasText {
-					out = append(out, '"')
-					hasText = true
-				}
-				out = appendEscaped(out, t.String())
-			}
+			return true
+		})
+		msg := openaiwire.ResponseMessage{Role: "assistant", ToolCalls: calls}
+		text, hasText := textOf(parts, false)
+		if hasText || len(calls) == 0 {
+			msg.Content = &text // "" when there is neither text nor a call
 		}
-		switch {
-		case hasText:
-			out = append(out, '"')
-		case calls > 0:
-			out = append(out, "null"...)
-		default:
-			out = append(out, `""`...)
-		}
-		if calls > 0 {
-			out = append(out, `,"tool_calls":[`...)
-			n := 0
-			for _, p := range parts {
-				if fc := p.Get("functionCall"); fc.Exists() && !p.Get("thought").Bool() {
-					if n > 0 {
-						out = append(out, ',')
-					}
-					out = appendToolCall(out, -1, fc)
-					n++
-				}
-			}
-			out = append(out, ']')
-		}
-		out = append(out, `},"finish_reason":"`...)
-		fr := finishReason(c.Get("finishReason").String(), calls > 0)
+		fr := finishReason(c.Get("finishReason").String(), len(calls) > 0)
 		if fr == "" {
-			fr = "stop"
+			fr = openaiwire.FinishStop
 		}
-		out = append(out, fr...)
-		out = append(out, `"}`...)
+		doc.Choices = append(doc.Choices, openaiwire.ChatChoice{Index: candidateIndex(c, pos), Message: msg, FinishReason: fr})
 	}
-	out = append(out, `],"usage":`...)
-	out = appendUsage(out, u)
-	out = append(out, '}')
+	out, err := openaiwire.Append(make([]byte, 0, len(data)+256), &doc)
+	if err != nil {
+		// Only strings and numbers are encoded: this does not happen.
+		return nil, usage{}, "", malformed("generateContent answer: " + err.Error())
+	}
 	return out, u, respID, nil
 }

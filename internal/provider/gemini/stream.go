@@ -5,10 +5,12 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/sse"
@@ -27,10 +29,17 @@ type stream struct {
 	r            *sse.Reader
 	now          time.Time // stream start: "created" of every chunk and error event dating
 	includeUsage bool
+	head         bool // chunk's id and model fixed by the first event
 
-	id    []byte // `"chatcmpl-…"` quoted, fixed by the first event
-	model []byte // quoted model, fixed by the first event's modelVersion or the request
-	head  bool   // id and model fixed
+	// chunk is the payload every event fills in and enc encodes into buf,
+	// reused: its id and model are fixed by the first event, its choices
+	// are rebuilt per event in a reused slice. Strings a choice takes from
+	// an event point into the event and are cleared once it is encoded.
+	chunk   openaiwire.ChatCompletionChunk
+	texts   []string // the choices' delta contents, by position in chunk.Choices
+	enc     openaiwire.Encoder
+	buf     []byte // the payload handed out by Next, reused
+	content string // "": the content of a forced finish's delta
 
 	// Per choice (candidate) index, grown on demand up to maxChoices.
 	roleSent  []bool // delta.role went out
@@ -39,8 +48,7 @@ type stream struct {
 	finished  bool // an event carried a finishReason (or a prompt block)
 	usageSent bool
 	usage     usage
-	buf       []byte // the payload handed out by Next, reused
-	err       error  // sticky: once set, every Next returns it
+	err       error // sticky: once set, every Next returns it
 	closed    bool
 }
 
@@ -51,7 +59,7 @@ func newStream(ctx context.Context, resp *http.Response, model string, includeUs
 		r:            sse.NewReader(resp.Body),
 		now:          now,
 		includeUsage: includeUsage,
-		model:        provider.AppendJSONString(nil, model),
+		chunk:        openaiwire.ChatCompletionChunk{Object: openaiwire.ObjectChatCompletionChunk, Created: now.Unix(), Model: model},
 		buf:          make([]byte, 0, 1024),
 	}
 }
@@ -66,13 +74,13 @@ func (s *stream) Next() ([]byte, error) {
 		if len(ev.Data) == 0 {
 			continue
 		}
-		ok, err := s.chunk(ev.Data)
+		ok, err := s.chunkOf(ev.Data)
 		if err != nil {
 			s.err = err
 			return nil, err
 		}
 		if ok {
-			return s.buf, nil
+			return s.encode()
 		}
 	}
 	return nil, s.err
@@ -94,19 +102,35 @@ func (s *stream) end(err error) ([]byte, error) {
 		// The reader stays at EOF, so the next call ends up here again
 		// and returns io.EOF.
 		s.usageSent = true
-		s.buf = s.appendHead(s.buf[:0])
-		s.buf = append(s.buf, `[],"usage":`...)
-		s.buf = appendUsage(s.buf, s.usage)
-		s.buf = append(s.buf, '}')
-		return s.buf, nil
+		s.chunk.Choices = s.chunk.Choices[:0]
+		if s.chunk.Choices == nil {
+			s.chunk.Choices = []openaiwire.ChunkChoice{} // [], not null
+		}
+		s.chunk.Usage = s.usage.wire()
+		return s.encode()
 	}
 	s.err = io.EOF
 	return nil, io.EOF
 }
 
-// chunk translates one event into s.buf; false means the event carried
-// nothing to send.
-func (s *stream) chunk(data []byte) (bool, error) {
+// encode writes s.chunk into buf and drops the choices' views into the
+// event.
+func (s *stream) encode() ([]byte, error) {
+	var err error
+	s.buf, err = s.enc.Append(s.buf[:0], &s.chunk)
+	clear(s.chunk.Choices)
+	clear(s.texts)
+	if err != nil {
+		// Only strings and numbers are encoded: this does not happen.
+		s.err = &outcome.Error{Kind: outcome.ServerError, Message: readingStream + ": encoding chunk: " + err.Error(), Err: err}
+		return nil, s.err
+	}
+	return s.buf, nil
+}
+
+// chunkOf translates one event into s.chunk; false means the event
+// carried nothing to send.
+func (s *stream) chunkOf(data []byte) (bool, error) {
 	if !gjson.ValidBytes(data) {
 		return false, malformed("stream event")
 	}
@@ -121,28 +145,21 @@ func (s *stream) chunk(data []byte) (bool, error) {
 	}
 	if !s.head {
 		s.head = true
-		s.id = append(s.id, `"chatcmpl-`...)
-		if rid := res.Get("responseId").String(); rid != "" {
-			s.id = appendEscaped(s.id, rid)
-		} else {
-			s.id = appendRandomHex(appendRandomHex(s.id))
-		}
-		s.id = append(s.id, '"')
+		s.chunk.ID = responseID(res.Get("responseId").String())
 		if mv := res.Get("modelVersion").String(); mv != "" {
-			s.model = provider.AppendJSONString(s.model[:0], mv)
+			s.chunk.Model = strings.Clone(mv) // not the whole event
 		}
 	}
 
-	s.buf = s.appendHead(s.buf[:0])
-	s.buf = append(s.buf, '[')
-	start := len(s.buf)
+	s.chunk.Choices = s.chunk.Choices[:0]
+	s.texts = s.texts[:0]
 	var err error
 	cands := res.Get("candidates")
 	if !cands.Exists() && res.Get("promptFeedback.blockReason").Exists() {
 		// The prompt was blocked: an empty answer, filtered.
 		s.finished = true
 		s.grow(0)
-		s.buf = s.appendChoice(s.buf, 0, "", gjson.Result{}, "content_filter")
+		s.addChoice(0, "", gjson.Result{}, openaiwire.FinishContentFilter)
 	}
 	pos := 0
 	cands.ForEach(func(_, c gjson.Result) bool {
@@ -153,122 +170,60 @@ func (s *stream) chunk(data []byte) (bool, error) {
 			return false
 		}
 		s.grow(idx)
-		mark := len(s.buf)
-		if mark > start {
-			s.buf = append(s.buf, ',')
-		}
-		before := len(s.buf)
-		s.buf = s.appendChoice(s.buf, idx, c.Get("finishReason").String(), c.Get("content.parts"), "")
-		if len(s.buf) == before {
-			s.buf = s.buf[:mark] // nothing for this choice in this event
-		}
+		s.addChoice(idx, c.Get("finishReason").String(), c.Get("content.parts"), "")
 		return true
 	})
 	if err != nil {
 		return false, err
 	}
-	if len(s.buf) == start {
-		return false, nil
-	}
-	s.buf = append(s.buf, "]}"...)
-	return true, nil
+	return len(s.chunk.Choices) > 0, nil
 }
 
-// appendChoice appends one choice of a chunk: its delta (role on the
-// choice's first delta, text joined, function calls with running indexes
-// and whole arguments) and finish reason. It appends nothing when the
-// candidate carries neither content nor a finish reason. forced, when not
-// "", is the finish reason to send regardless of reason.
-func (s *stream) appendChoice(dst []byte, idx int, reason string, parts gjson.Result, forced string) []byte {
-	mark := len(dst)
-	dst = append(dst, `{"index":`...)
-	dst = strconv.AppendInt(dst, int64(idx), 10)
-	dst = append(dst, `,"delta":{`...)
-	fields := 0
+// addChoice adds one choice to the chunk: its delta (role on the choice's
+// first delta, text joined, function calls with running indexes and whole
+// arguments) and finish reason. It adds nothing when the candidate
+// carries neither content nor a finish reason. forced, when not "", is
+// the finish reason to send regardless of reason.
+func (s *stream) addChoice(idx int, reason string, parts gjson.Result, forced string) {
+	var d openaiwire.Delta
 	if !s.roleSent[idx] {
-		dst = append(dst, `"role":"assistant"`...)
-		fields++
+		d.Role = "assistant"
 	}
-	content := false
-	hasText := false
-	parts.ForEach(func(_, p gjson.Result) bool {
-		if p.Get("thought").Bool() || p.Get("functionCall").Exists() {
-			return true
-		}
-		if t := p.Get("text"); t.Type == gjson.String && t.Str != "" {
-			if !hasText {
-				if fields > 0 {
-					dst = append(dst, ',')
-				}
-				dst = append(dst, `"content":"`...)
-				hasText = true
-				fields++
-			}
-			dst = appendEscaped(dst, t.Str)
-		}
-		return true
-	})
-	if hasText {
-		dst = append(dst, '"')
-		content = true
-	}
-	calls := 0
+	text, hasText := textOf(parts, true)
 	parts.ForEach(func(_, p gjson.Result) bool {
 		fc := p.Get("functionCall")
 		if !fc.Exists() || p.Get("thought").Bool() {
 			return true
 		}
-		if calls == 0 {
-			if fields > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `"tool_calls":[`...)
-			fields++
-		} else {
-			dst = append(dst, ',')
-		}
-		dst = appendToolCall(dst, s.toolCalls[idx], fc)
+		tc := toolCall(fc)
+		d.ToolCalls = append(d.ToolCalls, openaiwire.ToolCallDelta{Index: s.toolCalls[idx], ID: tc.ID, Type: tc.Type,
+			Function: openaiwire.FunctionDelta{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
 		s.toolCalls[idx]++
-		calls++
 		return true
 	})
-	if calls > 0 {
-		dst = append(dst, ']')
-		content = true
-	}
+	content := hasText || len(d.ToolCalls) > 0
 	fr := forced
 	if fr == "" {
 		fr = finishReason(reason, s.toolCalls[idx] > 0)
 	}
 	if !content && fr == "" {
-		return dst[:mark]
+		return // nothing for this choice in this event
 	}
-	if forced != "" && !content {
-		if fields > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `"content":""`...)
+	// texts holds the content the pointer needs. A later append may move
+	// texts, but the array this pointer is into keeps its value.
+	n := len(s.chunk.Choices)
+	s.texts = append(s.texts, text)
+	switch {
+	case hasText:
+		d.Content = &s.texts[n]
+	case forced != "" && !content:
+		d.Content = &s.content
 	}
 	s.roleSent[idx] = true
-	dst = append(dst, `},"finish_reason":`...)
-	if fr == "" {
-		return append(dst, "null}"...)
+	if fr != "" {
+		s.finished = true
 	}
-	s.finished = true
-	dst = append(dst, '"')
-	dst = append(dst, fr...)
-	return append(dst, `"}`...)
-}
-
-// appendHead appends the chunk's fixed fields up to `"choices":`.
-func (s *stream) appendHead(dst []byte) []byte {
-	dst = append(dst, `{"id":`...)
-	dst = append(dst, s.id...)
-	dst = append(dst, `,"object":"chat.completion.chunk","created":`...)
-	dst = strconv.AppendInt(dst, s.now.Unix(), 10)
-	dst = append(dst, `,"model":`...)
-	dst = append(dst, s.model...)
-	return append(dst, `,"choices":`...)
+	s.chunk.Choices = append(s.chunk.Choices, openaiwire.ChunkChoice{Index: idx, Delta: d, FinishReason: openaiwire.Finish(fr)})
 }
 
 func (s *stream) grow(idx int) {
