@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -128,6 +127,90 @@ func decodeError(err error) *outcome.Error {
 	return clientError("", "invalid request body: %s", msg)
 }
 
+// messagesRequest is the body of POST /v1/messages, as far as an OpenAI
+// chat request translates into it. Nil pointers and empty slices leave
+// their key out.
+type messagesRequest struct {
+	Model         string      `json:"model"`
+	MaxTokens     int64       `json:"max_tokens"`
+	System        *string     `json:"system,omitempty"`
+	Messages      []message   `json:"messages"`
+	Temperature   *float64    `json:"temperature,omitempty"`
+	TopP          *float64    `json:"top_p,omitempty"`
+	StopSequences []string    `json:"stop_sequences,omitempty"`
+	Metadata      *metadata   `json:"metadata,omitempty"`
+	Tools         []tool      `json:"tools,omitempty"`
+	ToolChoice    *toolChoice `json:"tool_choice,omitempty"`
+	Stream        bool        `json:"stream,omitempty"`
+}
+
+// message is a user or assistant turn. Content is a string or a []any of
+// the block types below.
+type message struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+type textBlock struct {
+	Type string `json:"type"` // "text"
+	Text string `json:"text"`
+}
+
+// imageBlock is an image; Source is a base64Source or a urlSource.
+type imageBlock struct {
+	Type   string `json:"type"` // "image"
+	Source any    `json:"source"`
+}
+
+type base64Source struct {
+	Type      string `json:"type"` // "base64"
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+type urlSource struct {
+	Type string `json:"type"` // "url"
+	URL  string `json:"url"`
+}
+
+// toolUseBlock is a call an assistant turn made; Input is a JSON object.
+type toolUseBlock struct {
+	Type  string          `json:"type"` // "tool_use"
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// toolResultBlock answers a tool_use. Content is a string, a []any of
+// blocks, or nil (no content; the key is left out).
+type toolResultBlock struct {
+	Type      string `json:"type"` // "tool_result"
+	ToolUseID string `json:"tool_use_id"`
+	Content   any    `json:"content,omitempty"`
+}
+
+type metadata struct {
+	UserID string `json:"user_id"`
+}
+
+// tool declares a function; InputSchema is its JSON Schema object.
+type tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// toolChoice is auto, any, none, or tool with Name.
+type toolChoice struct {
+	Type                   string `json:"type"`
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
+}
+
+// emptySchema is the input_schema of a function declared without
+// parameters: Anthropic requires one.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
 // translate appends the Messages request for req to dst. Its error is an
 // *outcome.Error of kind ClientError.
 func translate(dst []byte, req *provider.Request, defaultMaxTokens int64) ([]byte, error) {
@@ -143,65 +226,47 @@ func translate(dst []byte, req *provider.Request, defaultMaxTokens int64) ([]byt
 		return nil, clientError("n", "n must be 1 (anthropic returns one choice), got %d", *cr.N)
 	}
 
-	dst = append(dst, `{"model":`...)
-	dst = provider.AppendJSONString(dst, req.Model)
-
-	maxTokens := defaultMaxTokens
+	body := messagesRequest{Model: req.Model, MaxTokens: defaultMaxTokens, StopSequences: stop, Stream: req.Stream}
 	switch {
 	case cr.MaxCompletionTokens != nil:
-		maxTokens = *cr.MaxCompletionTokens
+		body.MaxTokens = *cr.MaxCompletionTokens
 	case cr.MaxTokens != nil:
-		maxTokens = *cr.MaxTokens
+		body.MaxTokens = *cr.MaxTokens
 	}
-	dst = append(dst, `,"max_tokens":`...)
-	dst = strconv.AppendInt(dst, maxTokens, 10)
-
-	if dst, err = appendSystem(dst, cr.Messages); err != nil {
+	if body.System, err = system(cr.Messages); err != nil {
 		return nil, err
 	}
-	if dst, err = appendMessages(dst, cr.Messages); err != nil {
+	if body.Messages, err = messages(cr.Messages); err != nil {
 		return nil, err
 	}
-
 	if cr.Temperature != nil {
 		// Anthropic's range is 0..1; its own OpenAI layer caps at 1.
-		dst = append(dst, `,"temperature":`...)
-		dst = strconv.AppendFloat(dst, min(*cr.Temperature, 1), 'g', -1, 64)
+		t := min(*cr.Temperature, 1)
+		body.Temperature = &t
 	}
-	if cr.TopP != nil {
-		dst = append(dst, `,"top_p":`...)
-		dst = strconv.AppendFloat(dst, *cr.TopP, 'g', -1, 64)
-	}
-	if len(stop) > 0 {
-		dst = append(dst, `,"stop_sequences":[`...)
-		for i, s := range stop {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = provider.AppendJSONString(dst, s)
-		}
-		dst = append(dst, ']')
-	}
+	body.TopP = cr.TopP
 	if cr.User != "" {
-		dst = append(dst, `,"metadata":{"user_id":`...)
-		dst = provider.AppendJSONString(dst, cr.User)
-		dst = append(dst, '}')
+		body.Metadata = &metadata{UserID: cr.User}
 	}
 	if len(cr.Tools) > 0 {
-		if dst, err = appendTools(dst, &cr); err != nil {
+		if body.Tools, body.ToolChoice, err = tools(&cr); err != nil {
 			return nil, err
 		}
 	}
-	if req.Stream {
-		dst = append(dst, `,"stream":true`...)
+	buf := bytes.NewBuffer(dst)
+	if err := json.NewEncoder(buf).Encode(&body); err != nil {
+		// The raw values were validated when decoded: this does not happen.
+		return nil, clientError("", "encoding anthropic request: %v", err)
 	}
-	return append(dst, '}'), nil
+	out := buf.Bytes()
+	return out[:len(out)-1], nil // Encode ends with '\n'
 }
 
-// appendSystem moves system and developer messages to the top-level system
-// field, joined with "\n" as Anthropic's own OpenAI layer does.
-func appendSystem(dst []byte, msgs []openaiwire.Message) ([]byte, error) {
-	var sys []byte
+// system is the top-level system field: system and developer messages
+// joined with "\n" as Anthropic's own OpenAI layer does; nil when there
+// are none.
+func system(msgs []openaiwire.Message) (*string, error) {
+	var sys strings.Builder
 	n := 0
 	for i := range msgs {
 		m := &msgs[i]
@@ -210,9 +275,9 @@ func appendSystem(dst []byte, msgs []openaiwire.Message) ([]byte, error) {
 		}
 		if !m.Content.IsParts {
 			if n > 0 {
-				sys = append(sys, '\n')
+				sys.WriteByte('\n')
 			}
-			sys = append(sys, m.Content.Text...)
+			sys.WriteString(m.Content.Text)
 			n++
 			continue
 		}
@@ -221,44 +286,39 @@ func appendSystem(dst []byte, msgs []openaiwire.Message) ([]byte, error) {
 				return nil, clientError("messages", "messages[%d].content[%d]: a %s message takes text parts only, got %q", i, j, m.Role, p.Type)
 			}
 			if n > 0 {
-				sys = append(sys, '\n')
+				sys.WriteByte('\n')
 			}
-			sys = append(sys, p.Text...)
+			sys.WriteString(p.Text)
 			n++
 		}
 	}
 	if n == 0 {
-		return dst, nil
+		return nil, nil
 	}
-	dst = append(dst, `,"system":`...)
-	return provider.AppendJSONString(dst, string(sys)), nil
+	s := sys.String()
+	return &s, nil
 }
 
-// appendMessages writes the conversation without its system messages.
-// Consecutive tool results become one user turn of tool_result blocks.
-func appendMessages(dst []byte, msgs []openaiwire.Message) ([]byte, error) {
-	dst = append(dst, `,"messages":[`...)
-	written, inTools := 0, false
-	var err error
+// messages is the conversation without its system messages. Consecutive
+// tool results become one user turn of tool_result blocks.
+func messages(msgs []openaiwire.Message) ([]message, error) {
+	out := make([]message, 0, len(msgs))
+	var results []any // the tool_result blocks of the open tool turn
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Role {
 		case "system", "developer":
 			continue // moved to system; does not break a run of tool results
 		case "tool":
-			if inTools {
-				dst = append(dst, ',')
-			} else {
-				if written > 0 {
-					dst = append(dst, ',')
-				}
-				dst = append(dst, `{"role":"user","content":[`...)
-				inTools = true
-				written++
-			}
-			if dst, err = appendToolResult(dst, i, m); err != nil {
+			b, err := toolResult(i, m)
+			if err != nil {
 				return nil, err
 			}
+			if results == nil {
+				out = append(out, message{Role: "user"})
+			}
+			results = append(results, b)
+			out[len(out)-1].Content = results
 			continue
 		case "user", "assistant":
 		case "":
@@ -266,226 +326,170 @@ func appendMessages(dst []byte, msgs []openaiwire.Message) ([]byte, error) {
 		default:
 			return nil, clientError("messages", "messages[%d]: unsupported role %q", i, m.Role)
 		}
-		if inTools {
-			dst = append(dst, "]}"...)
-			inTools = false
-		}
-		if written > 0 {
-			dst = append(dst, ',')
-		}
-		written++
-		dst = append(dst, `{"role":`...)
-		dst = provider.AppendJSONString(dst, m.Role)
-		dst = append(dst, `,"content":`...)
+		results = nil
+		var c any
+		var err error
 		if m.Role == "user" {
-			dst, err = appendUserContent(dst, i, m)
+			c, err = userContent(i, m)
 		} else {
-			dst, err = appendAssistantContent(dst, i, m)
+			c, err = assistantContent(i, m)
 		}
 		if err != nil {
 			return nil, err
 		}
-		dst = append(dst, '}')
+		out = append(out, message{Role: m.Role, Content: c})
 	}
-	if inTools {
-		dst = append(dst, "]}"...)
-	}
-	if written == 0 {
+	if len(out) == 0 {
 		return nil, clientError("messages", "messages holds only system messages; anthropic needs at least one user message")
 	}
-	return append(dst, ']'), nil
+	return out, nil
 }
 
-func appendUserContent(dst []byte, i int, m *openaiwire.Message) ([]byte, error) {
+func userContent(i int, m *openaiwire.Message) (any, error) {
 	if !m.Content.IsParts {
-		return provider.AppendJSONString(dst, m.Content.Text), nil
+		return m.Content.Text, nil
 	}
-	return appendParts(dst, i, m.Content.Parts, true)
+	return blocks(i, m.Content.Parts, true)
 }
 
-// appendParts writes content parts as an array of Messages blocks.
-func appendParts(dst []byte, i int, parts []openaiwire.Part, images bool) ([]byte, error) {
-	dst = append(dst, '[')
+// blocks is content parts as Messages blocks.
+func blocks(i int, parts []openaiwire.Part, images bool) ([]any, error) {
+	out := make([]any, 0, len(parts))
 	for j := range parts {
-		if j > 0 {
-			dst = append(dst, ',')
-		}
-		var err error
-		if dst, err = appendPart(dst, i, j, &parts[j], images); err != nil {
+		b, err := block(i, j, &parts[j], images)
+		if err != nil {
 			return nil, err
 		}
+		out = append(out, b)
 	}
-	return append(dst, ']'), nil
+	return out, nil
 }
 
-func appendPart(dst []byte, i, j int, p *openaiwire.Part, images bool) ([]byte, error) {
+func block(i, j int, p *openaiwire.Part, images bool) (any, error) {
 	switch {
 	case p.Type == "text":
-		dst = append(dst, `{"type":"text","text":`...)
-		dst = provider.AppendJSONString(dst, p.Text)
-		return append(dst, '}'), nil
+		return textBlock{Type: "text", Text: p.Text}, nil
 	case p.Type == "image_url" && images:
 		if p.ImageURL == nil || p.ImageURL.URL == "" {
 			return nil, clientError("messages", "messages[%d].content[%d]: image_url.url is required", i, j)
 		}
-		return appendImage(dst, i, j, p.ImageURL.URL)
+		return image(i, j, p.ImageURL.URL)
 	}
 	return nil, clientError("messages", "messages[%d].content[%d]: unsupported content part type %q", i, j, p.Type)
 }
 
-// appendImage writes an image block: a data: URL becomes a base64 source,
-// an http(s) URL a url source.
-func appendImage(dst []byte, i, j int, u string) ([]byte, error) {
+// image is an image block: a data: URL becomes a base64 source, an
+// http(s) URL a url source.
+func image(i, j int, u string) (imageBlock, error) {
 	if rest, ok := strings.CutPrefix(u, "data:"); ok {
 		meta, data, ok := strings.Cut(rest, ",")
 		media, isBase64 := strings.CutSuffix(meta, ";base64")
 		if !ok || !isBase64 || media == "" {
-			return nil, clientError("messages", "messages[%d].content[%d]: image data URL must be data:<media type>;base64,<data>", i, j)
+			return imageBlock{}, clientError("messages", "messages[%d].content[%d]: image data URL must be data:<media type>;base64,<data>", i, j)
 		}
-		dst = append(dst, `{"type":"image","source":{"type":"base64","media_type":`...)
-		dst = provider.AppendJSONString(dst, media)
-		dst = append(dst, `,"data":`...)
-		dst = provider.AppendJSONString(dst, data)
-		return append(dst, "}}"...), nil
+		return imageBlock{Type: "image", Source: base64Source{Type: "base64", MediaType: media, Data: data}}, nil
 	}
 	if strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") {
-		dst = append(dst, `{"type":"image","source":{"type":"url","url":`...)
-		dst = provider.AppendJSONString(dst, u)
-		return append(dst, "}}"...), nil
+		return imageBlock{Type: "image", Source: urlSource{Type: "url", URL: u}}, nil
 	}
-	return nil, clientError("messages", "messages[%d].content[%d]: image_url must be an https or data: URL", i, j)
+	return imageBlock{}, clientError("messages", "messages[%d].content[%d]: image_url must be an https or data: URL", i, j)
 }
 
-// appendAssistantContent writes an assistant turn: plain text as a string,
-// or blocks when there are parts or tool calls (text first, then tool_use).
-func appendAssistantContent(dst []byte, i int, m *openaiwire.Message) ([]byte, error) {
+// assistantContent is an assistant turn: plain text as a string, or blocks
+// when there are parts or tool calls (text first, then tool_use).
+func assistantContent(i int, m *openaiwire.Message) (any, error) {
 	if len(m.ToolCalls) == 0 {
 		if !m.Content.IsParts {
-			return provider.AppendJSONString(dst, m.Content.Text), nil
+			return m.Content.Text, nil
 		}
-		return appendParts(dst, i, m.Content.Parts, false)
+		return blocks(i, m.Content.Parts, false)
 	}
-	dst = append(dst, '[')
-	n := 0
+	var out []any
 	if m.Content.IsParts {
-		for j := range m.Content.Parts {
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = appendPart(dst, i, j, &m.Content.Parts[j], false); err != nil {
-				return nil, err
-			}
-			n++
+		var err error
+		if out, err = blocks(i, m.Content.Parts, false); err != nil {
+			return nil, err
 		}
 	} else if m.Content.Text != "" {
 		// Anthropic rejects empty text blocks.
-		dst = append(dst, `{"type":"text","text":`...)
-		dst = provider.AppendJSONString(dst, m.Content.Text)
-		dst = append(dst, '}')
-		n++
+		out = append(out, textBlock{Type: "text", Text: m.Content.Text})
 	}
 	for k := range m.ToolCalls {
 		tc := &m.ToolCalls[k]
 		if tc.Type != "" && tc.Type != "function" {
 			return nil, clientError("messages", "messages[%d].tool_calls[%d]: unsupported type %q", i, k, tc.Type)
 		}
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		n++
-		dst = append(dst, `{"type":"tool_use","id":`...)
-		dst = provider.AppendJSONString(dst, tc.ID)
-		dst = append(dst, `,"name":`...)
-		dst = provider.AppendJSONString(dst, tc.Function.Name)
-		dst = append(dst, `,"input":`...)
-		args := bytes.TrimSpace([]byte(tc.Function.Arguments))
+		input := bytes.TrimSpace([]byte(tc.Function.Arguments))
 		switch {
-		case len(args) == 0:
-			dst = append(dst, "{}"...)
-		case args[0] != '{' || !json.Valid(args):
+		case len(input) == 0:
+			input = []byte("{}")
+		case input[0] != '{' || !json.Valid(input):
 			return nil, clientError("messages", "messages[%d].tool_calls[%d].function.arguments: must be a JSON object", i, k)
-		default:
-			dst = append(dst, args...)
 		}
-		dst = append(dst, '}')
+		out = append(out, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
 	}
-	return append(dst, ']'), nil
+	return out, nil
 }
 
-func appendToolResult(dst []byte, i int, m *openaiwire.Message) ([]byte, error) {
-	dst = append(dst, `{"type":"tool_result","tool_use_id":`...)
-	dst = provider.AppendJSONString(dst, m.ToolCallID)
+func toolResult(i int, m *openaiwire.Message) (toolResultBlock, error) {
+	b := toolResultBlock{Type: "tool_result", ToolUseID: m.ToolCallID}
 	switch {
 	case m.Content.IsParts:
-		dst = append(dst, `,"content":`...)
-		var err error
-		if dst, err = appendParts(dst, i, m.Content.Parts, true); err != nil {
-			return nil, err
+		c, err := blocks(i, m.Content.Parts, true)
+		if err != nil {
+			return toolResultBlock{}, err
 		}
+		b.Content = c
 	case m.Content.Set:
-		dst = append(dst, `,"content":`...)
-		dst = provider.AppendJSONString(dst, m.Content.Text)
+		b.Content = m.Content.Text
 	}
-	return append(dst, '}'), nil
+	return b, nil
 }
 
-// appendTools writes tools and tool_choice (with
-// disable_parallel_tool_use for parallel_tool_calls:false).
-func appendTools(dst []byte, cr *openaiwire.ChatRequest) ([]byte, error) {
-	dst = append(dst, `,"tools":[`...)
+// tools is tools and tool_choice (with disable_parallel_tool_use for
+// parallel_tool_calls:false); the choice is nil when Anthropic's default
+// (auto, parallel) is what the client asked for.
+func tools(cr *openaiwire.ChatRequest) ([]tool, *toolChoice, error) {
+	out := make([]tool, 0, len(cr.Tools))
 	for k := range cr.Tools {
 		t := &cr.Tools[k]
 		if t.Type != "function" {
-			return nil, clientError("tools", "tools[%d]: unsupported type %q", k, t.Type)
+			return nil, nil, clientError("tools", "tools[%d]: unsupported type %q", k, t.Type)
 		}
 		var fn openaiwire.Function
 		if t.Function != nil {
 			fn = *t.Function
 		}
 		if fn.Name == "" {
-			return nil, clientError("tools", "tools[%d].function.name is required", k)
+			return nil, nil, clientError("tools", "tools[%d].function.name is required", k)
 		}
-		if k > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"name":`...)
-		dst = provider.AppendJSONString(dst, fn.Name)
-		if fn.Description != "" {
-			dst = append(dst, `,"description":`...)
-			dst = provider.AppendJSONString(dst, fn.Description)
-		}
-		dst = append(dst, `,"input_schema":`...)
-		schema := bytes.TrimSpace(fn.Parameters)
+		schema := json.RawMessage(bytes.TrimSpace(fn.Parameters))
 		switch {
 		case len(schema) == 0 || string(schema) == "null":
-			dst = append(dst, `{"type":"object","properties":{}}`...)
+			schema = emptySchema
 		case schema[0] != '{':
-			return nil, clientError("tools", "tools[%d].function.parameters: must be a JSON object", k)
-		default:
-			dst = append(dst, schema...) // valid JSON: the decoder checked it
+			return nil, nil, clientError("tools", "tools[%d].function.parameters: must be a JSON object", k)
 		}
-		dst = append(dst, '}')
+		out = append(out, tool{Name: fn.Name, Description: fn.Description, InputSchema: schema})
 	}
-	dst = append(dst, ']')
 
-	choice, name := "auto", ""
+	choice := toolChoice{Type: "auto"}
 	tc := bytes.TrimSpace(cr.ToolChoice)
 	switch {
 	case len(tc) == 0 || string(tc) == "null":
 	case tc[0] == '"':
 		var s string
 		if err := json.Unmarshal(tc, &s); err != nil {
-			return nil, decodeError(err)
+			return nil, nil, decodeError(err)
 		}
 		switch s {
 		case "auto":
 		case "required":
-			choice = "any"
+			choice.Type = "any"
 		case "none":
-			choice = "none"
+			choice.Type = "none"
 		default:
-			return nil, clientError("tool_choice", "tool_choice: unsupported value %q", s)
+			return nil, nil, clientError("tool_choice", "tool_choice: unsupported value %q", s)
 		}
 	case tc[0] == '{':
 		var obj struct {
@@ -495,28 +499,19 @@ func appendTools(dst []byte, cr *openaiwire.ChatRequest) ([]byte, error) {
 			} `json:"function"`
 		}
 		if err := json.Unmarshal(tc, &obj); err != nil {
-			return nil, clientError("tool_choice", "tool_choice: %v", strings.TrimPrefix(err.Error(), "json: "))
+			return nil, nil, clientError("tool_choice", "tool_choice: %v", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		if obj.Type != "function" || obj.Function.Name == "" {
-			return nil, clientError("tool_choice", `tool_choice: want {"type":"function","function":{"name":…}}`)
+			return nil, nil, clientError("tool_choice", `tool_choice: want {"type":"function","function":{"name":…}}`)
 		}
-		choice, name = "tool", obj.Function.Name
+		choice = toolChoice{Type: "tool", Name: obj.Function.Name}
 	default:
-		return nil, clientError("tool_choice", "tool_choice must be a string or an object")
+		return nil, nil, clientError("tool_choice", "tool_choice must be a string or an object")
 	}
 	explicit := len(tc) > 0 && string(tc) != "null"
-	noParallel := cr.ParallelToolCalls != nil && !*cr.ParallelToolCalls && choice != "none"
-	if !explicit && !noParallel {
-		return dst, nil // Anthropic's default is auto
+	choice.DisableParallelToolUse = cr.ParallelToolCalls != nil && !*cr.ParallelToolCalls && choice.Type != "none"
+	if !explicit && !choice.DisableParallelToolUse {
+		return out, nil, nil // Anthropic's default is auto
 	}
-	dst = append(dst, `,"tool_choice":{"type":`...)
-	dst = provider.AppendJSONString(dst, choice)
-	if name != "" {
-		dst = append(dst, `,"name":`...)
-		dst = provider.AppendJSONString(dst, name)
-	}
-	if noParallel {
-		dst = append(dst, `,"disable_parallel_tool_use":true`...)
-	}
-	return append(dst, '}'), nil
+	return out, &choice, nil
 }
