@@ -1,16 +1,24 @@
 package openaiwire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"sync"
+)
 
 // Append appends v's JSON to dst as one line, the way every OpenAI answer
 // in this module is written: no trailing newline, and <, > and & kept as
 // they are (json.Marshal escapes them for HTML, which OpenAI does not).
-// On error dst is returned unchanged. A caller that encodes many values
-// keeps an Encoder instead.
+// On error dst is returned unchanged. A pointer v costs no allocation
+// (a string or struct passed by value is copied to the heap to become an
+// any). A caller that encodes many values in a row keeps an Encoder.
 func Append(dst []byte, v any) ([]byte, error) {
-	var e Encoder
+	e := encoders.Get().(*Encoder)
+	defer encoders.Put(e)
 	return e.Append(dst, v)
 }
+
+// encoders holds Append's Encoders between calls.
+var encoders = sync.Pool{New: func() any { return new(Encoder) }}
 
 // Encoder is Append with its encoding/json state kept between calls: a
 // stream that writes one chunk per upstream event holds one for its life,

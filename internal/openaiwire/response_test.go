@@ -207,3 +207,21 @@ func BenchmarkEncodeChunk(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendAllocs checks that Append of a pointer allocates nothing of
+// its own once its pool is warm: the passthrough adapters call it per
+// request.
+func TestAppendAllocs(t *testing.T) {
+	model := "gpt-4o-mini"
+	buf := make([]byte, 0, 64)
+	n := testing.AllocsPerRun(100, func() { buf, _ = Append(buf[:0], &model) })
+	if string(buf) != `"gpt-4o-mini"` {
+		t.Errorf("got %s", buf)
+	}
+	if raceEnabled {
+		t.Skip("the race detector empties sync.Pool at random")
+	}
+	if n != 0 {
+		t.Errorf("Append allocated %v times per call, want 0", n)
+	}
+}
