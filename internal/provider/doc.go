@@ -10,4 +10,12 @@
 //
 // Bodies of OpenAI-family providers pass through unchanged except the model
 // name (Request.AppendBody); translating adapters decode the body themselves.
+//
+// Each adapter package describes its provider type with a Type: the name a
+// provider entry gives as `type:`, whether it needs an API key, its block
+// of options (`azure:`, `simulated:`) and how to build the adapter. The
+// binary lists the Types it serves in one place (cmd/router), with no
+// init-time registration; the config package learns the types from that
+// list. Adding a provider type is a package exporting its Type plus one
+// line in that list.
 package provider

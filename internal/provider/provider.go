@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
@@ -116,58 +115,4 @@ type Adapter interface {
 // tokens. A nil error means healthy; an *outcome.Error says why not.
 type Prober interface {
 	Probe(ctx context.Context) error
-}
-
-// Config is what every provider entry in the config file has, whatever its
-// type. Adapter-specific options live in the adapter's own Config.
-type Config struct {
-	// Name identifies the provider in models' targets, logs and metrics.
-	Name string `mapstructure:"name"`
-	// Type selects the adapter: openai, azure, anthropic, gemini,
-	// openai_compatible or simulated.
-	Type string `mapstructure:"type"`
-	// BaseURL is where the provider lives. openai and openai_compatible:
-	// up to and including /v1; anthropic, gemini, azure: scheme://host
-	// only. Empty means the provider's public URL (required for azure and
-	// openai_compatible).
-	BaseURL string `mapstructure:"base_url"`
-	// APIKeyEnv names the environment variable holding the key; APIKeyFile
-	// names a file holding it (trailing whitespace trimmed). At most one;
-	// keys never live in the YAML. Neither means no key (local servers).
-	APIKeyEnv  string `mapstructure:"api_key_env"`
-	APIKeyFile string `mapstructure:"api_key_file"`
-	// MaxConcurrency caps requests in flight to this provider (the
-	// bulkhead). 0 means the default of 64.
-	MaxConcurrency int `mapstructure:"max_concurrency"`
-	// RPM and TPM are ceilings on requests and tokens per minute; 0 means
-	// learn them from the provider's headers.
-	RPM int64 `mapstructure:"rpm"`
-	TPM int64 `mapstructure:"tpm"`
-	// FirstTokenTimeout bounds the wait for the first content of a stream
-	// (and for response headers); past it the attempt fails over before
-	// anything reached the client. 0 means 20s.
-	FirstTokenTimeout time.Duration `mapstructure:"first_token_timeout"`
-	// Timeout bounds one whole attempt. 0 means 120s.
-	Timeout time.Duration `mapstructure:"timeout"`
-}
-
-// Defaults for zero Config fields.
-const (
-	DefaultMaxConcurrency    = 64
-	DefaultFirstTokenTimeout = 20 * time.Second
-	DefaultTimeout           = 120 * time.Second
-)
-
-// WithDefaults returns c with zero fields set to their defaults.
-func (c Config) WithDefaults() Config {
-	if c.MaxConcurrency == 0 {
-		c.MaxConcurrency = DefaultMaxConcurrency
-	}
-	if c.FirstTokenTimeout == 0 {
-		c.FirstTokenTimeout = DefaultFirstTokenTimeout
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	return c
 }

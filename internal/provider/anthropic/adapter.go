@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,19 +43,27 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports the first invalid field, naming its key relative to the
-// `anthropic:` block.
+// Validate reports every invalid field, joined, each naming its key
+// relative to the `anthropic:` block.
 func (c Config) Validate() error {
+	var errs []error
 	if c.Version != "" {
 		if _, err := time.Parse(time.DateOnly, c.Version); err != nil {
-			return fmt.Errorf("version: %q is not a date like %s", c.Version, DefaultVersion)
+			errs = append(errs, fmt.Errorf("version: %q is not a date like %s", c.Version, DefaultVersion))
 		}
 	}
 	if c.DefaultMaxTokens < 0 {
-		return fmt.Errorf("default_max_tokens: %d is negative", c.DefaultMaxTokens)
+		errs = append(errs, fmt.Errorf("default_max_tokens: must not be negative, got %d", c.DefaultMaxTokens))
 	}
-	return nil
+	return errors.Join(errs...)
 }
+
+// Type is the provider type anthropic, with its `anthropic:` block.
+var Type = provider.Type{Name: "anthropic", NeedsKey: true,
+	NewBlock: func() any { return new(Config) },
+	Build: func(p provider.Config, key string, block any) (provider.Adapter, error) {
+		return New(p, key, *block.(*Config), nil)
+	}}
 
 // Adapter sends OpenAI chat requests to Anthropic's Messages API. It is
 // safe for concurrent use.
@@ -77,15 +86,13 @@ var (
 // only ("" means DefaultBaseURL); the adapter appends /v1/messages and
 // /v1/models. key is sent as x-api-key; "" sends no key (an
 // Anthropic-shaped local server). client nil means provider.NewHTTPClient(p).
+// Every problem is reported at once, joined, each naming its key.
 func New(p provider.Config, key string, c Config, client *http.Client) (*Adapter, error) {
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("anthropic: %w", err)
-	}
-	c = c.WithDefaults()
 	base, err := parseBaseURL(p.BaseURL)
-	if err != nil {
+	if err := errors.Join(provider.Under("anthropic", c.Validate()), err); err != nil {
 		return nil, err
 	}
+	c = c.WithDefaults()
 	if client == nil {
 		client = provider.NewHTTPClient(p)
 	}

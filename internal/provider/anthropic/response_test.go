@@ -466,6 +466,18 @@ func TestConfig(t *testing.T) {
 	}
 }
 
+// TestNewReportsEveryProblem: one call names every fault, one per line,
+// the block's under anthropic.
+func TestNewReportsEveryProblem(t *testing.T) {
+	_, err := Type.Build(provider.Config{BaseURL: "https://api.anthropic.com/v1"}, "k", &Config{Version: "latest", DefaultMaxTokens: -1})
+	want := `anthropic.version: "latest" is not a date like 2023-06-01` + "\n" +
+		"anthropic.default_max_tokens: must not be negative, got -1\n" +
+		`base_url: "https://api.anthropic.com/v1": give scheme://host only; the adapter appends /v1/messages`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want\n%s", err, want)
+	}
+}
+
 func TestDefaultMaxTokensConfigured(t *testing.T) {
 	var got []byte
 	a, _ := newTestAdapter(t, func(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,12 +38,11 @@ type Adapter struct {
 // client nil means provider.NewHTTPClient(p). An empty p.BaseURL means
 // DefaultBaseURL; otherwise it must be an absolute http(s) URL without the
 // API version (a path prefix, as some gateways need, is kept).
+// Every problem is reported at once, joined, each naming its key relative
+// to the provider entry (gemini.api_version, base_url).
 func New(p provider.Config, key string, c Config, client *http.Client) (*Adapter, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
 	base, err := baseURL(p.BaseURL)
-	if err != nil {
+	if err := errors.Join(provider.Under("gemini", c.Validate()), err); err != nil {
 		return nil, err
 	}
 	if client == nil {

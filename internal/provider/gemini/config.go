@@ -1,6 +1,10 @@
 package gemini
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
 
 // Defaults for a zero Config and an empty provider base_url.
 const (
@@ -46,6 +50,13 @@ func validVersion(v string) bool {
 	}
 	return true
 }
+
+// Type is the provider type gemini, with its `gemini:` block.
+var Type = provider.Type{Name: "gemini", NeedsKey: true,
+	NewBlock: func() any { return new(Config) },
+	Build: func(p provider.Config, key string, block any) (provider.Adapter, error) {
+		return New(p, key, *block.(*Config), nil)
+	}}
 
 func (c Config) apiVersion() string {
 	if c.APIVersion == "" {

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -91,6 +92,24 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// The provider types of the family. Only azure has a block (`azure:`,
+// this package's Config); every type but openai_compatible needs a key.
+var (
+	Type = provider.Type{Name: "openai", NeedsKey: true,
+		Build: func(p provider.Config, key string, _ any) (provider.Adapter, error) {
+			return New(OpenAI, p, key, Config{}, nil)
+		}}
+	AzureType = provider.Type{Name: "azure", NeedsKey: true,
+		NewBlock: func() any { return new(Config) },
+		Build: func(p provider.Config, key string, block any) (provider.Adapter, error) {
+			return New(Azure, p, key, *block.(*Config), nil)
+		}}
+	CompatibleType = provider.Type{Name: "openai_compatible",
+		Build: func(p provider.Config, key string, _ any) (provider.Adapter, error) {
+			return New(Compatible, p, key, Config{}, nil)
+		}}
+)
+
 // Adapter sends attempts to one OpenAI-family provider. It is safe for
 // concurrent use.
 type Adapter struct {
@@ -129,23 +148,24 @@ var (
 // then sends no Authorization header.
 // c holds the azure block; other flavors reject a non-zero c.
 // client nil means provider.NewHTTPClient(p).
+// Every problem is reported at once, joined, each naming its key.
 func New(f Flavor, p provider.Config, key string, c Config, client *http.Client) (*Adapter, error) {
 	if f > Compatible {
 		return nil, fmt.Errorf("type: unknown openai flavor %d", uint8(f))
 	}
+	var errs []error
 	if f == Azure {
-		if err := c.Validate(); err != nil {
-			return nil, fmt.Errorf("azure.%w", err)
-		}
+		errs = append(errs, provider.Under("azure", c.Validate()))
 	} else if c != (Config{}) {
-		return nil, fmt.Errorf("azure: only for type azure, not %s", f)
+		errs = append(errs, fmt.Errorf("azure: only for type azure, not %s", f))
 	}
 	base, err := parseBaseURL(f, p.BaseURL)
-	if err != nil {
-		return nil, err
-	}
+	errs = append(errs, err)
 	if key == "" && f != Compatible {
-		return nil, fmt.Errorf("api_key_env: %s needs an API key (set api_key_env or api_key_file)", f)
+		errs = append(errs, fmt.Errorf("api_key_env: %s needs an API key (set api_key_env or api_key_file)", f))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	if client == nil {
 		client = provider.NewHTTPClient(p)

@@ -102,6 +102,17 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
+// TestNewReportsEveryProblem: one call names every fault, one per line.
+func TestNewReportsEveryProblem(t *testing.T) {
+	_, err := AzureType.Build(provider.Config{BaseURL: "https://r.openai.azure.com/openai"}, "", &Config{APIVersion: "soon"})
+	want := `azure.api_version: "soon" is neither "v1" nor a date like "2024-10-21" (optionally with -preview)` + "\n" +
+		`base_url: "https://r.openai.azure.com/openai": give scheme://host only for azure; the adapter appends /openai/...` + "\n" +
+		"api_key_env: azure needs an API key (set api_key_env or api_key_file)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want\n%s", err, want)
+	}
+}
+
 // chatBody is a client body with awkward spacing, escapes and non-ASCII,
 // so that byte identity of the pass-through is meaningful.
 const chatBody = `{"messages":[{"role":"user","content":"h\u00e9llo \"w\u00f6rld\" 世界"}], "model" :  "alias-model" ,"temperature":0.2,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"stream_options":null}`

@@ -2,6 +2,7 @@ package simulated
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -40,22 +41,35 @@ type Config struct {
 	Reply string `mapstructure:"reply"`
 }
 
-// Validate reports the first invalid field, naming its key.
+// Validate reports every invalid field, joined, each naming its key
+// relative to the `simulated:` block.
 func (c Config) Validate() error {
-	switch {
-	case c.Latency < 0:
-		return fmt.Errorf("latency: must not be negative, got %s", c.Latency)
-	case c.FirstTokenDelay < 0:
-		return fmt.Errorf("first_token_delay: must not be negative, got %s", c.FirstTokenDelay)
-	case c.TokenInterval < 0:
-		return fmt.Errorf("token_interval: must not be negative, got %s", c.TokenInterval)
-	case c.FailureRate < 0 || c.FailureRate > 1:
-		return fmt.Errorf("failure_rate: must be between 0 and 1, got %g", c.FailureRate)
-	case c.FailureStatus != 0 && (c.FailureStatus < 400 || c.FailureStatus > 599):
-		return fmt.Errorf("failure_status: must be an HTTP error status (400-599), got %d", c.FailureStatus)
+	var errs []error
+	if c.Latency < 0 {
+		errs = append(errs, fmt.Errorf("latency: must not be negative, got %s", c.Latency))
 	}
-	return nil
+	if c.FirstTokenDelay < 0 {
+		errs = append(errs, fmt.Errorf("first_token_delay: must not be negative, got %s", c.FirstTokenDelay))
+	}
+	if c.TokenInterval < 0 {
+		errs = append(errs, fmt.Errorf("token_interval: must not be negative, got %s", c.TokenInterval))
+	}
+	if !(c.FailureRate >= 0 && c.FailureRate <= 1) { // also rejects NaN
+		errs = append(errs, fmt.Errorf("failure_rate: must be between 0 and 1, got %g", c.FailureRate))
+	}
+	if c.FailureStatus != 0 && (c.FailureStatus < 400 || c.FailureStatus > 599) {
+		errs = append(errs, fmt.Errorf("failure_status: must be an HTTP error status (400-599), got %d", c.FailureStatus))
+	}
+	return errors.Join(errs...)
 }
+
+// Type is the provider type simulated, with its `simulated:` block. It
+// needs no key and ignores base_url.
+var Type = provider.Type{Name: "simulated",
+	NewBlock: func() any { return new(Config) },
+	Build: func(p provider.Config, _ string, block any) (provider.Adapter, error) {
+		return New(p, *block.(*Config))
+	}}
 
 // Adapter is a simulated provider. It is safe for concurrent use.
 type Adapter struct {
@@ -68,9 +82,10 @@ var (
 	_ provider.Prober  = (*Adapter)(nil)
 )
 
-// New returns a simulated provider named by p.Name.
+// New returns a simulated provider named by p.Name. Errors name the key
+// relative to the provider entry (simulated.latency).
 func New(p provider.Config, c Config) (*Adapter, error) {
-	if err := c.Validate(); err != nil {
+	if err := provider.Under("simulated", c.Validate()); err != nil {
 		return nil, err
 	}
 	if c.FailureStatus == 0 {

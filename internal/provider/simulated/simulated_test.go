@@ -143,4 +143,14 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%+v accepted", c)
 		}
 	}
+	// Every problem at once, named under the entry's simulated block.
+	_, err := New(provider.Config{}, Config{Latency: -1, FirstTokenDelay: -2, TokenInterval: -3, FailureRate: 2, FailureStatus: 200})
+	want := "simulated.latency: must not be negative, got -1ns\n" +
+		"simulated.first_token_delay: must not be negative, got -2ns\n" +
+		"simulated.token_interval: must not be negative, got -3ns\n" +
+		"simulated.failure_rate: must be between 0 and 1, got 2\n" +
+		"simulated.failure_status: must be an HTTP error status (400-599), got 200"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want\n%s", err, want)
+	}
 }
