@@ -27,6 +27,7 @@ minimize="${FUZZ_MINIMIZE:-1s}"
 targets=(
   "./internal/proxy FuzzParseFields"
   "./internal/proxy FuzzHandler"
+  "./internal/jsoncheck FuzzCheck"
   "./internal/sse FuzzReader"
   "./internal/provider FuzzRetryAfter"
   "./internal/provider FuzzParseCount"

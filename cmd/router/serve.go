@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/proxy"
@@ -175,18 +176,33 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 		p.Close()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	// limits.max_connections: past it, connections wait in the kernel's
+	// accept queue; with the body budget it bounds memory
+	// (docs/ARCHITECTURE.md, "Memory").
+	d.apiLn = netutil.LimitListener(d.apiLn, cfg.Limits.WithDefaults().MaxConnections)
 	if d.adminLn, err = net.Listen("tcp", cfg.AdminListen); err != nil {
 		d.apiLn.Close()
 		p.Close()
 		return nil, fmt.Errorf("admin_listen: %w", err)
 	}
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	conns := prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_client_connections",
+		Help: "Open client connections on the API listener (at most limits.max_connections)."})
+	reg.MustRegister(conns)
 	d.api = &http.Server{
 		Handler:           p.Handler(),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          errLog,
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			switch s {
+			case http.StateNew:
+				conns.Inc()
+			case http.StateClosed, http.StateHijacked:
+				conns.Dec()
+			}
+		},
 	}
 	d.admin = &http.Server{
 		Handler:           d.adminHandler(),

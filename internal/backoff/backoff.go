@@ -13,6 +13,7 @@
 package backoff
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -40,23 +41,26 @@ func DefaultConfig() Config {
 	return Config{MaxAttempts: 3, InitialBackoff: time.Second, MaxBackoff: 16 * time.Second, Multiplier: 2, Jitter: 0.5}
 }
 
-// Validate reports the first invalid field, naming its key under
-// routing.retry.
+// Validate reports every invalid field, joined, each naming its key under
+// routing.retry and the bad value.
 func (c Config) Validate() error {
 	const k = "routing.retry."
-	switch {
-	case c.MaxAttempts < 1:
-		return fmt.Errorf(k+"max_attempts: must be at least 1, got %d", c.MaxAttempts)
-	case c.InitialBackoff <= 0:
-		return fmt.Errorf(k+"initial_backoff: must be positive, got %s", c.InitialBackoff)
-	case c.MaxBackoff < c.InitialBackoff:
-		return fmt.Errorf(k+"max_backoff: must be at least initial_backoff (%s), got %s", c.InitialBackoff, c.MaxBackoff)
-	case !(c.Multiplier >= 1) || math.IsInf(c.Multiplier, 0):
-		return fmt.Errorf(k+"multiplier: must be a finite number >= 1, got %g", c.Multiplier)
-	case !(c.Jitter >= 0 && c.Jitter <= 1):
-		return fmt.Errorf(k+"jitter: must be between 0 and 1, got %g", c.Jitter)
+	var errs []error
+	if c.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf(k+"max_attempts: must be at least 1, got %d", c.MaxAttempts))
 	}
-	return nil
+	if c.InitialBackoff <= 0 {
+		errs = append(errs, fmt.Errorf(k+"initial_backoff: must be positive, got %s", c.InitialBackoff))
+	} else if c.MaxBackoff < c.InitialBackoff {
+		errs = append(errs, fmt.Errorf(k+"max_backoff: must be at least initial_backoff (%s), got %s", c.InitialBackoff, c.MaxBackoff))
+	}
+	if !(c.Multiplier >= 1) || math.IsInf(c.Multiplier, 0) {
+		errs = append(errs, fmt.Errorf(k+"multiplier: must be a finite number >= 1, got %g", c.Multiplier))
+	}
+	if !(c.Jitter >= 0 && c.Jitter <= 1) {
+		errs = append(errs, fmt.Errorf(k+"jitter: must be between 0 and 1, got %g", c.Jitter))
+	}
+	return errors.Join(errs...)
 }
 
 // Delay is the wait before retry n (n >= 1; n < 1 is treated as 1). u is

@@ -65,4 +65,15 @@ func TestValidate(t *testing.T) {
 			t.Errorf("got %v, want %q", err, tc.want)
 		}
 	}
+	bad := Config{MaxAttempts: 0, InitialBackoff: 0, Multiplier: 0.5, Jitter: 2}
+	got := strings.Split(bad.Validate().Error(), "\n")
+	want := []string{
+		"routing.retry.max_attempts: must be at least 1, got 0",
+		"routing.retry.initial_backoff: must be positive, got 0s",
+		"routing.retry.multiplier: must be a finite number >= 1, got 0.5",
+		"routing.retry.jitter: must be between 0 and 1, got 2",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("every problem at once: got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
 }

@@ -248,9 +248,7 @@ func (c *Config) Validate() error {
 	}
 	models := make(map[string]bool, len(c.Models))
 	for i, m := range c.Models {
-		if err := m.Validate(names); err != nil {
-			add(fmt.Errorf("models[%d].%w", i, err))
-		}
+		add(provider.Under(fmt.Sprintf("models[%d]", i), m.Validate(names)))
 		if models[m.Name] {
 			add(fmt.Errorf("models[%d].name: duplicate model %q", i, m.Name))
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -35,9 +36,6 @@ const (
 	// maxHeld bounds the role-only preamble chunks held back before the
 	// commit point; past it the stream commits anyway.
 	maxHeld = 16
-	// streamWriteTimeout bounds one write to a streaming client: a client
-	// that stops reading cannot hold the upstream call open for long.
-	streamWriteTimeout = 30 * time.Second
 )
 
 // failure is one failed attempt, for the 502 message and the logs.
@@ -72,27 +70,29 @@ type exchange struct {
 	// time to the first byte of a stream; committed once either is set.
 	overhead, ttft time.Duration
 	committed      bool
+	// writeTimeout bounds each write to the client (limits).
+	writeTimeout time.Duration
 }
 
 // serveOp handles one OpenAI operation end to end. Every path out of it
 // writes exactly one answer, except when the client is already gone.
 func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op) {
 	st := s.st.Load()
-	ex := &exchange{start: time.Now(), id: s.requestID(r), op: op}
+	ex := &exchange{start: time.Now(), id: s.requestID(r), op: op, writeTimeout: st.limits.ClientWriteTimeout}
 	setHeader(w.Header(), hdrRequestID, ex.id)
 	defer s.logRequest(r, ex)
 	if !s.checkAuth(w, r, st) {
 		ex.status = http.StatusUnauthorized
 		return
 	}
-	buf, aerr := readBody(w, r, st.limits.MaxBodyBytes)
+	body, aerr := s.readBody(w, r, st.limits)
 	if aerr != nil {
 		ex.status = aerr.status
 		aerr.write(w)
 		return
 	}
-	defer putBody(buf)
-	f, aerr := parseFields(op, buf.Bytes())
+	defer s.freeBody(body)
+	f, aerr := parseFields(op, body.b)
 	if aerr != nil {
 		ex.status = aerr.status
 		aerr.write(w)
@@ -113,7 +113,7 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 		defer release()
 	}
 	req := &provider.Request{
-		Op: op, Body: buf.Bytes(), ModelStart: f.modelStart, ModelEnd: f.modelEnd,
+		Op: op, Body: body.b, ModelStart: f.modelStart, ModelEnd: f.modelEnd,
 		Stream: f.stream, IncludeUsage: f.includeUsage,
 	}
 	tokens := ratelimit.EstimateTokens(req.Body, f.maxTokens)
@@ -403,8 +403,19 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 		h[hdrCType] = valJSON
 		setHeader(h, hdrCLength, strconv.Itoa(len(resp.Body)))
 		ex.status = http.StatusOK
+		// Flushed here, under the deadline, so the server's own flush
+		// after the handler has nothing left to block on; the deadline is
+		// then cleared so that it does not outlive this request on a
+		// kept-alive connection.
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Now().Add(ex.writeTimeout))
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(resp.Body)
+		_, err := w.Write(resp.Body)
+		if err == nil {
+			err = rc.Flush()
+		}
+		s.writeFailed(ex, up, err)
+		_ = rc.SetWriteDeadline(time.Time{})
 		return true, outcome.OK, 0
 	}
 	defer resp.Stream.Close()
@@ -642,24 +653,36 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st pro
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 0, 1024)
 	var deadline time.Time
-	// write sends b, flushing when flush is set. The write deadline is
-	// renewed at most once a second: setting it is not free, and a client
-	// that stops reading is still cut within streamWriteTimeout.
+	// renew is how close to its deadline a write renews it: at most about
+	// once a second (setting it is not free), and a client that stops
+	// reading is still cut within limits.client_write_timeout.
+	renew := ex.writeTimeout - min(time.Second, ex.writeTimeout/2)
+	// write sends b, flushing when flush is set; false means the client
+	// is gone or stopped reading (then the stream is over: the attempt
+	// returns, which cancels the provider call and frees its slot).
 	write := func(b []byte, flush bool) bool {
-		if now := time.Now(); deadline.Sub(now) < streamWriteTimeout-time.Second {
-			deadline = now.Add(streamWriteTimeout)
+		if now := time.Now(); deadline.Sub(now) < renew {
+			deadline = now.Add(ex.writeTimeout)
 			_ = rc.SetWriteDeadline(deadline)
 		}
-		if _, err := w.Write(b); err != nil {
+		_, err := w.Write(b)
+		if err == nil && flush {
+			err = rc.Flush()
+		}
+		if err != nil {
+			s.writeFailed(ex, up, err)
 			return false
 		}
-		return !flush || rc.Flush() == nil
+		return true
 	}
 	// A stream that can tell whether its next event is already buffered
 	// lets events that arrived together leave in one flush (one syscall)
 	// instead of one each; an event with nothing behind it is flushed at
 	// once, so no token waits.
 	pending, _ := st.(interface{ Pending() bool })
+	// The deadline must not outlive this request on a kept-alive
+	// connection (the next request's answer may come much later).
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	for _, p := range held {
 		buf = sse.AppendData(buf, p)
 	}
@@ -693,6 +716,18 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st pro
 			return outcome.Canceled
 		}
 	}
+}
+
+// writeFailed records a failed write to the client: a client that stopped
+// reading for limits.client_write_timeout is logged and counted; one that
+// went away is not news.
+func (s *Server) writeFailed(ex *exchange, up *upstream, err error) {
+	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return
+	}
+	s.m.writeTimeouts.Inc()
+	s.log.Warn("client stopped reading; response cut and provider call cancelled", "request_id", ex.id,
+		"provider", up.Name, "client_write_timeout", ex.writeTimeout.String())
 }
 
 func (s *Server) logRequest(r *http.Request, ex *exchange) {

@@ -79,7 +79,7 @@ func fuzzUTF8(s string) string {
 // FuzzParseFields feeds arbitrary bodies to the request reader for every
 // operation. It must not panic or change the body. An accepted body is
 // valid JSON; the model span is a string literal that is the top-level
-// "model" member encoding/json sees (the last one when repeated), decodes
+// "model" member encoding/json sees (a repeated top-level key is refused), decodes
 // to the returned model, and can be swapped with AppendBody for any model
 // name, leaving valid JSON whose "model" is the new name and every other
 // byte as it was. The returned strings do not alias the body. A refused

@@ -25,6 +25,7 @@ var (
 	valNoCache     = []string{"no-cache"}
 	valNo          = []string{"no"}
 	valTrue        = []string{"true"}
+	valClose       = []string{"close"}
 )
 
 // setHeader sets a canonical key to one value.

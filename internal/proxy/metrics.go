@@ -41,6 +41,7 @@ type metrics struct {
 	tokens         *prometheus.CounterVec // provider, type
 	shed           *prometheus.CounterVec // priority
 	genAITokens    *prometheus.HistogramVec
+	writeTimeouts  prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
@@ -83,10 +84,15 @@ func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
 			Help: "Requests refused by priority shedding while most providers were open."}, []string{"priority"}),
 		genAITokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_client_token_usage",
 			Help: "OpenTelemetry GenAI: tokens per call.", Buckets: tokenBuckets}, []string{"gen_ai_provider_name", "gen_ai_token_type"}),
+		writeTimeouts: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "client_write_timeouts_total",
+			Help: "Responses cut because the client stopped reading for limits.client_write_timeout; their provider calls were cancelled."}),
 	}
+	bodyBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "body_buffer_bytes",
+		Help: "Memory held by request bodies now, against limits.body_buffer_bytes."},
+		func() float64 { return float64(s.bodies.used.Load()) })
 	reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.degraded, m.upstream, m.upDuration,
 		m.retries, m.backoff, m.fallbacks, m.transitions, m.probes, m.bulkRejections, m.throttled, m.tokens,
-		m.genAITokens, m.shed, &stateCollector{s: s})
+		m.genAITokens, m.shed, m.writeTimeouts, bodyBytes, &stateCollector{s: s})
 	return m
 }
 

@@ -170,6 +170,9 @@ func TestBadRequests(t *testing.T) {
 		typ, code, param                string
 	}{
 		{"malformed json", "POST", "/v1/chat/completions", "application/json", `{"model":`, 400, "invalid_request_error", "invalid_request_error", ""},
+		{"duplicate model", "POST", "/v1/chat/completions", "application/json", `{"model":"x","model":"m","messages":[{"role":"user","content":"x"}]}`, 400, "invalid_request_error", "invalid_request_error", "model"},
+		{"escaped duplicate", "POST", "/v1/chat/completions", "application/json", `{"model":"m","mod\u0065l":"x","messages":[{"role":"user","content":"x"}]}`, 400, "invalid_request_error", "invalid_request_error", "model"},
+		{"invalid utf-8", "POST", "/v1/chat/completions", "application/json", "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}", 400, "invalid_request_error", "invalid_request_error", ""},
 		{"not an object", "POST", "/v1/chat/completions", "application/json", `[1,2]`, 400, "invalid_request_error", "invalid_request_error", ""},
 		{"empty body", "POST", "/v1/chat/completions", "application/json", ``, 400, "invalid_request_error", "invalid_request_error", ""},
 		{"missing model", "POST", "/v1/chat/completions", "application/json", `{"messages":[{"role":"user","content":"x"}]}`, 400, "invalid_request_error", "invalid_request_error", "model"},
@@ -538,5 +541,41 @@ func TestLastAttemptKeptForFallbackTier(t *testing.T) {
 	}
 	if c.calls.Load() != 0 {
 		t.Errorf("tier 1 was tried (%d calls) although the last attempt was kept for the fallback", c.calls.Load())
+	}
+}
+
+// TestBodyBudget: a body that would take the body budget past
+// limits.body_buffer_bytes gets 503 with Retry-After and Connection:
+// close, nothing reaches the provider, and the budget is whole again
+// after every request.
+func TestBodyBudget(t *testing.T) {
+	calls := 0
+	a := &fake{do: func(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+		calls++
+		return ok(`{"id":"x","object":"chat.completion","choices":[]}`)(ctx, req)
+	}}
+	s := newServer(t, LimitsConfig{MaxBodyBytes: 64 << 10, BodyBufferBytes: 64 << 10}, nil, target{name: "p", a: a})
+	h := s.Handler()
+	post := func(body string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body)))
+		return rec
+	}
+	if rec := post(chatBody); rec.Code != http.StatusOK {
+		t.Fatalf("within the budget: got %d %s", rec.Code, rec.Body)
+	}
+	s.bodies.take(62<<10, 64<<10) // other bodies hold all but 2 KiB
+	rec := post(chatBody)
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" ||
+		rec.Header().Get("Connection") != "close" || *decodeErr(t, rec.Body.Bytes()).Error.Code != "service_unavailable" {
+		t.Fatalf("over the budget: got %d Retry-After %q Connection %q %s, want 503, Retry-After 1, Connection: close",
+			rec.Code, rec.Header().Get("Retry-After"), rec.Header().Get("Connection"), rec.Body)
+	}
+	s.bodies.give(62 << 10)
+	if calls != 1 {
+		t.Errorf("the provider got %d calls, want 1", calls)
+	}
+	if got := s.bodies.used.Load(); got != 0 {
+		t.Errorf("budget in use after every request ended: %d bytes, want 0", got)
 	}
 }

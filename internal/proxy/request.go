@@ -1,36 +1,17 @@
 package proxy
 
 import (
-	"bytes"
 	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
-
-// bodyPool recycles request-body buffers. Buffers that grew past
-// maxPooledBody are dropped so one huge request does not pin memory.
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-const maxPooledBody = 1 << 20
-
-// bodyReadTimeout bounds how long a client may take to send its body.
-const bodyReadTimeout = 60 * time.Second
-
-func putBody(b *bytes.Buffer) {
-	if b.Cap() <= maxPooledBody {
-		b.Reset()
-		bodyPool.Put(b)
-	}
-}
 
 // apiError is a client-facing error before any attempt: status plus the
 // OpenAI error fields.
@@ -40,59 +21,17 @@ type apiError struct {
 	code    string
 	param   string
 	message string
+	// retryAfter, when positive, is sent as Retry-After.
+	retryAfter time.Duration
+	// endConn: the body was not read to its end, so this answer is the
+	// connection's last (see endConnection).
+	endConn bool
 }
 
 func (e *apiError) Error() string { return e.message }
 
 func badRequest(param, msg string) *apiError {
 	return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: "invalid_request_error", param: param, message: msg}
-}
-
-// readBody reads the whole body, bounded by max, into a pooled buffer the
-// caller must return with putBody.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) (*bytes.Buffer, *apiError) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: "invalid_request_error",
-				message: "unsupported content type " + quote(ct) + ": send the body as application/json"}
-		}
-	}
-	if r.ContentLength > max {
-		return nil, tooLarge(max)
-	}
-	buf := bodyPool.Get().(*bytes.Buffer)
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	// A slow client gets bodyReadTimeout to send its body; the deadline
-	// is cleared afterwards because the server would otherwise cancel the
-	// request's context when a read deadline passes during a long stream.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max))
-	_ = rc.SetReadDeadline(time.Time{})
-	if err != nil {
-		putBody(buf)
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge(max)
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, badRequest("", "the request body ended early")
-		}
-		return nil, badRequest("", "could not read the request body: "+err.Error())
-	}
-	if buf.Len() == 0 {
-		putBody(buf)
-		return nil, badRequest("", "the request body is empty: send a JSON object")
-	}
-	return buf, nil
-}
-
-func tooLarge(max int64) *apiError {
-	return &apiError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: "request_too_large",
-		message: "the request body is larger than the limit of " + itoa(max) + " bytes"}
 }
 
 // fields is what the router reads from a request body. Everything else
@@ -112,8 +51,8 @@ type fields struct {
 // result is in use; strings in the result do not alias body.
 func parseFields(op provider.Op, body []byte) (fields, *apiError) {
 	var f fields
-	if !gjson.ValidBytes(body) {
-		return f, badRequest("", "the request body is not valid JSON")
+	if aerr := checkJSON(body); aerr != nil {
+		return f, aerr
 	}
 	doc := gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body)))
 	if !doc.IsObject() {
@@ -196,6 +135,30 @@ func parseFields(op provider.Op, body []byte) (fields, *apiError) {
 		return f, badRequest("stream", "embeddings cannot be streamed")
 	}
 	return f, nil
+}
+
+// checkJSON validates the body in one bounded pass (jsoncheck): syntax,
+// UTF-8, nesting depth, and distinct top-level keys. Nothing input depth
+// can drive recurses, so no body can overflow the stack.
+func checkJSON(body []byte) *apiError {
+	err := jsoncheck.Check(body)
+	if err == nil {
+		return nil
+	}
+	var je *jsoncheck.Error
+	if !errors.As(err, &je) {
+		return badRequest("", "the request body is not valid JSON: "+err.Error())
+	}
+	switch je.Problem {
+	case jsoncheck.DuplicateKey:
+		return badRequest(je.Key, "the request body repeats the top-level key "+quote(je.Key)+": send each key once")
+	case jsoncheck.Depth:
+		return badRequest("", "the request body nests objects and arrays deeper than "+itoa(jsoncheck.MaxDepth)+
+			" levels (at byte "+itoa(int64(je.Offset))+")")
+	case jsoncheck.UTF8:
+		return badRequest("", "the request body is not valid UTF-8 (at byte "+itoa(int64(je.Offset))+"): JSON text must be UTF-8")
+	}
+	return badRequest("", "the request body is not valid JSON: "+je.Error())
 }
 
 func requiredField(op provider.Op) string {

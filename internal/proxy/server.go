@@ -100,6 +100,7 @@ type Server struct {
 	idPrefix string
 	idSeq    atomic.Uint64
 	capacity *bulkhead.Signal // wakes requests waiting for any bulkhead
+	bodies   budget           // request body bytes held (limits.body_buffer_bytes)
 	now      func() time.Time
 	m        *metrics
 
@@ -152,6 +153,7 @@ func (s *Server) Update(opts Options) error {
 	if err := opts.Limits.Validate(); err != nil {
 		return err
 	}
+	opts.Limits = opts.Limits.WithDefaults()
 	if opts.Retry == (backoff.Config{}) {
 		opts.Retry = backoff.DefaultConfig()
 	}
@@ -339,6 +341,9 @@ func (s *Server) checkAuth(w http.ResponseWriter, r *http.Request, st *state) bo
 	if st.authorized(r) {
 		return true
 	}
+	if r.ContentLength != 0 {
+		endConnection(w) // the body is not read for an unknown client
+	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="llmrouter"`)
 	writeError(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "",
 		"missing or invalid API key: send Authorization: Bearer <key>", 0)
@@ -396,6 +401,9 @@ func writeJSON(w http.ResponseWriter, b []byte) {
 
 func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-ID", s.requestID(r))
+	if r.ContentLength != 0 {
+		endConnection(w) // the body of an unknown route is not read
+	}
 	switch r.URL.Path {
 	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models":
 		allow := "POST"

@@ -59,7 +59,10 @@ func typeForStatus(status int) string {
 }
 
 func (e *apiError) write(w http.ResponseWriter) {
-	writeError(w, e.status, e.typ, e.code, e.param, e.message, 0)
+	if e.endConn {
+		endConnection(w)
+	}
+	writeError(w, e.status, e.typ, e.code, e.param, e.message, e.retryAfter)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -2,6 +2,7 @@ package route
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -27,31 +28,36 @@ type ModelConfig struct {
 }
 
 // Validate checks one model entry against the set of configured provider
-// names. Errors name the key relative to the entry (targets[1].provider).
+// names. It reports every problem, joined, each naming its key relative to
+// the entry (targets[1].provider) and the bad value.
 func (m ModelConfig) Validate(providers map[string]bool) error {
+	var errs []error
 	if m.Name == "" {
-		return fmt.Errorf("name: must not be empty")
+		errs = append(errs, errors.New("name: must not be empty"))
 	}
 	if len(m.Targets) == 0 {
-		return fmt.Errorf("targets: model %q needs at least one target", m.Name)
+		errs = append(errs, fmt.Errorf("targets: model %q needs at least one target", m.Name))
 	}
 	seen := make(map[Target]bool, len(m.Targets))
 	for i, t := range m.Targets {
 		switch {
 		case t.Provider == "":
-			return fmt.Errorf("targets[%d].provider: must not be empty", i)
+			errs = append(errs, fmt.Errorf("targets[%d].provider: must not be empty", i))
 		case !providers[t.Provider]:
-			return fmt.Errorf("targets[%d].provider: no provider named %q", i, t.Provider)
-		case t.Model == "":
-			return fmt.Errorf("targets[%d].model: must not be empty", i)
-		case t.Tier < 0:
-			return fmt.Errorf("targets[%d].tier: must not be negative, got %d", i, t.Tier)
-		case seen[t]:
-			return fmt.Errorf("targets[%d]: duplicate target %s/%s tier %d", i, t.Provider, t.Model, t.Tier)
+			errs = append(errs, fmt.Errorf("targets[%d].provider: no provider named %q", i, t.Provider))
+		}
+		if t.Model == "" {
+			errs = append(errs, fmt.Errorf("targets[%d].model: must not be empty", i))
+		}
+		if t.Tier < 0 {
+			errs = append(errs, fmt.Errorf("targets[%d].tier: must not be negative, got %d", i, t.Tier))
+		}
+		if seen[t] {
+			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %s/%s tier %d", i, t.Provider, t.Model, t.Tier))
 		}
 		seen[t] = true
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Model is a model's resolved targets, sorted by tier (stable: config

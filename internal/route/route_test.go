@@ -1,6 +1,7 @@
 package route
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,6 +57,28 @@ func TestValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: got error %v, want one containing %q", tt.m, err, tt.want)
 		}
+	}
+}
+
+// TestValidateReportsEveryProblem: one call names every fault of an entry.
+func TestValidateReportsEveryProblem(t *testing.T) {
+	m := ModelConfig{Targets: []Target{
+		{Provider: "b", Model: "", Tier: -1},
+		{Provider: "", Model: "x"},
+		{Provider: "", Model: "x"},
+	}}
+	got := strings.Split(m.Validate(map[string]bool{"a": true}).Error(), "\n")
+	want := []string{
+		"name: must not be empty",
+		`targets[0].provider: no provider named "b"`,
+		"targets[0].model: must not be empty",
+		"targets[0].tier: must not be negative, got -1",
+		"targets[1].provider: must not be empty",
+		"targets[2].provider: must not be empty",
+		"targets[2]: duplicate target /x tier 0",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 }
 

@@ -81,7 +81,15 @@ type binConfig struct {
 	routing         string
 	breaker         string
 	shutdownTimeout time.Duration // 0: 10s
+	// limits are extra entries of the limits block ("body_read_timeout:
+	// 1s, max_body_bytes: 1048576"); "" keeps the defaults.
+	limits string
+	// auth turns client authentication on with the key clientKey.
+	auth bool
 }
+
+// clientKey is the client key of a scenario with auth on.
+const clientKey = "e2e-client-key"
 
 // yaml renders c with the two listen addresses.
 func (c binConfig) yaml(listen, admin string) string {
@@ -90,7 +98,17 @@ func (c binConfig) yaml(listen, admin string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "listen: %s\nadmin_listen: %s\nshutdown_timeout: %s\n", listen, admin, c.shutdownTimeout)
-	b.WriteString("log: {level: warn, format: text}\nlimits: {request_timeout: 30s}\n")
+	b.WriteString("log: {level: warn, format: text}\n")
+	if c.limits != "" {
+		fmt.Fprintf(&b, "limits: {request_timeout: 30s, %s}\n", c.limits)
+	} else {
+		b.WriteString("limits: {request_timeout: 30s}\n")
+	}
+	if c.auth {
+		b.WriteString("auth: {api_keys_env: E2E_CLIENT_KEYS}\n")
+	} else {
+		b.WriteString("auth: {api_keys_env: \"\"}\n")
+	}
 	// Backoffs scaled down so retries never slow a scenario.
 	b.WriteString("routing:\n  retry: {max_attempts: 3, initial_backoff: 10ms, max_backoff: 50ms, multiplier: 2.0, jitter: 0.5}\n")
 	if c.routing != "" {
@@ -187,7 +205,7 @@ func tryStart(t testing.TB, bin string, c binConfig) (*routerProc, error) {
 	p.cmd = exec.Command(bin, "serve", "--config", path)
 	// Only these: no LLMROUTER_* override from the test's environment. A
 	// race-enabled router would otherwise sleep a second at exit.
-	p.cmd.Env = []string{anthropicKeyEnv + "=sk-ant-test", "GORACE=atexit_sleep_ms=0"}
+	p.cmd.Env = []string{anthropicKeyEnv + "=sk-ant-test", "E2E_CLIENT_KEYS=" + clientKey, "GORACE=atexit_sleep_ms=0"}
 	p.cmd.Stdout = p.stderr
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
