@@ -239,6 +239,7 @@ type deployment struct {
 	app      *corev1.Container
 	native   bool // the sidecar is an init container with restartPolicy Always
 	config   *config.Config
+	cfgPath  string // the ConfigMap's config.yaml, written out
 	cm       *corev1.ConfigMap
 	services []*corev1.Service
 	secret   *corev1.Secret // the example
@@ -305,7 +306,7 @@ func loadDeployment(t *testing.T) *deployment {
 	if err != nil {
 		t.Fatalf("config.Load(ConfigMap %s %s): %v", configMapName, configKey, err)
 	}
-	x.config = cfg
+	x.config, x.cfgPath = cfg, path
 	return x
 }
 
@@ -355,16 +356,38 @@ func TestConfigMapConfigLoads(t *testing.T) {
 			t.Errorf("no provider of type %s in the ConfigMap's config", want)
 		}
 	}
-	// Every model's last tier is the in-cluster model, which needs no key.
+	// Every model's last tier is the in-cluster model, which uses no key:
+	// it serves when the clouds' keys are the trouble.
 	byName := map[string]*config.Provider{}
 	for i := range x.config.Providers {
 		byName[x.config.Providers[i].Name] = &x.config.Providers[i]
 	}
 	for _, m := range x.config.Models {
 		last := slices.MaxFunc(m.Targets, func(a, b route.Target) int { return a.Tier - b.Tier })
-		if p := byName[last.Provider]; p == nil || p.NeedsKey() {
-			t.Errorf("model %s: got last tier %d on %s, want a local provider that needs no key", m.Name, last.Tier, last.Provider)
+		if p := byName[last.Provider]; p == nil || p.APIKeyEnv != "" || p.APIKeyFile != "" {
+			t.Errorf("model %s: got last tier %d on %s, want a local provider that uses no key", m.Name, last.Tier, last.Provider)
 		}
+	}
+}
+
+// TestConfigMapPassesRouterValidate runs the router's own validate on the
+// ConfigMap's config with the sidecar's environment: it builds what serve
+// builds (provider types and blocks, keys, adapters), which config.Load
+// alone does not, and warns of an LLMROUTER_ variable that sets no key.
+func TestConfigMapPassesRouterValidate(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	x := loadDeployment(t)
+	var out bytes.Buffer
+	cmd := exec.Command(goBin, "run", "../cmd/router", "validate", "--config", x.cfgPath)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("router validate on ConfigMap %s %s: %v\n%s", configMapName, configKey, err, out.String())
+	}
+	if strings.Contains(out.String(), "overrides no config key") {
+		t.Errorf("got a warning about the sidecar's environment, want none:\n%s", out.String())
 	}
 }
 

@@ -2,7 +2,7 @@
 // routes each request to a healthy LLM provider.
 //
 //	router [serve] [--config FILE]   serve (default: the embedded config)
-//	router validate --config FILE    check a file, print the routing table
+//	router validate [--config FILE]  check a config as serve would, print the routing table
 //	router status [--admin URL]      provider table of a running router
 //	router version                   print the version
 package main
@@ -15,9 +15,13 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/llmrouter/llmrouter/internal/config"
+	"github.com/llmrouter/llmrouter/internal/proxy"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -54,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   router [serve] [--config FILE]   serve the API and admin listeners (default: embedded config)
-  router validate --config FILE    check a config file and print its routing table
+  router validate --config FILE    build everything serve builds except listeners; print every problem, or the routing table
   router status [--admin URL]      print the provider table of a running router
   router version                   print the version
 `)
@@ -86,19 +90,49 @@ func configFlag(name string, args []string, stderr io.Writer) (string, error) {
 	return *path, nil
 }
 
+// configSource names the config a command reads, for logs and messages.
+func configSource(path string) string {
+	if path == "" {
+		return "embedded default (simulated providers)"
+	}
+	return path
+}
+
+// cmdValidate builds everything serve builds, with the same functions,
+// except the listeners: the config, every provider's key and adapter, the
+// route table and the proxy. It prints every problem, one per line, each
+// naming its key, or the routing table.
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	path, err := configFlag("validate", args, stderr)
 	if err != nil {
 		return 2
 	}
-	cfg, err := loadConfig(path)
-	if err != nil {
+	src := configSource(path)
+	log := slog.New(&warnings{w: stderr})
+	cfg, err := config.Check(path)
+	if cfg == nil {
 		fmt.Fprintln(stderr, "router validate:", err)
 		return 1
 	}
-	src := path
-	if src == "" {
-		src = "embedded default"
+	problems := lines(err)
+	opts, err := buildOptions(cfg, log)
+	problems = append(problems, lines(err)...)
+	if len(problems) == 0 {
+		p, err := proxy.New(opts)
+		if err != nil {
+			problems = append(problems, lines(err)...)
+		} else {
+			p.Close()
+		}
+	}
+	if len(problems) > 0 {
+		problems = dedupe(problems)
+		slices.SortStableFunc(problems, func(a, b string) int { return strings.Compare(sortKey(a), sortKey(b)) })
+		fmt.Fprintf(stderr, "router validate: config %s has %d problem%s:\n", src, len(problems), plural(len(problems)))
+		for _, p := range problems {
+			fmt.Fprintln(stderr, "  "+p)
+		}
+		return 1
 	}
 	fmt.Fprintf(stdout, "config %s is valid: %d providers, %d models\n\n", src, len(cfg.Providers), len(cfg.Models))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -119,6 +153,104 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	_ = tw.Flush()
 	return 0
 }
+
+// lines returns the problems err joins, one per line.
+func lines(err error) []string {
+	if err == nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// dedupe drops repeated problems (the config and the route table both
+// reject a duplicate model), keeping the first of each.
+func dedupe(problems []string) []string {
+	seen := make(map[string]bool, len(problems))
+	out := problems[:0]
+	for _, p := range problems {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sortKey orders problems by the key they name, entries by index
+// (providers[2] before providers[10]), so that an entry's problems stand
+// together.
+func sortKey(problem string) string {
+	key, _, _ := strings.Cut(strings.TrimPrefix(problem, "unknown key "), ": ")
+	var b strings.Builder
+	for len(key) > 0 {
+		i := strings.IndexAny(key, "0123456789")
+		if i < 0 {
+			b.WriteString(key)
+			break
+		}
+		b.WriteString(key[:i])
+		j := i
+		for j < len(key) && key[j] >= '0' && key[j] <= '9' {
+			j++
+		}
+		fmt.Fprintf(&b, "%09s", key[i:j])
+		key = key[j:]
+	}
+	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// warnings is the log of router validate: warnings and errors, one line
+// each, "router validate: warning: MESSAGE (key=value, ...)".
+type warnings struct {
+	w     io.Writer
+	attrs []slog.Attr
+}
+
+func (h *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h *warnings) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	level := "warning"
+	if r.Level >= slog.LevelError {
+		level = "error"
+	}
+	fmt.Fprintf(&b, "router validate: %s: %s", level, r.Message)
+	sep := " ("
+	attr := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, "%s%s=%s", sep, a.Key, a.Value)
+		sep = ", "
+		return true
+	}
+	for _, a := range h.attrs {
+		attr(a)
+	}
+	r.Attrs(attr)
+	if sep == ", " {
+		b.WriteByte(')')
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *warnings) WithAttrs(as []slog.Attr) slog.Handler {
+	return &warnings{w: h.w, attrs: append(slices.Clip(h.attrs), as...)}
+}
+
+func (h *warnings) WithGroup(string) slog.Handler { return h }
 
 func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var lv slog.Level

@@ -26,7 +26,7 @@ func TestValidateCommand(t *testing.T) {
 		out, err string
 	}{
 		{[]string{"validate", "--config", good}, 0, "m      0     p         simulated  x", ""},
-		{[]string{"validate"}, 0, "embedded default is valid", ""},
+		{[]string{"validate"}, 0, "config embedded default (simulated providers) is valid", ""},
 		{[]string{"validate", "--config", typo}, 1, "", "unknown key providers[0].max_concurency"},
 		{[]string{"validate", "--config", filepath.Join(dir, "missing.yaml")}, 1, "", "no such file"},
 		{[]string{"version"}, 0, "llmrouter dev", ""},

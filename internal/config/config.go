@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,10 +21,6 @@ import (
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
-	"github.com/llmrouter/llmrouter/internal/provider/gemini"
-	"github.com/llmrouter/llmrouter/internal/provider/openai"
-	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
 )
@@ -63,6 +62,8 @@ type Config struct {
 	Routing Routing `mapstructure:"routing"`
 	// Breaker configures every provider's circuit breaker.
 	Breaker breaker.Config `mapstructure:"breaker"`
+
+	unknownEnv []string // see UnknownEnv
 }
 
 // Routing is the `routing:` block.
@@ -91,27 +92,38 @@ type Log struct {
 	Format string `mapstructure:"format"`
 }
 
-// Provider is one entry of `providers:`: the common fields plus the block
-// of its type, if any (for example `simulated:` for type simulated).
+// Provider is one entry of `providers:`: the fields every type shares,
+// and the entry's other keys. Which other key an entry may have depends on
+// its type, and the types are the binary's to name, so Load keeps them
+// undecoded; ResolveTypes decodes the block of the entry's type (`azure:`
+// under type azure) and rejects the rest.
 type Provider struct {
 	provider.Config `mapstructure:",squash"`
-	// Simulated configures a provider of type simulated.
-	Simulated *simulated.Config `mapstructure:"simulated"`
-	// Azure configures a provider of type azure (api_version).
-	Azure *openai.Config `mapstructure:"azure"`
-	// Gemini configures a provider of type gemini (api_version).
-	Gemini *gemini.Config `mapstructure:"gemini"`
-	// Anthropic configures a provider of type anthropic (version,
-	// default_max_tokens).
-	Anthropic *anthropic.Config `mapstructure:"anthropic"`
+	// Blocks holds the entry's keys that are not common fields, as decoded
+	// YAML: its type's block, or mistakes. Nil when there are none.
+	Blocks map[string]any `mapstructure:",remain"`
 }
 
-// Types lists the provider types.
-var Types = []string{"openai", "azure", "anthropic", "gemini", "openai_compatible", "simulated"}
-
-// Load reads the config: the embedded default when path is "", else the
-// file at path over the default's scalar keys; then the environment.
+// Load reads the config (Check) and returns it only when it has no
+// problem at all; otherwise the error joins every problem, one per line.
+// A provider entry's type and block are checked later, by ResolveTypes.
 func Load(path string) (*Config, error) {
+	c, err := Check(path)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Check reads the config: the embedded default when path is "", else the
+// file at path over the default's scalar keys; then the environment. It
+// decodes strictly and validates, and reports every problem at once: the
+// error joins them, one per line, each naming its key and its bad value.
+// The Config is returned with the error so that a checker can go on to
+// the provider types (router validate); a key that did not decode holds
+// its zero value. The Config is nil only when the file could not be read
+// or parsed at all.
+func Check(path string) (*Config, error) {
 	base := viper.New()
 	base.SetConfigType("yaml")
 	if err := base.ReadConfig(bytes.NewReader(configs.Default)); err != nil {
@@ -148,49 +160,154 @@ func Load(path string) (*Config, error) {
 	v.AutomaticEnv()
 
 	var c Config
-	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		mapstructure.StringToTimeDurationHookFunc(),
-	)))
-	if err != nil {
-		return nil, decodeError(err)
+	problems, failed := decodeProblems("", v.UnmarshalExact(&c, func(dc *mapstructure.DecoderConfig) {
+		dc.DecodeHook = durationHook
+	}))
+	// A key that did not decode holds its zero value; what Validate says
+	// about that zero would only repeat the problem, wrongly.
+	for _, err := range leaves(c.Validate()) {
+		if !failed[keyOf(err)] {
+			problems = append(problems, err)
+		}
 	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	c.unknownEnv = unknownEnv(v.AllKeys(), &c)
+	return &c, errors.Join(problems...)
 }
 
-var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: (.*)`)
+// durationHook decodes durations from Go duration strings ("30s"). A bare
+// number other than 0 is an error: YAML `timeout: 30` would otherwise be
+// 30 nanoseconds.
+func durationHook(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[time.Duration]() {
+		return data, nil
+	}
+	switch from.Kind() {
+	case reflect.String:
+		d, err := time.ParseDuration(strings.TrimSpace(data.(string)))
+		if err != nil {
+			return nil, fmt.Errorf("must be a duration such as 30s or 250ms, got %q", data)
+		}
+		return d, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		if reflect.ValueOf(data).IsZero() {
+			return time.Duration(0), nil
+		}
+		return nil, fmt.Errorf("must be a duration with a unit such as 30s or 250ms, got %v", data)
+	}
+	return data, nil
+}
 
-// decodeError rewrites mapstructure's errors so each names its full key.
-func decodeError(err error) error {
-	var msgs []string
-	for _, line := range strings.Split(err.Error(), "\n") {
-		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "*"))
-		if line == "" || strings.HasPrefix(line, "decoding failed") {
+// decodeProblems turns mapstructure's error tree into one problem per key,
+// each naming its full key (prefix, then the decoder's name) and its bad
+// value, and returns the set of keys that failed. err may be nil.
+func decodeProblems(prefix string, err error) (problems []error, failed map[string]bool) {
+	failed = map[string]bool{}
+	full := func(name string) string {
+		switch {
+		case prefix == "":
+			return name
+		case name == "":
+			return prefix
+		}
+		return prefix + "." + name
+	}
+	for _, leaf := range leaves(err) {
+		var de *mapstructure.DecodeError
+		if !errors.As(leaf, &de) {
+			problems = append(problems, leaf)
 			continue
 		}
-		if m := invalidKeys.FindStringSubmatch(line); m != nil {
-			for _, k := range strings.Split(m[2], ", ") {
-				key := k
-				if m[1] != "" {
-					key = m[1] + "." + k
-				}
-				msgs = append(msgs, "unknown key "+key)
+		key, inner := full(de.Name()), de.Unwrap()
+		if rest, ok := strings.CutPrefix(inner.Error(), "has invalid keys: "); ok {
+			for _, k := range strings.Split(rest, ", ") {
+				problems = append(problems, fmt.Errorf("unknown key %s", full(joinKey(de.Name(), k))))
 			}
 			continue
 		}
-		msgs = append(msgs, line)
+		failed[key] = true
+		var pe *mapstructure.ParseError
+		var ue *mapstructure.UnconvertibleTypeError
+		switch {
+		case errors.As(inner, &pe):
+			problems = append(problems, fmt.Errorf("%s: must be %s, got %s", key, kindWords(pe.Expected.Type()), show(pe.Value)))
+		case errors.As(inner, &ue):
+			problems = append(problems, fmt.Errorf("%s: must be %s, got %s", key, kindWords(ue.Expected.Type()), show(ue.Value)))
+		default:
+			problems = append(problems, fmt.Errorf("%s: %w", key, inner))
+		}
 	}
-	if len(msgs) == 0 {
-		return fmt.Errorf("config: %w", err)
-	}
-	return errors.New("config: " + strings.Join(msgs, "; "))
+	return problems, failed
 }
 
-var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+func joinKey(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
 
-// Validate checks the whole config. The error names the key and the value.
+// kindWords says what a value of type t looks like in YAML.
+func kindWords(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number, not negative"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a mapping of keys to values"
+	}
+	return "a " + t.String()
+}
+
+// show formats a bad value for a message: strings quoted, the rest as Go
+// prints them.
+func show(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}
+
+// leaves returns the problems err holds: the leaves of its errors.Join
+// tree (mapstructure's too), in order. nil has none.
+func leaves(err error) []error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	}
+	// mapstructure wraps its joined errors in one line of text.
+	if inner := errors.Unwrap(err); inner != nil {
+		if _, ok := inner.(interface{ Unwrap() []error }); ok && strings.HasPrefix(err.Error(), "decoding failed") {
+			return leaves(inner)
+		}
+	}
+	return []error{err}
+}
+
+// keyOf is the key a problem names: its text up to the first ": ".
+func keyOf(err error) string {
+	k, _, _ := strings.Cut(err.Error(), ": ")
+	return k
+}
+
+// Validate checks the whole config but the provider types (ResolveTypes).
+// It reports every problem, joined, each naming its key and bad value.
 func (c *Config) Validate() error {
 	var errs []error
 	add := func(err error) {
@@ -212,9 +329,7 @@ func (c *Config) Validate() error {
 	if f := c.Routing.ShedOpenFraction; !(f > 0 && f <= 1) {
 		add(fmt.Errorf("routing.shed_open_fraction: must be in (0, 1], got %g", f))
 	}
-	if err := c.Breaker.Validate(); err != nil {
-		add(err)
-	}
+	add(c.Breaker.Validate())
 	if c.ShutdownTimeout < 0 {
 		add(fmt.Errorf("shutdown_timeout: must not be negative, got %s", c.ShutdownTimeout))
 	}
@@ -235,10 +350,8 @@ func (c *Config) Validate() error {
 	for i := range c.Providers {
 		p := &c.Providers[i]
 		key := fmt.Sprintf("providers[%d]", i)
-		if err := p.validate(); err != nil {
-			add(fmt.Errorf("%s.%w", key, err))
-		}
-		if names[p.Name] {
+		add(provider.Under(key, p.Config.Validate()))
+		if p.Name != "" && names[p.Name] {
 			add(fmt.Errorf("%s.name: duplicate provider name %q", key, p.Name))
 		}
 		names[p.Name] = true
@@ -249,7 +362,7 @@ func (c *Config) Validate() error {
 	models := make(map[string]bool, len(c.Models))
 	for i, m := range c.Models {
 		add(provider.Under(fmt.Sprintf("models[%d]", i), m.Validate(names)))
-		if models[m.Name] {
+		if m.Name != "" && models[m.Name] {
 			add(fmt.Errorf("models[%d].name: duplicate model %q", i, m.Name))
 		}
 		models[m.Name] = true
@@ -258,119 +371,105 @@ func (c *Config) Validate() error {
 }
 
 func checkAddr(key, addr string) error {
-	host, port, err := net.SplitHostPort(addr)
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("%s: must be host:port, got %q", key, addr)
 	}
-	_ = host
 	if port == "" {
 		return fmt.Errorf("%s: missing port in %q", key, addr)
 	}
 	return nil
 }
 
-func (p *Provider) validate() error {
-	switch {
-	case p.Name == "":
-		return errors.New("name: must not be empty")
-	case !nameRE.MatchString(p.Name):
-		return fmt.Errorf("name: %q may hold only letters, digits, '_', '.', '-'", p.Name)
-	case p.APIKeyEnv != "" && p.APIKeyFile != "":
-		return errors.New("api_key_env: set api_key_env or api_key_file, not both")
-	case p.MaxConcurrency < 0:
-		return fmt.Errorf("max_concurrency: must not be negative, got %d", p.MaxConcurrency)
-	case p.RPM < 0:
-		return fmt.Errorf("rpm: must not be negative, got %d", p.RPM)
-	case p.TPM < 0:
-		return fmt.Errorf("tpm: must not be negative, got %d", p.TPM)
-	case p.FirstTokenTimeout < 0:
-		return fmt.Errorf("first_token_timeout: must not be negative, got %s", p.FirstTokenTimeout)
-	case p.Timeout < 0:
-		return fmt.Errorf("timeout: must not be negative, got %s", p.Timeout)
-	}
-	if p.BaseURL != "" {
-		if _, err := provider.ParseBaseURL(p.BaseURL, ""); err != nil {
-			return err
-		}
-	}
-	blocks := map[string]bool{
-		"simulated": p.Simulated != nil,
-		"azure":     p.Azure != nil,
-		"gemini":    p.Gemini != nil,
-		"anthropic": p.Anthropic != nil,
-	}
-	for typ, set := range blocks {
-		if set && typ != p.Type {
-			return fmt.Errorf("%s: block given for a provider of type %q", typ, p.Type)
-		}
-	}
-	var blockErr error
-	switch p.Type {
-	case "simulated":
-		if p.Simulated != nil {
-			blockErr = p.Simulated.Validate()
-		}
-	case "azure":
-		if p.BaseURL == "" {
-			return fmt.Errorf("base_url: required for type %s", p.Type)
-		}
-		if p.Azure != nil {
-			blockErr = p.Azure.Validate()
-		}
-	case "gemini":
-		if p.Gemini != nil {
-			blockErr = p.Gemini.Validate()
-		}
-	case "openai_compatible":
-		if p.BaseURL == "" {
-			return fmt.Errorf("base_url: required for type %s", p.Type)
-		}
-	case "anthropic":
-		if p.Anthropic != nil {
-			blockErr = p.Anthropic.Validate()
-		}
-	case "openai":
-	default:
-		return fmt.Errorf("type: must be one of %s, got %q", strings.Join(Types, ", "), p.Type)
-	}
-	if blockErr != nil {
-		return fmt.Errorf("%s.%w", p.Type, blockErr)
-	}
-	return nil
+// Resolved is a provider entry resolved against the binary's provider
+// types: its type and its decoded block.
+type Resolved struct {
+	// Type is the entry's type; its zero value (no Build) when the entry
+	// names a type the binary does not serve.
+	Type provider.Type
+	// Block is what Type.NewBlock returned, with the entry's block decoded
+	// into it (zero when the entry has none); nil for a type without one.
+	Block any
 }
 
-// NeedsKey reports whether the provider's type requires an API key.
-func (p *Provider) NeedsKey() bool {
-	switch p.Type {
-	case "openai", "azure", "anthropic", "gemini":
-		return true
+// ResolveTypes checks every provider entry against types, the provider
+// types the binary serves: the entry's type must be one of them, its
+// type's block decodes strictly into the type's own Config, and any other
+// key is an error. The i-th Resolved is the i-th entry's. The error joins
+// every problem, each naming its full key (providers[1].type,
+// providers[0].azure.api_version, unknown key providers[2].azre). A block
+// that only partly decoded is still returned, its bad keys zero, so that
+// building the adapter can report the entry's other problems.
+func (c *Config) ResolveTypes(types provider.Types) ([]Resolved, error) {
+	out := make([]Resolved, len(c.Providers))
+	var errs []error
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		entry := fmt.Sprintf("providers[%d]", i)
+		t, ok := types.Lookup(p.Type)
+		if ok {
+			out[i].Type = t
+			if t.NewBlock != nil {
+				out[i].Block = t.NewBlock()
+			}
+		} else {
+			errs = append(errs, fmt.Errorf("%s.type: must be one of %s, got %q", entry, strings.Join(types.Names(), ", "), p.Type))
+		}
+		for _, name := range slices.Sorted(maps.Keys(p.Blocks)) {
+			other, isType := types.Lookup(name)
+			switch {
+			case ok && name == t.Name && t.NewBlock != nil:
+				problems, _ := decodeProblems(entry+"."+name, decodeBlock(p.Blocks[name], out[i].Block))
+				errs = append(errs, problems...)
+			case isType && other.NewBlock != nil:
+				errs = append(errs, fmt.Errorf("%s.%s: block given for a provider of type %q", entry, name, p.Type))
+			default:
+				errs = append(errs, fmt.Errorf("unknown key %s.%s", entry, name))
+			}
+		}
 	}
-	return false
+	return out, errors.Join(errs...)
 }
 
-// ResolveKey reads the provider's API key from api_key_env or api_key_file.
-// A type that needs a key and has none is an error naming the key.
-func (p *Provider) ResolveKey() (string, error) {
-	var key string
-	switch {
-	case p.APIKeyEnv != "":
-		key = strings.TrimSpace(os.Getenv(p.APIKeyEnv))
-		if key == "" && p.NeedsKey() {
-			return "", fmt.Errorf("api_key_env: environment variable %s is empty", p.APIKeyEnv)
-		}
-	case p.APIKeyFile != "":
-		b, err := os.ReadFile(p.APIKeyFile)
-		if err != nil {
-			return "", fmt.Errorf("api_key_file: %w", err)
-		}
-		key = strings.TrimSpace(string(b))
-		if key == "" && p.NeedsKey() {
-			return "", fmt.Errorf("api_key_file: %s is empty", p.APIKeyFile)
-		}
-	case p.NeedsKey():
-		return "", fmt.Errorf("api_key_env: type %s needs an API key: set api_key_env or api_key_file", p.Type)
+// decodeBlock decodes raw into block as Load decodes the file: strictly,
+// weakly typed like viper, with the same duration rule.
+func decodeBlock(raw, block any) error {
+	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		Result:           block,
+		ErrorUnused:      true,
+		WeaklyTypedInput: true,
+		DecodeHook:       durationHook,
+	})
+	if err != nil {
+		return err
 	}
-	return key, nil
+	return d.Decode(raw)
+}
+
+// UnknownEnv returns the LLMROUTER_ environment variables that were set at
+// Load but override no key (a typo such as LLMROUTER_LISTN), sorted. A
+// variable the config itself names (auth.api_keys_env, a provider's
+// api_key_env) is not unknown, whatever its name.
+func (c *Config) UnknownEnv() []string { return c.unknownEnv }
+
+func unknownEnv(keys []string, c *Config) []string {
+	known := make(map[string]bool, len(keys)+len(c.Providers)+1)
+	for _, k := range keys {
+		known[EnvPrefix+"_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))] = true
+	}
+	known[c.Auth.APIKeysEnv] = true
+	for _, p := range c.Providers {
+		known[p.APIKeyEnv] = true
+	}
+	var unknown []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, EnvPrefix+"_") && !known[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	slices.Sort(unknown)
+	return unknown
 }
 
 // ClientKeys returns the client API keys named by auth.api_keys_env, and

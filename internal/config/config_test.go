@@ -1,11 +1,16 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 func writeFile(t testing.TB, name, content string) string {
@@ -75,62 +80,142 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"typo top level", "listne: 1.2.3.4:5\n" + minimal, "unknown key listne"},
-		{"typo in provider", strings.Replace(minimal, "type: simulated", "type: simulated\n    api_kye_env: X", 1), "unknown key providers[0].api_kye_env"},
-		{"typo in nested block", strings.Replace(minimal, "type: simulated", "type: simulated\n    simulated: {latncy: 1s}", 1), "providers[0].simulated.latncy"},
-		{"bad duration", "limits: {request_timeout: soon}\n" + minimal, "request_timeout"},
+		{"bad duration", "limits: {request_timeout: soon}\n" + minimal, `limits.request_timeout: must be a duration such as 30s or 250ms, got "soon"`},
+		{"bare number duration", "shutdown_timeout: 30\n" + minimal, "shutdown_timeout: must be a duration with a unit such as 30s or 250ms, got 30"},
+		{"bad provider duration", strings.Replace(minimal, "type: simulated", "type: simulated\n    timeout: 10x", 1), `providers[0].timeout: must be a duration such as 30s or 250ms, got "10x"`},
+		{"bad number", strings.Replace(minimal, "type: simulated", "type: simulated\n    max_concurrency: lots", 1), `providers[0].max_concurrency: must be a whole number, got "lots"`},
+		{"string wanted", "listen: [1, 2]\n" + minimal, "listen: must be a string, got [1 2]"},
 		{"negative body limit", "limits: {max_body_bytes: -1}\n" + minimal, "limits.max_body_bytes: must be positive, got -1"},
-		{"bad type", strings.Replace(minimal, "type: simulated", "type: openia", 1), `providers[0].type: must be one of`},
+		{"negative rpm", strings.Replace(minimal, "type: simulated", "type: simulated\n    rpm: -5", 1), "providers[0].rpm: must not be negative, got -5"},
 		{"unknown target provider", strings.Replace(minimal, "provider: p,", "provider: q,", 1), `models[0].targets[0].provider: no provider named "q"`},
-		{"bad failure rate", strings.Replace(minimal, "type: simulated", "type: simulated\n    simulated: {failure_rate: 2}", 1), "providers[0].simulated.failure_rate: must be between 0 and 1, got 2"},
-		{"block for other type", strings.Replace(minimal, "type: simulated", "type: openai\n    simulated: {}", 1), "providers[0].simulated: block given for a provider of type \"openai\""},
-		{"compatible needs base_url", strings.Replace(minimal, "type: simulated", "type: openai_compatible", 1), "providers[0].base_url: required"},
 		{"bad listen", "listen: nope\n" + minimal, `listen: must be host:port, got "nope"`},
 		{"bad log level", "log: {level: loud}\n" + minimal, `log.level: must be debug, info, warn or error, got "loud"`},
-		{"no models", "providers: [{name: p, type: simulated}]\nmodels: []\n", "models: at least one model"},
+		{"no models", "providers: [{name: p, type: simulated}]\nmodels: []\n", "models: at least one model is required"},
+		{"duplicate provider", strings.Replace(minimal, "providers:\n", "providers:\n  - {name: p, type: simulated}\n", 1), `providers[1].name: duplicate provider name "p"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Load(writeFile(t, "c.yaml", tt.yaml))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("got error %v, want one containing %q", err, tt.want)
+			if err == nil || !slices.Contains(strings.Split(err.Error(), "\n"), tt.want) {
+				t.Errorf("got error %v, want one line %q", err, tt.want)
 			}
 		})
 	}
 }
 
-func TestResolveKey(t *testing.T) {
-	t.Setenv("TEST_KEY", " sk-123 \n")
-	keyFile := writeFile(t, "key", "sk-file\n")
-	tests := []struct {
-		p       Provider
-		want    string
-		wantErr string
-	}{
-		{pr("openai", "TEST_KEY", ""), "sk-123", ""},
-		{pr("openai", "", keyFile), "sk-file", ""},
-		{pr("openai", "MISSING_KEY_VAR", ""), "", "api_key_env: environment variable MISSING_KEY_VAR is empty"},
-		{pr("anthropic", "", ""), "", "needs an API key"},
-		{pr("openai_compatible", "", ""), "", ""},
-		{pr("openai", "", "/nonexistent/key"), "", "api_key_file"},
+// TestCheckReportsEveryProblem: one run names every fault of a file, each
+// once, and a key that failed to decode is not blamed again for its zero
+// value.
+func TestCheckReportsEveryProblem(t *testing.T) {
+	yaml := `
+listen: [1, 2]
+limits: {request_timeout: soon}
+log: {level: loud, format: xml}
+routing: {retry: {max_attempts: 0, jitter: 2}}
+providers:
+  - {name: "a b", type: simulated, rpm: -1, tpm: -2, timeout: 10x}
+  - {name: c, type: simulated, max_concurrency: lots}
+models:
+  - name: m
+    targets: [{provider: nobody, model: "", tier: -1}]
+`
+	c, err := Check(writeFile(t, "c.yaml", yaml))
+	if c == nil {
+		t.Fatalf("got no config, want one with the problems: %v", err)
 	}
-	for _, tt := range tests {
-		got, err := tt.p.ResolveKey()
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("%+v: error %v, want %q", tt.p.Config, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("%+v: got %q, %v; want %q", tt.p.Config, got, err, tt.want)
-		}
+	want := []string{
+		"listen: must be a string, got [1 2]",
+		`limits.request_timeout: must be a duration such as 30s or 250ms, got "soon"`,
+		`providers[0].timeout: must be a duration such as 30s or 250ms, got "10x"`,
+		`providers[1].max_concurrency: must be a whole number, got "lots"`,
+		`log.level: must be debug, info, warn or error, got "loud"`,
+		`log.format: must be json or text, got "xml"`,
+		"routing.retry.max_attempts: must be at least 1, got 0",
+		"routing.retry.jitter: must be between 0 and 1, got 2",
+		`providers[0].name: may hold only letters, digits, '_', '.', '-', got "a b"`,
+		"providers[0].rpm: must not be negative, got -1",
+		"providers[0].tpm: must not be negative, got -2",
+		`models[0].targets[0].provider: no provider named "nobody"`,
+		"models[0].targets[0].model: must not be empty",
+		"models[0].targets[0].tier: must not be negative, got -1",
+	}
+	got := strings.Split(err.Error(), "\n")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("got problems\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if _, err := Load(writeFile(t, "c.yaml", yaml)); err == nil {
+		t.Error("Load accepted what Check rejects")
 	}
 }
 
-func pr(typ, env, file string) Provider {
-	var p Provider
-	p.Name, p.Type, p.APIKeyEnv, p.APIKeyFile = "x", typ, env, file
-	return p
+func TestResolveTypes(t *testing.T) {
+	type block struct {
+		Latency time.Duration `mapstructure:"latency"`
+		Rate    float64       `mapstructure:"rate"`
+	}
+	types := provider.Types{
+		{Name: "plain", Build: func(provider.Config, string, any) (provider.Adapter, error) { return nil, nil }},
+		{Name: "blocky", NewBlock: func() any { return new(block) }, Build: func(provider.Config, string, any) (provider.Adapter, error) { return nil, nil }},
+	}
+	tests := []struct {
+		name, entry string
+		wantType    string
+		wantBlock   any    // nil: no block
+		wantErr     string // "" means no error
+	}{
+		{"plain", "{name: p, type: plain}", "plain", nil, ""},
+		{"block absent is zero", "{name: p, type: blocky}", "blocky", &block{}, ""},
+		{"block decoded", "{name: p, type: blocky, blocky: {latency: 2s, rate: 0.5}}", "blocky", &block{Latency: 2 * time.Second, Rate: 0.5}, ""},
+		{"unknown type", "{name: p, type: nope}", "", nil, `providers[0].type: must be one of plain, blocky, got "nope"`},
+		{"typo in entry", "{name: p, type: plain, api_kye_env: X}", "plain", nil, "unknown key providers[0].api_kye_env"},
+		{"typo in block", "{name: p, type: blocky, blocky: {latncy: 1s}}", "blocky", &block{}, "unknown key providers[0].blocky.latncy"},
+		{"bad value in block", "{name: p, type: blocky, blocky: {latency: 1x, rate: 0.5}}", "blocky", &block{Rate: 0.5},
+			`providers[0].blocky.latency: must be a duration such as 30s or 250ms, got "1x"`},
+		{"block of another type", "{name: p, type: plain, blocky: {}}", "plain", nil, `providers[0].blocky: block given for a provider of type "plain"`},
+		{"type without a block", "{name: p, type: plain, plain: {}}", "plain", nil, "unknown key providers[0].plain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			yaml := "providers: [" + tt.entry + "]\nmodels: [{name: m, targets: [{provider: p, model: x}]}]\n"
+			c, err := Load(writeFile(t, "c.yaml", yaml))
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			got, err := c.ResolveTypes(types)
+			if gotErr := fmt.Sprint(err); tt.wantErr == "" && err != nil || tt.wantErr != "" && gotErr != tt.wantErr {
+				t.Errorf("got error %v, want %q", err, tt.wantErr)
+			}
+			if len(got) != 1 {
+				t.Fatalf("got %d resolved entries, want 1", len(got))
+			}
+			if got[0].Type.Name != tt.wantType {
+				t.Errorf("got type %q, want %q", got[0].Type.Name, tt.wantType)
+			}
+			if !reflect.DeepEqual(got[0].Block, tt.wantBlock) {
+				t.Errorf("got block %#v, want %#v", got[0].Block, tt.wantBlock)
+			}
+		})
+	}
+}
+
+func TestUnknownEnv(t *testing.T) {
+	t.Setenv("LLMROUTER_LISTN", "127.0.0.1:1")            // a typo
+	t.Setenv("LLMROUTER_LIMITS_REQUEST_TIMEOUT", "45s")   // a key
+	t.Setenv("LLMROUTER_API_KEYS", "k")                   // named by auth.api_keys_env
+	t.Setenv("LLMROUTER_TEST_PROVIDER_KEY", "k")          // named by a provider's api_key_env
+	t.Setenv("LLMROUTER_ROUTING_RETRY_MAX_ATTEMPTS", "2") // a nested key
+	t.Setenv("LLMROUTER_BREAKER_COOLDOWN_MAXIMUM", "1s")  // a typo, nested
+	yaml := strings.Replace(minimal, "type: simulated", "type: simulated\n    api_key_env: LLMROUTER_TEST_PROVIDER_KEY", 1)
+	c, err := Load(writeFile(t, "c.yaml", yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := c.UnknownEnv(), []string{"LLMROUTER_BREAKER_COOLDOWN_MAXIMUM", "LLMROUTER_LISTN"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got unknown %q, want %q", got, want)
+	}
 }
 
 func TestClientKeys(t *testing.T) {

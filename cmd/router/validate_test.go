@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// writeConfig writes yaml to a file in a fresh directory.
+func writeConfig(t testing.TB, yaml string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// problemLines returns what a command printed on stderr, one problem or
+// log message per line; a JSON log line stands for its error (or message).
+func problemLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) == nil {
+			if e, ok := rec["error"].(string); ok {
+				out = append(out, strings.Split(e, "\n")...)
+				continue
+			}
+			l, _ = rec["msg"].(string)
+		}
+		out = append(out, strings.TrimSpace(strings.TrimPrefix(l, "router:")))
+	}
+	return out
+}
+
+const oneModel = "models: [{name: m, targets: [{provider: p, model: x}]}]\n"
+
+// TestValidateRejectsWhatServeRejects feeds files serve refuses to router
+// validate and to router serve: both must fail, with the same message
+// naming the key.
+func TestValidateRejectsWhatServeRejects(t *testing.T) {
+	t.Setenv("LLMROUTER_LISTEN", "127.0.0.1:0")
+	t.Setenv("LLMROUTER_ADMIN_LISTEN", "127.0.0.1:0")
+	t.Setenv("TEST_ROUTER_KEY", "sk-test")
+	missingKeyFile := filepath.Join(t.TempDir(), "no-such-key")
+	tests := []struct {
+		name, yaml string
+		want       string // one line of both commands' output
+	}{
+		{"azure base_url with the API path",
+			"providers: [{name: p, type: azure, base_url: https://r.openai.azure.com/openai, api_key_env: TEST_ROUTER_KEY}]\n" + oneModel,
+			`providers[0].base_url: "https://r.openai.azure.com/openai": give scheme://host only for azure; the adapter appends /openai/...`},
+		{"unset API key variable",
+			"providers: [{name: p, type: openai, api_key_env: TEST_ROUTER_UNSET_KEY}]\n" + oneModel,
+			"providers[0].api_key_env: environment variable TEST_ROUTER_UNSET_KEY is unset or empty"},
+		{"unknown provider type",
+			"providers: [{name: p, type: openia, api_key_env: TEST_ROUTER_KEY}]\n" + oneModel,
+			`providers[0].type: must be one of openai, azure, anthropic, gemini, openai_compatible, simulated, got "openia"`},
+		{"target names a missing provider",
+			"providers: [{name: p, type: simulated}]\nmodels: [{name: m, targets: [{provider: ghost, model: x}]}]\n",
+			`models[0].targets[0].provider: no provider named "ghost"`},
+		{"bad base_url",
+			"providers: [{name: p, type: openai_compatible, base_url: 'ftp://localhost:11434/v1'}]\n" + oneModel,
+			`providers[0].base_url: "ftp://localhost:11434/v1": scheme must be http or https`},
+		{"missing key file",
+			"providers: [{name: p, type: anthropic, api_key_file: " + missingKeyFile + "}]\n" + oneModel,
+			"providers[0].api_key_file: open " + missingKeyFile + ": no such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeConfig(t, tt.yaml)
+			for _, cmd := range []string{"validate", "serve"} {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel() // a serve that wrongly started stops at once
+				var out, errb bytes.Buffer
+				code := run(ctx, []string{cmd, "--config", path}, &out, &errb)
+				if code != 1 {
+					t.Errorf("router %s: got exit %d, want 1; stderr:\n%s", cmd, code, errb.String())
+				}
+				if got := problemLines(errb.String()); !slices.Contains(got, tt.want) {
+					t.Errorf("router %s: got stderr lines\n  %s\nwant the line\n  %s", cmd, strings.Join(got, "\n  "), tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestValidateReportsEveryProblem: one run of router validate names every
+// fault of a file, one per line, each with its key and bad value.
+func TestValidateReportsEveryProblem(t *testing.T) {
+	t.Setenv("TEST_ROUTER_KEY", "sk-test")
+	yaml := `
+listen: nope
+limits: {request_timeout: soon}
+log: {level: loud}
+providers:
+  - name: az
+    type: azure
+    base_url: https://r.openai.azure.com/openai
+    api_key_env: TEST_ROUTER_UNSET_KEY
+    timeout: 10x
+    azure: {api_version: soon}
+    azre: {}
+  - {name: x, type: openia, rpm: -1}
+  - {name: sim, type: simulated, simulated: {failure_rate: 2, latency: -1s}}
+models:
+  - name: m
+    targets:
+      - {provider: nobody, model: a}
+      - {provider: sim, model: "", tier: -1}
+  - name: m
+    targets: [{provider: sim, model: b}]
+`
+	path := writeConfig(t, yaml)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"validate", "--config", path}, &out, &errb); code != 1 {
+		t.Fatalf("got exit %d, want 1; stderr:\n%s", code, errb.String())
+	}
+	want := []string{
+		`limits.request_timeout: must be a duration such as 30s or 250ms, got "soon"`,
+		`listen: must be host:port, got "nope"`,
+		`log.level: must be debug, info, warn or error, got "loud"`,
+		`models[0].targets[0].provider: no provider named "nobody"`,
+		"models[0].targets[1].model: must not be empty",
+		"models[0].targets[1].tier: must not be negative, got -1",
+		`models[1].name: duplicate model "m"`,
+		"providers[0].api_key_env: environment variable TEST_ROUTER_UNSET_KEY is unset or empty",
+		"unknown key providers[0].azre",
+		`providers[0].azure.api_version: "soon" is neither "v1" nor a date like "2024-10-21" (optionally with -preview)`,
+		`providers[0].base_url: "https://r.openai.azure.com/openai": give scheme://host only for azure; the adapter appends /openai/...`,
+		`providers[0].timeout: must be a duration such as 30s or 250ms, got "10x"`,
+		"providers[1].rpm: must not be negative, got -1",
+		`providers[1].type: must be one of openai, azure, anthropic, gemini, openai_compatible, simulated, got "openia"`,
+		"providers[2].simulated.failure_rate: must be between 0 and 1, got 2",
+		"providers[2].simulated.latency: must not be negative, got -1s",
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	if head := "router validate: config " + path + " has 16 problems:"; lines[0] != head {
+		t.Errorf("got first line %q, want %q", lines[0], head)
+	}
+	var got []string
+	for _, l := range lines[1:] {
+		got = append(got, strings.TrimSpace(l))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got problems\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if out.Len() != 0 {
+		t.Errorf("got stdout %q, want nothing for an invalid file", out.String())
+	}
+}
+
+// TestUnknownEnvWarns: an LLMROUTER_ variable that sets no key is a warning
+// in validate and at start-up; the variables the config names are not.
+func TestUnknownEnvWarns(t *testing.T) {
+	t.Setenv("LLMROUTER_LISTN", "0.0.0.0:8080")
+	t.Setenv("LLMROUTER_API_KEYS", "client-key") // named by auth.api_keys_env
+	t.Setenv("LLMROUTER_TEST_SIM_KEY", "k")      // named by api_key_env
+	yaml := "providers: [{name: p, type: simulated, api_key_env: LLMROUTER_TEST_SIM_KEY}]\n" + oneModel
+
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"validate", "--config", writeConfig(t, yaml)}, &out, &errb); code != 0 {
+		t.Fatalf("validate: got exit %d, want 0; stderr:\n%s", code, errb.String())
+	}
+	want := "router validate: warning: environment variable LLMROUTER_LISTN overrides no config key; ignored\n"
+	if got := errb.String(); got != want {
+		t.Errorf("validate: got stderr %q, want %q", got, want)
+	}
+
+	d, _, logs := startFile(t, yaml)
+	d.shutdown()
+	var warned []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) == nil && rec["level"] == "WARN" {
+			warned = append(warned, rec["msg"].(string))
+		}
+	}
+	if want := []string{"environment variable LLMROUTER_LISTN overrides no config key; ignored"}; !slices.Equal(warned, want) {
+		t.Errorf("start-up: got warnings %q, want %q", warned, want)
+	}
+}
+
+// TestProviderTypes: the binary's list names each type once, and each
+// builds from a minimal entry.
+func TestProviderTypes(t *testing.T) {
+	t.Setenv("TEST_ROUTER_KEY", "sk-test")
+	seen := map[string]bool{}
+	for _, typ := range providerTypes {
+		if typ.Name == "" || seen[typ.Name] || typ.Build == nil {
+			t.Errorf("type %q: got a duplicate, empty name or no Build", typ.Name)
+		}
+		seen[typ.Name] = true
+		base := ""
+		if typ.Name == "azure" || typ.Name == "openai_compatible" {
+			base = ", base_url: http://127.0.0.1:1/v1"
+			if typ.Name == "azure" {
+				base = ", base_url: http://127.0.0.1:1"
+			}
+		}
+		yaml := "providers: [{name: p, type: " + typ.Name + ", api_key_env: TEST_ROUTER_KEY" + base + "}]\n" + oneModel
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), []string{"validate", "--config", writeConfig(t, yaml)}, &out, &errb); code != 0 {
+			t.Errorf("type %s: got exit %d, want 0; stderr:\n%s", typ.Name, code, errb.String())
+		}
+	}
+}
