@@ -5,10 +5,12 @@
 //	router validate [--config FILE]  check a config as serve would, print the routing table
 //	router status [--admin URL]      provider table of a running router
 //	router version                   print the version
+//	router help [COMMAND]            the commands and their flags
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,10 +33,52 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// command is one subcommand as help shows it.
+type command struct {
+	name, args, summary string
+	// flags returns a new flag set of the command; nil for none.
+	flags func() *flag.FlagSet
+}
+
+var commands = []command{
+	{"serve", "[--config FILE]", "serve the API and admin listeners (the default command)",
+		func() *flag.FlagSet { fs, _ := configFlags("serve"); return fs }},
+	{"validate", "[--config FILE]", "build everything serve builds except listeners; print every problem, or the routing table",
+		func() *flag.FlagSet { fs, _ := configFlags("validate"); return fs }},
+	{"status", "[--admin URL]", "print the provider table of a running router",
+		func() *flag.FlagSet { fs, _ := statusFlags(); return fs }},
+	{"version", "", "print the version", nil},
+	{"help", "[COMMAND]", "print this help, or one command's", nil},
+}
+
+func lookupCommand(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	named := len(args) > 0 && !strings.HasPrefix(args[0], "-")
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if named {
 		cmd, args = args[0], args[1:]
+	}
+	c := lookupCommand(cmd)
+	if c == nil {
+		fmt.Fprintf(stderr, "router: unknown command %q\n\n", cmd)
+		usage(stderr)
+		return 2
+	}
+	if asksHelp(c, args) {
+		if named {
+			commandUsage(stdout, c)
+		} else {
+			usage(stdout) // router -h, router --help
+		}
+		return 0
 	}
 	switch cmd {
 	case "serve":
@@ -46,22 +90,93 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "version":
 		fmt.Fprintln(stdout, "llmrouter", versionString())
 		return 0
-	case "help", "-h", "--help":
+	}
+	// help
+	if len(args) == 0 {
 		usage(stdout)
 		return 0
 	}
-	fmt.Fprintf(stderr, "router: unknown command %q\n", cmd)
+	if c := lookupCommand(args[0]); c != nil {
+		commandUsage(stdout, c)
+		return 0
+	}
+	fmt.Fprintf(stderr, "router help: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return 2
 }
 
+// asksHelp reports whether args ask for c's help: -h, -help or --help
+// where c's flags would read a flag.
+func asksHelp(c *command, args []string) bool {
+	if c.flags == nil {
+		return slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "-help" || a == "--help" })
+	}
+	fs := c.flags()
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return errors.Is(fs.Parse(args), flag.ErrHelp)
+}
+
 func usage(w io.Writer) {
-	fmt.Fprint(w, `usage:
-  router [serve] [--config FILE]   serve the API and admin listeners (default: embedded config)
-  router validate --config FILE    build everything serve builds except listeners; print every problem, or the routing table
-  router status [--admin URL]      print the provider table of a running router
-  router version                   print the version
-`)
+	fmt.Fprint(w, "llmrouter routes OpenAI-compatible requests to healthy LLM providers.\n\n")
+	fmt.Fprint(w, "usage: router [COMMAND] [FLAGS]\n\ncommands:\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s %s\t%s\n", c.name, c.args, c.summary)
+	}
+	_ = tw.Flush()
+
+	// Flags, each with the commands that take it, read from the flag sets
+	// themselves so that help cannot drift from them.
+	type entry struct {
+		f    *flag.Flag
+		cmds []string
+	}
+	var flags []*entry
+	for _, c := range commands {
+		if c.flags == nil {
+			continue
+		}
+		c.flags().VisitAll(func(f *flag.Flag) {
+			for _, e := range flags {
+				if e.f.Name == f.Name {
+					e.cmds = append(e.cmds, c.name)
+					return
+				}
+			}
+			flags = append(flags, &entry{f, []string{c.name}})
+		})
+	}
+	fmt.Fprint(w, "\nflags:\n")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, e := range flags {
+		arg, text := flag.UnquoteUsage(e.f)
+		if e.f.DefValue != "" {
+			text += fmt.Sprintf(" (default %q)", e.f.DefValue)
+		}
+		fmt.Fprintf(tw, "  --%s %s\t%s: %s\n", e.f.Name, arg, strings.Join(e.cmds, ", "), text)
+	}
+	fmt.Fprintf(tw, "  -h, --help\tevery command: its help\n")
+	_ = tw.Flush()
+	fmt.Fprintf(w, `
+environment:
+  %s_<KEY> overrides a config key, with "_" for "." (%s_LISTEN=0.0.0.0:8080,
+  %s_LIMITS_REQUEST_TIMEOUT=60s); an unknown %s_ variable (one that overrides no key) is a warning.
+  Provider and client keys come from the variables the config names (api_key_env,
+  auth.api_keys_env); the config reference is docs/CONFIG.md.
+`, config.EnvPrefix, config.EnvPrefix, config.EnvPrefix, config.EnvPrefix)
+}
+
+// commandUsage prints one command's help.
+func commandUsage(w io.Writer, c *command) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace("router "+c.name+" "+c.args), c.summary)
+	if c.flags == nil {
+		return
+	}
+	fs := c.flags()
+	fs.SetOutput(w)
+	fmt.Fprint(w, "\nflags:\n")
+	fs.PrintDefaults()
 }
 
 func versionString() string {
@@ -77,15 +192,26 @@ func versionString() string {
 	return v
 }
 
-func configFlag(name string, args []string, stderr io.Writer) (string, error) {
+// configFlags returns the flag set of serve or validate and its --config.
+func configFlags(name string) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	path := fs.String("config", "", "the config `FILE`: YAML, or JSON when it ends in .json; none: the embedded default (simulated providers)")
+	return fs, path
+}
+
+// configFlag parses serve's or validate's flags; a bad flag is reported
+// on stderr with the command's help.
+func configFlag(name string, args []string, stderr io.Writer) (string, error) {
+	fs, path := configFlags(name)
 	fs.SetOutput(stderr)
-	path := fs.String("config", "", "config file (YAML); default: the embedded config")
+	fs.Usage = func() { fmt.Fprintln(stderr); commandUsage(stderr, lookupCommand(name)) }
 	if err := fs.Parse(args); err != nil {
 		return "", err
 	}
 	if fs.NArg() > 0 {
-		return "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		err := fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		fmt.Fprintf(stderr, "router %s: %v\n", name, err)
+		return "", err
 	}
 	return *path, nil
 }

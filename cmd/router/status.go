@@ -18,10 +18,14 @@ import (
 // cmdStatus prints the provider table from a running router's
 // /admin/providers.
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs, admin := statusFlags()
 	fs.SetOutput(stderr)
-	admin := fs.String("admin", "http://127.0.0.1:9090", "the router's admin listener URL")
+	fs.Usage = func() { fmt.Fprintln(stderr); commandUsage(stderr, lookupCommand("status")) }
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "router status: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -51,6 +55,13 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	printStatus(stdout, body.Providers)
 	return 0
+}
+
+// statusFlags returns status's flag set and its --admin.
+func statusFlags() (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	admin := fs.String("admin", "http://127.0.0.1:9090", "the router's admin listener `URL`")
+	return fs, admin
 }
 
 func printStatus(w io.Writer, ps []proxy.ProviderStatus) {

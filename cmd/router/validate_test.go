@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,6 +157,49 @@ models:
 	}
 }
 
+func TestHelp(t *testing.T) {
+	everything := []string{"serve", "validate", "status", "version", "help", "--config FILE", "--admin URL", "LLMROUTER_"}
+	tests := []struct {
+		args []string
+		code int
+		want []string // in stdout (code 0) or stderr
+	}{
+		{[]string{"--help"}, 0, everything},
+		{[]string{"-h"}, 0, everything},
+		{[]string{"-help"}, 0, everything},
+		{[]string{"help"}, 0, everything},
+		{[]string{"--config", "/nonexistent.yaml", "--help"}, 0, everything},
+		{[]string{"serve", "--help"}, 0, []string{"usage: router serve [--config FILE]", "-config FILE"}},
+		{[]string{"validate", "-h"}, 0, []string{"usage: router validate [--config FILE]", "-config FILE"}},
+		{[]string{"status", "--help"}, 0, []string{"usage: router status [--admin URL]", "-admin URL", "http://127.0.0.1:9090"}},
+		{[]string{"version", "--help"}, 0, []string{"usage: router version\n"}},
+		{[]string{"help", "--help"}, 0, []string{"usage: router help [COMMAND]"}},
+		{[]string{"help", "validate"}, 0, []string{"usage: router validate [--config FILE]", "-config FILE"}},
+		{[]string{"help", "frobnicate"}, 2, []string{`unknown command "frobnicate"`}},
+		{[]string{"serve", "--bogus"}, 2, []string{"flag provided but not defined: -bogus", "usage: router serve"}},
+		{[]string{"validate", "extra"}, 2, []string{`router validate: unexpected argument "extra"`}},
+		{[]string{"status", "extra"}, 2, []string{`router status: unexpected argument "extra"`}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), tt.args, &out, &errb)
+			if code != tt.code {
+				t.Fatalf("got exit %d, want %d; stderr:\n%s", code, tt.code, errb.String())
+			}
+			got := out.String()
+			if tt.code != 0 {
+				got = errb.String()
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("got\n%s\nwant it to contain %q", got, w)
+				}
+			}
+		})
+	}
+}
+
 // TestUnknownEnvWarns: an LLMROUTER_ variable that sets no key is a warning
 // in validate and at start-up; the variables the config names are not.
 func TestUnknownEnvWarns(t *testing.T) {
@@ -173,17 +217,48 @@ func TestUnknownEnvWarns(t *testing.T) {
 		t.Errorf("validate: got stderr %q, want %q", got, want)
 	}
 
-	d, _, logs := startFile(t, yaml)
+	d, path, logs := startFile(t, yaml)
 	d.shutdown()
 	var warned []string
+	served := map[string]any{}
 	for _, l := range strings.Split(logs.String(), "\n") {
 		var rec map[string]any
-		if json.Unmarshal([]byte(l), &rec) == nil && rec["level"] == "WARN" {
+		if json.Unmarshal([]byte(l), &rec) != nil {
+			continue
+		}
+		switch {
+		case rec["level"] == "WARN":
 			warned = append(warned, rec["msg"].(string))
+		case rec["msg"] == "serving":
+			served = rec
 		}
 	}
 	if want := []string{"environment variable LLMROUTER_LISTN overrides no config key; ignored"}; !slices.Equal(warned, want) {
 		t.Errorf("start-up: got warnings %q, want %q", warned, want)
+	}
+	if served["config"] != path {
+		t.Errorf("start-up: got serving line %v, want config %q", served, path)
+	}
+}
+
+func TestServingLogNamesEmbeddedDefault(t *testing.T) {
+	t.Setenv("LLMROUTER_LISTEN", "127.0.0.1:0")
+	t.Setenv("LLMROUTER_ADMIN_LISTEN", "127.0.0.1:0")
+	cfg, err := loadConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	d, err := start(cfg, "", slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.shutdown()
+	if want := `"msg":"serving"`; !strings.Contains(logs.String(), want) {
+		t.Fatalf("got logs\n%s\nwant a line with %s", logs.String(), want)
+	}
+	if want := `"config":"embedded default (simulated providers)"`; !strings.Contains(logs.String(), want) {
+		t.Errorf("got logs\n%s\nwant the serving line to carry %s", logs.String(), want)
 	}
 }
 
