@@ -32,7 +32,7 @@ import (
 const (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 120 * time.Second
-	maxHeaderBytes    = 64 << 10
+	maxHeaderBytes    = 32 << 10 // request line and headers; Go allows 4 KiB more
 )
 
 func loadConfig(path string) (*config.Config, error) {
@@ -232,7 +232,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 	go d.serve(d.admin, d.adminLn, "admin")
 	d.ready.Store(true)
 	log.Info("serving", "listen", d.apiLn.Addr().String(), "admin_listen", d.adminLn.Addr().String(),
-		"providers", len(cfg.Providers), "models", len(cfg.Models), "version", version, "config", configSource(path))
+		"providers", len(cfg.Providers), "models", len(cfg.Models), "version", version)
 	return d, nil
 }
 
