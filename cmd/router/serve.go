@@ -232,7 +232,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 	go d.serve(d.admin, d.adminLn, "admin")
 	d.ready.Store(true)
 	log.Info("serving", "listen", d.apiLn.Addr().String(), "admin_listen", d.adminLn.Addr().String(),
-		"providers", len(cfg.Providers), "models", len(cfg.Models), "version", version)
+		"providers", len(cfg.Providers), "models", len(cfg.Models), "version", version, "config", configSource(path))
 	return d, nil
 }
 
