@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -155,14 +157,18 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	}
 	usage := outcome.Usage{PromptTokens: prompt, CompletionTokens: int64(len(strings.Fields(text)))}
 	var body []byte
+	var err error
 	switch req.Op {
 	case provider.OpEmbeddings:
 		usage.CompletionTokens = 0
-		body = embeddingBody(req, usage)
+		body, err = embeddingBody(req, usage)
 	case provider.OpCompletions:
-		body = completionBody(req.Model, text, usage)
+		body, err = completionBody(req.Model, text, usage)
 	default:
-		body = chatBody(req.Model, text, usage)
+		body, err = chatBody(req.Model, text, usage)
+	}
+	if err != nil {
+		return nil, encodeError(err)
 	}
 	return &provider.Response{Body: body, Usage: usage, RateLimit: outcome.UnknownRateLimit}, nil
 }
@@ -223,49 +229,44 @@ func newID() string {
 	return "sim-" + strconv.FormatUint(n, 36) + strconv.FormatUint(rand.Uint64()>>40, 36)
 }
 
-func appendUsage(b []byte, u outcome.Usage) []byte {
-	b = append(b, `{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, u.PromptTokens, 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, u.CompletionTokens, 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, u.Total(), 10)
-	return append(b, '}')
+func wireUsage(u outcome.Usage) *openaiwire.Usage {
+	return &openaiwire.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.Total()}
 }
 
-func chatBody(model, text string, u outcome.Usage) []byte {
-	b := make([]byte, 0, 256+len(text))
-	b = append(b, `{"id":"chatcmpl-`...)
-	b = append(b, newID()...)
-	b = append(b, `","object":"chat.completion","created":`...)
-	b = strconv.AppendInt(b, time.Now().Unix(), 10)
-	b = append(b, `,"model":`...)
-	b = provider.AppendJSONString(b, model)
-	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	b = provider.AppendJSONString(b, text)
-	b = append(b, `},"finish_reason":"stop"}],"usage":`...)
-	b = appendUsage(b, u)
-	return append(b, '}')
+// encodeError is the error for an answer that did not encode. The
+// answers hold only strings and finite numbers, which always encode.
+func encodeError(err error) *outcome.Error {
+	return &outcome.Error{Kind: outcome.ServerError, Message: "encoding simulated answer: " + err.Error(), Err: err}
 }
 
-func completionBody(model, text string, u outcome.Usage) []byte {
-	b := make([]byte, 0, 256+len(text))
-	b = append(b, `{"id":"cmpl-`...)
-	b = append(b, newID()...)
-	b = append(b, `","object":"text_completion","created":`...)
-	b = strconv.AppendInt(b, time.Now().Unix(), 10)
-	b = append(b, `,"model":`...)
-	b = provider.AppendJSONString(b, model)
-	b = append(b, `,"choices":[{"index":0,"text":`...)
-	b = provider.AppendJSONString(b, text)
-	b = append(b, `,"finish_reason":"stop"}],"usage":`...)
-	b = appendUsage(b, u)
-	return append(b, '}')
+func chatBody(model, text string, u outcome.Usage) ([]byte, error) {
+	return openaiwire.Append(nil, &openaiwire.ChatCompletion{
+		ID:      "chatcmpl-" + newID(),
+		Object:  openaiwire.ObjectChatCompletion,
+		Created: time.Now().Unix(),
+		Model:   model,
+		Choices: []openaiwire.ChatChoice{{
+			Message:      openaiwire.ResponseMessage{Role: "assistant", Content: &text},
+			FinishReason: openaiwire.FinishStop,
+		}},
+		Usage: wireUsage(u),
+	})
+}
+
+func completionBody(model, text string, u outcome.Usage) ([]byte, error) {
+	return openaiwire.Append(nil, &openaiwire.Completion{
+		ID:      "cmpl-" + newID(),
+		Object:  openaiwire.ObjectTextCompletion,
+		Created: time.Now().Unix(),
+		Model:   model,
+		Choices: []openaiwire.CompletionChoice{{Text: text, FinishReason: openaiwire.Finish(openaiwire.FinishStop)}},
+		Usage:   wireUsage(u),
+	})
 }
 
 // embeddingBody answers every input with a deterministic 8-dimensional
 // unit-ish vector derived from the input's hash.
-func embeddingBody(req *provider.Request, u outcome.Usage) []byte {
+func embeddingBody(req *provider.Request, u outcome.Usage) ([]byte, error) {
 	in := gjson.GetBytes(req.Body, "input")
 	var inputs []string
 	if in.IsArray() {
@@ -275,34 +276,25 @@ func embeddingBody(req *provider.Request, u outcome.Usage) []byte {
 	} else {
 		inputs = []string{in.Raw}
 	}
-	b := make([]byte, 0, 128+len(inputs)*120)
-	b = append(b, `{"object":"list","data":[`...)
+	list := openaiwire.EmbeddingList{
+		Object: openaiwire.ObjectList,
+		Data:   make([]openaiwire.Embedding, len(inputs)),
+		Model:  req.Model,
+		Usage:  openaiwire.EmbeddingUsage{PromptTokens: u.PromptTokens, TotalTokens: u.PromptTokens},
+	}
 	for i, s := range inputs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"object":"embedding","index":`...)
-		b = strconv.AppendInt(b, int64(i), 10)
-		b = append(b, `,"embedding":[`...)
 		h := fnv.New64a()
 		_, _ = io.WriteString(h, s)
 		x := h.Sum64()
-		for d := 0; d < 8; d++ {
-			if d > 0 {
-				b = append(b, ',')
-			}
+		vec := make([]float64, 8)
+		for d := range vec {
 			v := float64(int64((x>>(d*8))&0xff)-128) / 128
-			b = strconv.AppendFloat(b, v, 'f', 4, 64)
+			// Four decimals, rounded as strconv's 'f' format rounds them.
+			vec[d] = math.RoundToEven(v*1e4) / 1e4
 		}
-		b = append(b, "]}"...)
+		list.Data[i] = openaiwire.Embedding{Object: openaiwire.ObjectEmbedding, Index: i, Embedding: openaiwire.Vector{Values: vec}}
 	}
-	b = append(b, `],"model":`...)
-	b = provider.AppendJSONString(b, req.Model)
-	b = append(b, `,"usage":{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, u.PromptTokens, 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, u.PromptTokens, 10)
-	return append(b, "}}"...)
+	return openaiwire.Append(nil, &list)
 }
 
 // stream yields one chunk per word of the reply, then the finish chunk,
@@ -320,6 +312,7 @@ type stream struct {
 	usage  outcome.Usage
 	next   int // index of the next word; len(words) = finish chunk, +1 = usage chunk
 	closed bool
+	enc    openaiwire.Encoder
 	buf    []byte
 }
 
@@ -337,74 +330,56 @@ func (s *stream) Next() ([]byte, error) {
 	if err := wait(s.ctx, d); err != nil {
 		return nil, provider.TransportError(s.ctx, "streaming simulated answer", err)
 	}
-	b := s.buf[:0]
+	var chunk any
 	switch {
 	case s.next < len(s.words):
-		b = s.chunkHead(b)
-		b = s.appendDelta(b, s.words[s.next])
-		b = append(b, `,"finish_reason":null}]}`...)
+		chunk = s.chunk(s.words[s.next], "")
 		s.mu.Lock()
 		s.usage.CompletionTokens++
 		s.mu.Unlock()
 	case s.next == len(s.words):
-		b = s.chunkHead(b)
-		b = s.appendDelta(b, "")
-		b = append(b, `,"finish_reason":"stop"}]}`...)
+		chunk = s.chunk("", openaiwire.FinishStop)
 	case s.next == len(s.words)+1 && s.includeUsage:
-		b = append(b, `{"id":"`...)
-		b = append(b, s.id...)
-		b = append(b, `","object":"`...)
-		b = append(b, s.object()...)
-		b = append(b, `","created":`...)
-		b = strconv.AppendInt(b, s.created, 10)
-		b = append(b, `,"model":`...)
-		b = provider.AppendJSONString(b, s.model)
-		b = append(b, `,"choices":[],"usage":`...)
-		b = appendUsage(b, s.Usage())
-		b = append(b, '}')
+		chunk = s.usageChunk()
 	default:
 		return nil, io.EOF
 	}
+	var err error
+	if s.buf, err = s.enc.Append(s.buf[:0], chunk); err != nil {
+		return nil, encodeError(err)
+	}
 	s.next++
-	s.buf = b
-	return b, nil
+	return s.buf, nil
 }
 
-func (s *stream) object() string {
+// chunk is the event for text; finish "" is null. A chat delta carries
+// the role and content on the first event, content on later ones while
+// there is text, and nothing on the finish.
+func (s *stream) chunk(text, finish string) any {
 	if s.op == provider.OpCompletions {
-		return "text_completion"
+		return &openaiwire.Completion{ID: s.id, Object: openaiwire.ObjectTextCompletion, Created: s.created, Model: s.model,
+			Choices: []openaiwire.CompletionChoice{{Text: text, FinishReason: openaiwire.Finish(finish)}}}
 	}
-	return "chat.completion.chunk"
-}
-
-func (s *stream) chunkHead(b []byte) []byte {
-	b = append(b, `{"id":"`...)
-	b = append(b, s.id...)
-	b = append(b, `","object":"`...)
-	b = append(b, s.object()...)
-	b = append(b, `","created":`...)
-	b = strconv.AppendInt(b, s.created, 10)
-	b = append(b, `,"model":`...)
-	b = provider.AppendJSONString(b, s.model)
-	return append(b, `,"choices":[{"index":0,`...)
-}
-
-func (s *stream) appendDelta(b []byte, text string) []byte {
-	if s.op == provider.OpCompletions {
-		b = append(b, `"text":`...)
-		return provider.AppendJSONString(b, text)
-	}
-	b = append(b, `"delta":{`...)
+	var d openaiwire.Delta
 	if s.next == 0 {
-		b = append(b, `"role":"assistant",`...)
+		d.Role = "assistant"
 	}
 	if text != "" || s.next == 0 {
-		b = append(b, `"content":`...)
-		b = provider.AppendJSONString(b, text)
-	} else if b[len(b)-1] == ',' {
-		b = b[:len(b)-1]
+		d.Content = &text
 	}
-	return append(b, '}')
+	return &openaiwire.ChatCompletionChunk{ID: s.id, Object: openaiwire.ObjectChatCompletionChunk, Created: s.created, Model: s.model,
+		Choices: []openaiwire.ChunkChoice{{Delta: d, FinishReason: openaiwire.Finish(finish)}}}
+}
+
+// usageChunk is the last event: no choices, the usage.
+func (s *stream) usageChunk() any {
+	u := wireUsage(s.Usage())
+	if s.op == provider.OpCompletions {
+		return &openaiwire.Completion{ID: s.id, Object: openaiwire.ObjectTextCompletion, Created: s.created, Model: s.model,
+			Choices: []openaiwire.CompletionChoice{}, Usage: u}
+	}
+	return &openaiwire.ChatCompletionChunk{ID: s.id, Object: openaiwire.ObjectChatCompletionChunk, Created: s.created, Model: s.model,
+		Choices: []openaiwire.ChunkChoice{}, Usage: u}
 }
 
 func (s *stream) Usage() outcome.Usage {
