@@ -56,7 +56,7 @@ func TestValidateRejectsWhatServeRejects(t *testing.T) {
 	}{
 		{"azure base_url with the API path",
 			"providers: [{name: p, type: azure, base_url: https://r.openai.azure.com/openai, api_key_env: TEST_ROUTER_KEY}]\n" + oneModel,
-			`providers[0].base_url: "https://r.openai.azure.com/openai": give scheme://host only for azure; the adapter appends /openai/...`},
+			`providers[0].base_url: "https://r.openai.azure.com/openai": give scheme://host only for azure, the adapter appends the /openai path`},
 		{"unset API key variable",
 			"providers: [{name: p, type: openai, api_key_env: TEST_ROUTER_UNSET_KEY}]\n" + oneModel,
 			"providers[0].api_key_env: environment variable TEST_ROUTER_UNSET_KEY is unset or empty"},
@@ -134,7 +134,7 @@ models:
 		"providers[0].api_key_env: environment variable TEST_ROUTER_UNSET_KEY is unset or empty",
 		"unknown key providers[0].azre",
 		`providers[0].azure.api_version: "soon" is neither "v1" nor a date like "2024-10-21" (optionally with -preview)`,
-		`providers[0].base_url: "https://r.openai.azure.com/openai": give scheme://host only for azure; the adapter appends /openai/...`,
+		`providers[0].base_url: "https://r.openai.azure.com/openai": give scheme://host only for azure, the adapter appends the /openai path`,
 		`providers[0].timeout: must be a duration such as 30s or 250ms, got "10x"`,
 		"providers[1].rpm: must not be negative, got -1",
 		`providers[1].type: must be one of openai, azure, anthropic, gemini, openai_compatible, simulated, got "openia"`,

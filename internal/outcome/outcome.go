@@ -58,20 +58,13 @@ func Kinds() []Kind {
 
 // Retryable reports whether another attempt (on this provider later, or on
 // another provider now) may succeed where this one failed. Auth and Quota are
-// not retryable on the same provider but another provider may serve: see
-// FailsOver.
+// not retryable on the same provider but another provider may serve.
 func (k Kind) Retryable() bool {
 	switch k {
 	case RateLimited, Overloaded, ServerError, Timeout, Network, Unknown:
 		return true
 	}
 	return false
-}
-
-// FailsOver reports whether the request should move on to another provider
-// after this outcome. Client errors and cancellations end the request.
-func (k Kind) FailsOver() bool {
-	return k != OK && k != ClientError && k != Canceled
 }
 
 // Counts reports whether the outcome says something about the provider's
@@ -183,9 +176,3 @@ type RateLimit struct {
 
 // UnknownRateLimit is a RateLimit that says nothing.
 var UnknownRateLimit = RateLimit{LimitRequests: -1, RemainingRequests: -1, LimitTokens: -1, RemainingTokens: -1}
-
-// Known reports whether the value carries any fact at all.
-func (r RateLimit) Known() bool {
-	return r.LimitRequests >= 0 || r.RemainingRequests >= 0 || r.LimitTokens >= 0 ||
-		r.RemainingTokens >= 0 || r.RetryAfter > 0
-}

@@ -81,9 +81,6 @@ type Response struct {
 
 	// RateLimit is what the provider's headers said about its budget.
 	RateLimit outcome.RateLimit
-	// UpstreamID is the provider's own request id (x-request-id,
-	// request-id, apim-request-id), for logs; "" when absent.
-	UpstreamID string
 }
 
 // Stream yields the OpenAI chat.completion.chunk (or completion) JSON

@@ -118,15 +118,3 @@ func ReadBody(ctx context.Context, what string, resp *http.Response) ([]byte, er
 	}
 	return b, nil
 }
-
-// UpstreamID returns the provider's own request id from the response
-// headers, for logs: x-request-id (OpenAI, Azure), request-id (Anthropic),
-// apim-request-id (Azure); "" when absent.
-func UpstreamID(h http.Header) string {
-	for _, k := range [...]string{"X-Request-Id", "Request-Id", "Apim-Request-Id"} {
-		if v := h.Get(k); v != "" {
-			return v
-		}
-	}
-	return ""
-}

@@ -152,10 +152,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	if resp.StatusCode != http.StatusOK {
 		return nil, ClassifyError(resp.StatusCode, resp.Header, provider.ReadErrorBody(resp), now)
 	}
-	out := &provider.Response{
-		RateLimit:  ParseRateLimit(resp.Header, now),
-		UpstreamID: provider.UpstreamID(resp.Header),
-	}
+	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, now)}
 	if req.Stream {
 		out.Stream = newStream(ctx, resp.Body, req.Model, now.Unix(), req.IncludeUsage)
 		return out, nil

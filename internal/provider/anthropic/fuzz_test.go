@@ -170,8 +170,10 @@ func FuzzStream(f *testing.F) {
 		if _, again := s.Next(); (again == io.EOF) != (err == io.EOF) || again == nil {
 			t.Fatalf("Next after %v returned %v, want the same end", err, again)
 		}
-		if s.Close() != nil || s.Close() != nil {
-			t.Fatal("Close failed")
+		for i := range 2 {
+			if cerr := s.Close(); cerr != nil {
+				t.Fatalf("Close #%d: %v", i+1, cerr)
+			}
 		}
 		if err == io.EOF {
 			if !bytes.Contains(in, []byte("message_stop")) {

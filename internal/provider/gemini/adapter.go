@@ -106,9 +106,8 @@ func (a *Adapter) chat(ctx context.Context, req *provider.Request) (*provider.Re
 			return nil, err
 		}
 		return &provider.Response{
-			Stream:     newStream(ctx, resp, model, req.IncludeUsage, a.now()),
-			RateLimit:  outcome.UnknownRateLimit,
-			UpstreamID: provider.UpstreamID(resp.Header),
+			Stream:    newStream(ctx, resp, model, req.IncludeUsage, a.now()),
+			RateLimit: outcome.UnknownRateLimit,
 		}, nil
 	}
 	const what = "calling gemini generateContent"
@@ -120,15 +119,11 @@ func (a *Adapter) chat(ctx context.Context, req *provider.Request) (*provider.Re
 	if err != nil {
 		return nil, err
 	}
-	out, u, respID, err := translateCompletion(data, model, a.now())
+	out, u, err := translateCompletion(data, model, a.now())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	id := provider.UpstreamID(resp.Header)
-	if id == "" {
-		id = respID
-	}
-	return &provider.Response{Body: out, Usage: u.outcome(), RateLimit: outcome.UnknownRateLimit, UpstreamID: id}, nil
+	return &provider.Response{Body: out, Usage: u.outcome(), RateLimit: outcome.UnknownRateLimit}, nil
 }
 
 // Probe lists one model: free, and it proves the network path and the key

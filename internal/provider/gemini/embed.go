@@ -107,7 +107,7 @@ func (a *Adapter) embed(ctx context.Context, req *provider.Request) (*provider.R
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return &provider.Response{Body: out, RateLimit: outcome.UnknownRateLimit, UpstreamID: provider.UpstreamID(resp.Header)}, nil
+	return &provider.Response{Body: out, RateLimit: outcome.UnknownRateLimit}, nil
 }
 
 // translateEmbeddings turns {"embeddings":[{"values":[…]}]} into the

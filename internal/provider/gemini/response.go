@@ -174,13 +174,13 @@ func malformed(what string) *outcome.Error {
 // translateCompletion turns a GenerateContentResponse into an OpenAI
 // chat.completion document.
 // now stamps "created" and dates an error body's quota reset.
-func translateCompletion(data []byte, model string, now time.Time) ([]byte, usage, string, error) {
+func translateCompletion(data []byte, model string, now time.Time) ([]byte, usage, error) {
 	if !gjson.ValidBytes(data) {
-		return nil, usage{}, "", malformed("generateContent answer")
+		return nil, usage{}, malformed("generateContent answer")
 	}
 	res := gjson.ParseBytes(data)
 	if e := res.Get("error"); e.IsObject() {
-		return nil, usage{}, "", ClassifyError(0, nil, data, now)
+		return nil, usage{}, ClassifyError(0, nil, data, now)
 	}
 	u := readUsage(res.Get("usageMetadata"))
 	respID := res.Get("responseId").String()
@@ -231,7 +231,7 @@ func translateCompletion(data []byte, model string, now time.Time) ([]byte, usag
 	out, err := openaiwire.Append(make([]byte, 0, len(data)+256), &doc)
 	if err != nil {
 		// Only strings and numbers are encoded: this does not happen.
-		return nil, usage{}, "", malformed("generateContent answer: " + err.Error())
+		return nil, usage{}, malformed("generateContent answer: " + err.Error())
 	}
-	return out, u, respID, nil
+	return out, u, nil
 }

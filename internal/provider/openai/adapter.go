@@ -42,20 +42,6 @@ func (f Flavor) String() string {
 	return fmt.Sprintf("flavor(%d)", uint8(f))
 }
 
-// ParseFlavor maps a provider's config type to its Flavor; ok is false for
-// types this package does not serve.
-func ParseFlavor(typ string) (f Flavor, ok bool) {
-	switch typ {
-	case "openai":
-		return OpenAI, true
-	case "azure":
-		return Azure, true
-	case "openai_compatible":
-		return Compatible, true
-	}
-	return 0, false
-}
-
 // DefaultBaseURL is OpenAI's public API, used when an OpenAI provider has
 // no base_url.
 const DefaultBaseURL = "https://api.openai.com/v1"
@@ -226,7 +212,7 @@ func parseBaseURL(f Flavor, raw string) (string, error) {
 	// adapter appends /openai/... itself.
 	if f == Azure {
 		if p := strings.TrimRight(u.Path, "/"); strings.HasSuffix(p, "/openai") || strings.Contains(p, "/openai/") {
-			return "", fmt.Errorf("base_url: %q: give scheme://host only for azure; the adapter appends /openai/...", raw)
+			return "", fmt.Errorf("base_url: %q: give scheme://host only for azure, the adapter appends the /openai path", raw)
 		}
 	}
 	return base, nil
@@ -309,10 +295,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		return nil, fmt.Errorf("%s: %w", what, a.statusError(resp))
 	}
 
-	out := &provider.Response{
-		RateLimit:  ParseRateLimit(resp.Header, a.clock()),
-		UpstreamID: provider.UpstreamID(resp.Header),
-	}
+	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.clock())}
 	if req.Stream {
 		if isJSON(resp.Header.Get("Content-Type")) {
 			return nil, fmt.Errorf("%s: %w", what, a.jsonInsteadOfStream(resp))

@@ -141,8 +141,10 @@ func fuzzDrain(t *testing.T, s interface {
 			if _, again := s.Next(); again == nil || (again == io.EOF) != (err == io.EOF) {
 				t.Fatalf("Next after %v returned %v, want the same end again", err, again)
 			}
-			if s.Close() != nil || s.Close() != nil {
-				t.Fatal("Close after the end failed")
+			for i := range 2 {
+				if cerr := s.Close(); cerr != nil {
+					t.Fatalf("Close #%d after the end: %v", i+1, cerr)
+				}
 			}
 			return got, err
 		}
