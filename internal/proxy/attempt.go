@@ -16,13 +16,12 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/llmrouter/llmrouter/internal/breaker"
-	"github.com/llmrouter/llmrouter/internal/guard"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/ratelimit"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/sse"
+	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 // Causes the proxy gives when it ends an attempt itself; adapters turn them
@@ -129,11 +128,11 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 // candidate is one target's progress within a request.
 type candidate struct {
 	tg       route.Target
-	up       *upstream
+	up       *prov
 	tries    int
-	out      bool      // never again for this request
-	notUntil time.Time // backoff: not before then
-	refusal  error     // the guard's last refusal, if any
+	out      bool              // never again for this request
+	notUntil time.Time         // backoff: not before then
+	refusal  *upstream.Refusal // the provider's last refusal, if any
 }
 
 // walk runs the attempt loop (DESIGN §5.2): targets in rank order; a
@@ -147,7 +146,7 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 	now := s.now()
 	var orderBuf [16]int
 	order := st.weights.Rank(m, func(i int) route.Health {
-		return st.providers[m.Targets[i].Provider].health(now)
+		return st.providers[m.Targets[i].Provider].up.Health(now)
 	}, openUnit, orderBuf[:0])
 	cands := make([]candidate, 0, len(order))
 	lastTier := m.Targets[len(m.Targets)-1].Tier
@@ -186,36 +185,28 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 				soonest = earliest(soonest, c.notUntil)
 				continue
 			}
-			permit, err := c.up.guard.Acquire(now, tokens)
-			if errors.Is(err, guard.ErrFull) && freed == nil {
-				freed = s.capacity.C()
-				permit, err = c.up.guard.Acquire(now, tokens)
+			permit, err := c.up.up.Acquire(now, tokens)
+			if errors.Is(err, upstream.ErrFull) && freed == nil {
+				freed = s.set.Freed()
+				permit, err = c.up.up.Acquire(now, tokens)
 			}
 			if err != nil {
-				c.refusal = err
-				switch {
-				case errors.Is(err, guard.ErrFull):
-					s.m.bulkRejections.WithLabelValues(c.up.Name).Inc()
-				case errors.Is(err, ratelimit.ErrLimited):
-					s.m.throttled.WithLabelValues(c.up.Name).Inc()
-				}
-				if wait, ok := refusalWait(err); ok {
-					if wait > left {
+				r := err.(*upstream.Refusal)
+				c.refusal = r
+				switch r.Reason {
+				case upstream.Full: // wait for a free slot below
+				case upstream.Limited:
+					if r.Wait > left {
 						c.out = true // it cannot take us before the deadline
 					} else {
-						soonest = earliest(soonest, now.Add(wait))
+						soonest = earliest(soonest, now.Add(r.Wait))
 					}
-				} else if !errors.Is(err, guard.ErrFull) {
-					c.out = true // breaker open, or too large for its budget: not for this request
+				default:
+					// Breaker open (only a successful probe reopens it: not
+					// a wait a request can use), too large for its budget,
+					// or throttled: not for this request.
+					c.out = true
 				}
-				continue
-			}
-			if !c.up.throttle.Allow(now, rand.Float64()) {
-				// Adaptive throttling: the provider has been refusing most
-				// of what it gets; send this one elsewhere.
-				permit.Release(now, guard.Result{Kind: outcome.Canceled, NotSent: true})
-				s.m.throttled.WithLabelValues(c.up.Name).Inc()
-				c.refusal, c.out = errThrottled, true
 				continue
 			}
 			c.refusal = nil
@@ -260,7 +251,7 @@ func (s *Server) walk(ctx context.Context, w http.ResponseWriter, ex *exchange, 
 		for i := range cands {
 			if !cands[i].out {
 				anyLeft = true
-				if errors.Is(cands[i].refusal, guard.ErrFull) {
+				if r := cands[i].refusal; r != nil && r.Reason == upstream.Full {
 					anyFull = true
 				}
 			}
@@ -328,9 +319,6 @@ func keepForFallback(cands []candidate, lastTier, bestTier int) bool {
 // openUnit draws a uniform number in (0, 1] for ranking.
 func openUnit() float64 { return 1 - rand.Float64() }
 
-// errThrottled marks a candidate refused by adaptive throttling.
-var errThrottled = errors.New("adaptive throttling")
-
 func earliest(a, b time.Time) time.Time {
 	if a.IsZero() || b.Before(a) {
 		return b
@@ -338,22 +326,11 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// refusalWait is how long until a refused provider could admit again: the
-// breaker's next probe is not a wait a request can use (only a successful
-// probe reopens), so an open breaker reports false.
-func refusalWait(err error) (time.Duration, bool) {
-	var le *ratelimit.LimitedError
-	if errors.As(err, &le) {
-		return le.Wait, true
-	}
-	return 0, false
-}
-
 // attempt sends req to one target under permit and releases the permit with
 // the result. done reports that the request has been answered (or the
 // client is gone) and the loop must stop; otherwise kind and retryAfter
 // describe the failure.
-func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchange, up *upstream, tg route.Target, req *provider.Request, permit *guard.Permit) (done bool, kind outcome.Kind, retryAfter time.Duration) {
+func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchange, up *prov, tg route.Target, req *provider.Request, permit *upstream.Permit) (done bool, kind outcome.Kind, retryAfter time.Duration) {
 	ex.attempts++
 	req.Model = tg.Model
 	// One context and one timer bound the attempt: first the first-token
@@ -385,7 +362,7 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	ex.upstream += time.Since(t0)
 	if err != nil {
 		oe := s.classify(ctx, up, err)
-		s.release(up, permit, guard.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter}, time.Since(t0))
+		permit.Release(s.now(), upstream.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter, Latency: time.Since(t0)})
 		return s.attemptFailed(w, ex, up, oe), oe.Kind, oe.RetryAfter
 	}
 	if req.Stream && cause.Load() == errFirstTokenTimeout {
@@ -398,7 +375,7 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	ex.served = up.Name
 	s.setServedHeaders(w, ex, up, tg)
 	if resp.Stream == nil {
-		s.release(up, permit, guard.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage}, time.Since(t0))
+		permit.Release(s.now(), upstream.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage, Latency: time.Since(t0)})
 		h := w.Header()
 		h[hdrCType] = valJSON
 		setHeader(h, hdrCLength, strconv.Itoa(len(resp.Body)))
@@ -423,27 +400,14 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, ex *exchang
 	end := s.relay(w, ex, up, resp.Stream, held)
 	// The stream's outcome is known only now; a breaker that tripped
 	// meanwhile ignores it (the permit's ticket is from before).
-	s.release(up, permit, guard.Result{Kind: end, RateLimit: outcome.UnknownRateLimit, Usage: resp.Stream.Usage()}, firstContent)
+	permit.Release(s.now(), upstream.Result{Kind: end, RateLimit: outcome.UnknownRateLimit, Usage: resp.Stream.Usage(), Latency: firstContent})
 	return true, end, 0
-}
-
-// release ends an attempt's permit and records it: upstream latency is to
-// the answer (non-stream) or the first content (stream).
-func (s *Server) release(up *upstream, permit *guard.Permit, r guard.Result, latency time.Duration) {
-	now := s.now()
-	permit.Release(now, r)
-	up.observe(now, r.Kind, latency)
-	s.m.upstream.WithLabelValues(up.Name, r.Kind.String()).Inc()
-	if r.Kind == outcome.OK {
-		s.m.upDuration.WithLabelValues(up.Name).Observe(latency.Seconds())
-	}
-	s.m.usage(up.Name, r.Usage)
 }
 
 // classify returns err's *outcome.Error. Canceled while the request itself
 // is alive can only be the proxy's own doing: it is a network failure of
 // the attempt, not the client leaving.
-func (s *Server) classify(ctx context.Context, up *upstream, err error) *outcome.Error {
+func (s *Server) classify(ctx context.Context, up *prov, err error) *outcome.Error {
 	var oe *outcome.Error
 	if !errors.As(err, &oe) {
 		oe = &outcome.Error{Kind: outcome.KindOf(err), Message: err.Error(), Err: err}
@@ -451,7 +415,7 @@ func (s *Server) classify(ctx context.Context, up *upstream, err error) *outcome
 	if oe.Kind == outcome.Canceled && ctx.Err() == nil {
 		oe = &outcome.Error{Kind: outcome.Network, Message: oe.Message, Err: err}
 	}
-	if red := up.redact(oe.Message); red != oe.Message {
+	if red := up.up.Redact(oe.Message); red != oe.Message {
 		cp := *oe
 		cp.Message = red
 		oe = &cp
@@ -461,7 +425,7 @@ func (s *Server) classify(ctx context.Context, up *upstream, err error) *outcome
 
 // attemptFailed records a failed attempt and decides whether the request is
 // over: a client error is passed through, a canceled client ends it.
-func (s *Server) attemptFailed(w http.ResponseWriter, ex *exchange, up *upstream, oe *outcome.Error) bool {
+func (s *Server) attemptFailed(w http.ResponseWriter, ex *exchange, up *prov, oe *outcome.Error) bool {
 	s.log.Debug("attempt failed", "request_id", ex.id, "attempt", ex.attempts, "provider", up.Name,
 		"status", oe.Status, "kind", oe.Kind.String(), "error", oe.Message)
 	ex.failures = append(ex.failures, failure{provider: up.Name, status: oe.Status, kind: oe.Kind, err: oe})
@@ -565,7 +529,7 @@ func (ex *exchange) failureList() string {
 	return b.String()
 }
 
-func (s *Server) setServedHeaders(w http.ResponseWriter, ex *exchange, up *upstream, tg route.Target) {
+func (s *Server) setServedHeaders(w http.ResponseWriter, ex *exchange, up *prov, tg route.Target) {
 	h := w.Header()
 	// One backing array for the per-response values.
 	vals := make([]string, 5)
@@ -642,7 +606,7 @@ func hasContent(p []byte) bool {
 // relay commits the stream: headers, the held chunks, then every chunk as
 // it arrives, flushed event by event. A failure after the commit ends the
 // stream with one error event and no [DONE].
-func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st provider.Stream, held [][]byte) outcome.Kind {
+func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *prov, st provider.Stream, held [][]byte) outcome.Kind {
 	h := w.Header()
 	h[hdrCType] = valEventStream
 	h["Cache-Control"] = valNoCache
@@ -702,7 +666,7 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st pro
 			}
 			s.streamWarn.Do(func() {
 				s.log.Warn("stream failed after commit (thinned: one of several)", "request_id", ex.id, "provider", up.Name,
-					"kind", kind.String(), "error", up.redact(err.Error()))
+					"kind", kind.String(), "error", up.up.Redact(err.Error()))
 			})
 			buf = append(buf[:0], "data: "...)
 			buf = appendErrorJSON(buf, "server_error", "upstream_error", "",
@@ -721,7 +685,7 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, up *upstream, st pro
 // writeFailed records a failed write to the client: a client that stopped
 // reading for limits.client_write_timeout is logged and counted; one that
 // went away is not news.
-func (s *Server) writeFailed(ex *exchange, up *upstream, err error) {
+func (s *Server) writeFailed(ex *exchange, up *prov, err error) {
 	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
 		return
 	}
@@ -784,19 +748,20 @@ func (s *Server) writeRefused(w http.ResponseWriter, ex *exchange) {
 		wait, reopen                             time.Duration = math.MaxInt64, math.MaxInt64
 	)
 	for _, c := range ex.cands {
-		var le *ratelimit.LimitedError
-		var oe *breaker.OpenError
-		switch err := c.refusal; {
-		case errors.As(err, &le):
-			limited, wait = true, min(wait, le.Wait)
-		case errors.Is(err, guard.ErrFull):
+		if c.refusal == nil {
+			continue
+		}
+		switch c.refusal.Reason {
+		case upstream.Limited:
+			limited, wait = true, min(wait, c.refusal.Wait)
+		case upstream.Full:
 			full = true
-		case errors.Is(err, errThrottled):
+		case upstream.Throttled:
 			throttled = true
-		case errors.Is(err, ratelimit.ErrTooLarge):
+		case upstream.TooLarge:
 			tooLarge = true
-		case errors.As(err, &oe):
-			open, reopen = true, min(reopen, oe.RetryIn)
+		case upstream.Open:
+			open, reopen = true, min(reopen, c.refusal.Wait)
 		}
 	}
 	switch {

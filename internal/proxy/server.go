@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -20,10 +19,9 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
-	"github.com/llmrouter/llmrouter/internal/bulkhead"
-	"github.com/llmrouter/llmrouter/internal/guard"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 // Provider is one configured provider as the proxy sees it.
@@ -72,18 +70,16 @@ type Options struct {
 	Now func() time.Time
 }
 
-// upstream is a provider plus the live state the proxy keeps for it.
-type upstream struct {
+// prov is a configured provider: how to reach it and its runtime.
+type prov struct {
 	Provider
-	*live
-	stop   context.CancelFunc // ends the prober loop
-	prober sync.WaitGroup
+	up *upstream.Upstream
 }
 
 // state is everything a request reads; it is replaced whole by Update.
 type state struct {
-	providers map[string]*upstream
-	order     []*upstream // config order, for listings
+	providers map[string]*prov
+	order     []*prov // config order, for listings
 	models    *route.Table
 	limits    LimitsConfig
 	retry     backoff.Config
@@ -99,8 +95,8 @@ type Server struct {
 	log      *slog.Logger
 	idPrefix string
 	idSeq    atomic.Uint64
-	capacity *bulkhead.Signal // wakes requests waiting for any bulkhead
-	bodies   budget           // request body bytes held (limits.body_buffer_bytes)
+	set      *upstream.Set // the providers' runtimes
+	bodies   budget        // request body bytes held (limits.body_buffer_bytes)
 	now      func() time.Time
 	m        *metrics
 
@@ -118,7 +114,7 @@ type Server struct {
 // New returns a Server for opts and starts its providers' prober loops;
 // Close stops them.
 func New(opts Options) (*Server, error) {
-	s := &Server{log: opts.Logger, capacity: bulkhead.NewSignal(), now: opts.Now, shedSlots: make(chan struct{}, shedSlots),
+	s := &Server{log: opts.Logger, now: opts.Now, shedSlots: make(chan struct{}, shedSlots),
 		streamWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
 	if s.now == nil {
 		s.now = time.Now
@@ -130,22 +126,17 @@ func New(opts Options) (*Server, error) {
 	_, _ = rand.Read(rnd[:])
 	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
 	s.m = newMetrics(opts.Registerer, s)
+	s.set = upstream.NewSet(upstream.Options{Now: s.now, Logger: s.log}, opts.Registerer)
 	if err := s.Update(opts); err != nil {
+		s.set.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// guardConfig is what a provider's guard is built from; a provider whose
-// guardConfig and adapter settings did not change keeps its guard (breaker
-// state, learned limits) across Update.
-func guardConfig(p Provider, b breaker.Config) guard.Config {
-	return guard.Config{MaxConcurrency: p.Config.MaxConcurrency, RPM: p.Config.RPM, TPM: p.Config.TPM, Breaker: b}
-}
-
 // Update replaces the routing state. Requests in flight finish on the state
 // they started with. Providers whose settings did not change keep their
-// guard; the others get a fresh one and the old prober loops stop.
+// runtime (breaker, buckets, stats); the others start fresh.
 func (s *Server) Update(opts Options) error {
 	if opts.Models == nil {
 		return errors.New("proxy: no model table")
@@ -179,7 +170,7 @@ func (s *Server) Update(opts Options) error {
 		return fmt.Errorf("routing.shed_open_fraction: must be in (0, 1], got %g", opts.ShedOpenFraction)
 	}
 	st := &state{
-		providers: make(map[string]*upstream, len(opts.Providers)),
+		providers: make(map[string]*prov, len(opts.Providers)),
 		models:    opts.Models,
 		limits:    opts.Limits,
 		retry:     opts.Retry,
@@ -195,7 +186,8 @@ func (s *Server) Update(opts Options) error {
 			return fmt.Errorf("proxy: duplicate provider %q", p.Name)
 		}
 		p.Config = p.Config.WithDefaults()
-		u := &upstream{Provider: p}
+		p.Config.Name, p.Config.Type = p.Name, p.Type
+		u := &prov{Provider: p}
 		st.providers[p.Name] = u
 		st.order = append(st.order, u)
 	}
@@ -212,65 +204,30 @@ func (s *Server) Update(opts Options) error {
 		}
 	}
 
+	specs := make([]upstream.Spec, len(st.order))
+	for i, p := range st.order {
+		specs[i] = upstream.Spec{
+			Settings: upstream.Settings{Provider: p.Config, Breaker: opts.Breaker, ThrottleK: opts.ThrottleK},
+			Secrets:  p.Secrets,
+		}
+		if pr, ok := p.Adapter.(provider.Prober); ok {
+			specs[i].Probe = pr.Probe
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return errors.New("proxy: server closed")
 	}
-	old := s.st.Load()
-	var retired []*upstream
-	for _, u := range st.order {
-		gc := guardConfig(u.Provider, opts.Breaker)
-		if old != nil {
-			if prev := old.providers[u.Name]; prev != nil && prev.Type == u.Type && prev.Config == u.Config &&
-				prev.guard.Config() == gc && prev.throttle.K() == opts.ThrottleK {
-				u.live = prev.live // keep breaker state, learned limits, stats
-			}
-		}
-		if u.live == nil {
-			u.live = s.newLive(u.Name, gc, opts.ThrottleK)
-		}
-	}
-	if old != nil {
-		retired = old.order
-	}
-	for _, u := range st.order {
-		s.startProber(u)
-	}
-	s.st.Store(st)
-	for _, u := range retired {
-		u.stop()
-		u.prober.Wait()
-	}
-	return nil
-}
-
-// startProber runs the provider's breaker prober until the upstream is
-// retired by Update or the Server is closed.
-func (s *Server) startProber(u *upstream) {
-	ctx, cancel := context.WithCancel(context.Background())
-	u.stop = cancel
-	probe := func(context.Context) error { return nil }
-	if pr, ok := u.Adapter.(provider.Prober); ok {
-		probe = pr.Probe
-	}
-	counted := func(ctx context.Context) error {
-		err := probe(ctx)
-		result := "success"
-		if err != nil {
-			result = "failure"
-			s.log.Warn("probe failed", "provider", u.Name, "error", u.redact(err.Error()))
-		} else {
-			s.log.Info("probe succeeded", "provider", u.Name)
-		}
-		s.m.probes.WithLabelValues(u.Name, result).Inc()
+	ups, err := s.set.Update(specs)
+	if err != nil {
 		return err
 	}
-	u.prober.Add(1)
-	go func() {
-		defer u.prober.Done()
-		u.guard.RunProber(ctx, counted, u.Config.FirstTokenTimeout)
-	}()
+	for i, p := range st.order {
+		p.up = ups[i]
+	}
+	s.st.Store(st)
+	return nil
 }
 
 // Close stops the prober loops. Requests in flight are not affected; the
@@ -282,10 +239,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
-	for _, u := range s.st.Load().order {
-		u.stop()
-		u.prober.Wait()
-	}
+	s.set.Close()
 }
 
 // Handler returns the API handler (the routes of DESIGN §4).
@@ -420,56 +374,18 @@ func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 }
 
 // ProviderStatus is one row of GET /admin/providers.
-type ProviderStatus struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	// State is the breaker's: closed, half_open or open.
-	State string `json:"state"`
-	// CooldownLeftSeconds is how long until the next probe; 0 unless open.
-	CooldownLeftSeconds float64 `json:"cooldown_left_seconds"`
-	// ConsecutiveTrips counts trips since the breaker last closed.
-	ConsecutiveTrips int `json:"consecutive_trips"`
-	InFlight         int `json:"in_flight"`
-	MaxConcurrency   int `json:"max_concurrency"`
-	// RPM and TPM limits in force (0 unknown) and what is left now (-1
-	// unknown); BlockedSeconds is how long Retry-After or an announced
-	// empty budget still keeps requests away.
-	RPMLimit          int64   `json:"rpm_limit"`
-	TPMLimit          int64   `json:"tpm_limit"`
-	RemainingRequests int64   `json:"remaining_requests"`
-	RemainingTokens   int64   `json:"remaining_tokens"`
-	BlockedSeconds    float64 `json:"blocked_seconds"`
-	// LastErrorKind is the kind of the last failure that counted against
-	// the provider; "" when none yet.
-	LastErrorKind string `json:"last_error_kind"`
-	// Score is the provider's health score and its parts (latency relative
-	// to the fastest provider); Stats are the raw window figures.
-	Score route.Score `json:"score"`
-	Stats StatsView   `json:"stats"`
-}
-
-// StatsView is a provider's windowed statistics.
-type StatsView struct {
-	Requests        int64   `json:"requests"`
-	Failures        int64   `json:"failures"`
-	SuccessRate     float64 `json:"success_rate"`
-	LatencyEMAMs    float64 `json:"latency_ema_ms"`
-	P50Ms           float64 `json:"p50_ms"`
-	P95Ms           float64 `json:"p95_ms"`
-	P99Ms           float64 `json:"p99_ms"`
-	SinceSuccessSec float64 `json:"since_success_seconds"` // -1 never
-}
+type ProviderStatus = upstream.Status
 
 // scores returns every provider's score (latency relative to the fastest
 // provider overall), in config order.
 func (s *Server) scores(st *state, now time.Time) []route.Score {
 	m := &route.Model{}
-	for _, u := range st.order {
-		m.Targets = append(m.Targets, route.Target{Provider: u.Name})
+	for _, p := range st.order {
+		m.Targets = append(m.Targets, route.Target{Provider: p.Name})
 	}
 	hs := make([]route.Health, len(st.order))
-	for i, u := range st.order {
-		hs[i] = u.health(now)
+	for i, p := range st.order {
+		hs[i] = p.up.Health(now)
 	}
 	out := make([]route.Score, len(st.order))
 	for i := range st.order {
@@ -484,41 +400,10 @@ func (s *Server) Providers() []ProviderStatus {
 	now := s.now()
 	out := make([]ProviderStatus, 0, len(st.order))
 	scores := s.scores(st, now)
-	for i, u := range st.order {
-		g := u.guard.Snapshot(now)
-		sn := u.stats.Snapshot(now)
-		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-		ps := ProviderStatus{
-			Name: u.Name, Type: u.Type,
-			State:               g.Breaker.State.String(),
-			CooldownLeftSeconds: g.Breaker.CooldownLeft.Seconds(),
-			ConsecutiveTrips:    g.Breaker.ConsecutiveTrips,
-			InFlight:            g.InFlight, MaxConcurrency: g.MaxConc,
-			RPMLimit: g.Limits.RequestsLimit, TPMLimit: g.Limits.TokensLimit,
-			RemainingRequests: g.Limits.RemainingRequests, RemainingTokens: g.Limits.RemainingTokens,
-			BlockedSeconds: g.Limits.BlockedFor.Seconds(),
-			Score:          scores[i],
-			Stats: StatsView{Requests: sn.Requests, Failures: sn.Failures, SuccessRate: sn.SuccessRate,
-				LatencyEMAMs: ms(sn.LatencyEMA), P50Ms: ms(sn.P50), P95Ms: ms(sn.P95), P99Ms: ms(sn.P99),
-				SinceSuccessSec: -1},
-		}
-		if sn.SinceSuccess >= 0 {
-			ps.Stats.SinceSuccessSec = sn.SinceSuccess.Seconds()
-		}
-		if g.LastKind != 0 {
-			ps.LastErrorKind = g.LastKind.String()
-		}
-		out = append(out, ps)
+	for i, p := range st.order {
+		row := p.up.Status(now)
+		row.Score = scores[i]
+		out = append(out, row)
 	}
 	return out
-}
-
-// redact replaces the provider's secrets in a provider-supplied text.
-func (u *upstream) redact(msg string) string {
-	for _, sec := range u.Secrets {
-		if len(sec) >= 4 && strings.Contains(msg, sec) {
-			msg = strings.ReplaceAll(msg, sec, "[redacted]")
-		}
-	}
-	return msg
 }

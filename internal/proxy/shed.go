@@ -40,8 +40,8 @@ func (s *Server) openShare(st *state, now time.Time) (float64, time.Duration) {
 	}
 	open := 0
 	var soonest time.Duration
-	for _, u := range st.order {
-		if isOpen, left := u.guard.Open(now); isOpen {
+	for _, p := range st.order {
+		if isOpen, left := p.up.IsOpen(now); isOpen {
 			open++
 			if soonest == 0 || left < soonest {
 				soonest = left

@@ -45,19 +45,6 @@ func appendNullable(b []byte, s string) []byte {
 	return provider.AppendJSONString(b, s)
 }
 
-// typeForStatus is error.type for a status (DESIGN §4).
-func typeForStatus(status int) string {
-	switch {
-	case status == http.StatusUnauthorized:
-		return "authentication_error"
-	case status == http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case status >= 500:
-		return "server_error"
-	}
-	return "invalid_request_error"
-}
-
 func (e *apiError) write(w http.ResponseWriter) {
 	if e.endConn {
 		endConnection(w)

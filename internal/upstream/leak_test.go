@@ -1,4 +1,4 @@
-package guard
+package upstream
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package guard
+package upstream
 
 import (
 	"errors"
@@ -7,13 +7,15 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/ratelimit"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newGuard(maxConc int, rpm, tpm int64) *Guard {
-	return New("p", Config{MaxConcurrency: maxConc, RPM: rpm, TPM: tpm, Breaker: breaker.DefaultConfig()}, nil, breaker.Options{})
+func newGuard(maxConc int, rpm, tpm int64) *Upstream {
+	return New(Spec{Settings: Settings{Provider: provider.Config{Name: "p", MaxConcurrency: maxConc, RPM: rpm, TPM: tpm},
+		Breaker: breaker.DefaultConfig()}}, Options{})
 }
 
 func TestAcquireRollsBackOnRefusal(t *testing.T) {
@@ -26,11 +28,11 @@ func TestAcquireRollsBackOnRefusal(t *testing.T) {
 		if _, err := g.Acquire(t0, 1); !errors.Is(err, ErrFull) {
 			t.Fatalf("second acquire: %v, want ErrFull", err)
 		}
-		if got := g.Snapshot(t0).Limits.RemainingRequests; got != 9 {
+		if got := g.Status(t0).RemainingRequests; got != 9 {
 			t.Errorf("remaining requests = %d, want 9 (the refused acquire charged nothing)", got)
 		}
 		p.Release(t0, Result{Kind: outcome.OK})
-		if got := g.Snapshot(t0).InFlight; got != 0 {
+		if got := g.Status(t0).InFlight; got != 0 {
 			t.Errorf("in flight = %d, want 0", got)
 		}
 	})
@@ -43,7 +45,7 @@ func TestAcquireRollsBackOnRefusal(t *testing.T) {
 		if !errors.As(err, &le) || le.Wait <= 0 {
 			t.Fatalf("got %v, want a LimitedError with a wait", err)
 		}
-		if got := g.Snapshot(t0).InFlight; got != 0 {
+		if got := g.Status(t0).InFlight; got != 0 {
 			t.Errorf("in flight after refusal = %d, want 0", got)
 		}
 	})
@@ -52,7 +54,7 @@ func TestAcquireRollsBackOnRefusal(t *testing.T) {
 		if _, err := g.Acquire(t0, 5000); !errors.Is(err, ratelimit.ErrTooLarge) {
 			t.Fatalf("got %v, want ErrTooLarge", err)
 		}
-		if g.Snapshot(t0).InFlight != 0 {
+		if g.Status(t0).InFlight != 0 {
 			t.Error("too-large request holds a bulkhead slot")
 		}
 	})
@@ -123,8 +125,8 @@ func TestBreakerTripRefusesAndRecordsKind(t *testing.T) {
 	if !errors.As(err, &oe) || oe.RetryIn != 30*time.Second {
 		t.Fatalf("got %v, want open with 30s left", err)
 	}
-	s := g.Snapshot(t0)
-	if s.Breaker.State != breaker.Open || s.LastKind != outcome.ServerError || s.InFlight != 0 {
+	s := g.Status(t0)
+	if s.State != "open" || s.LastErrorKind != "server_error" || s.InFlight != 0 {
 		t.Errorf("snapshot %+v", s)
 	}
 }
@@ -138,7 +140,7 @@ func TestClientErrorsNeverCount(t *testing.T) {
 	if _, err := g.Acquire(t0, 1); err != nil {
 		t.Fatalf("client errors opened the breaker: %v", err)
 	}
-	if g.Snapshot(t0).LastKind != outcome.OK {
+	if g.Status(t0).LastErrorKind != "" {
 		t.Error("client error recorded as the provider's last error")
 	}
 }

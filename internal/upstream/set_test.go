@@ -1,0 +1,136 @@
+package upstream
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
+
+func spec(name string, maxConc int) Spec {
+	return Spec{Settings: Settings{Provider: provider.Config{Name: name, Type: "fake", MaxConcurrency: maxConc},
+		Breaker: breaker.DefaultConfig()}}
+}
+
+// TestSetKeepsStateAcrossUpdate: an Upstream whose settings did not change
+// is kept with what it learned; one whose settings changed starts fresh;
+// a removed provider's series are deleted.
+func TestSetKeepsStateAcrossUpdate(t *testing.T) {
+	// The probers read the real clock: so does this test.
+	t0 := time.Now()
+	reg := prometheus.NewRegistry()
+	s := NewSet(Options{}, reg)
+	defer s.Close()
+	ups, err := s.Update([]Spec{spec("a", 10), spec("b", 10), spec("gone", 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range ups[:2] {
+		for range 5 {
+			p, err := u.Acquire(t0, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Release(t0, Result{Kind: outcome.ServerError})
+		}
+	}
+	next, err := s.Update([]Spec{spec("a", 10), spec("b", 20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next[0] != ups[0] || next[0].Status(t0).State != "open" {
+		t.Errorf("a (unchanged): kept %v, state %s; want the same runtime, still open", next[0] == ups[0], next[0].Status(t0).State)
+	}
+	if next[1] == ups[1] || next[1].Status(t0).State != "closed" {
+		t.Errorf("b (max_concurrency changed): kept %v, state %s; want a fresh runtime, closed", next[1] == ups[1], next[1].Status(t0).State)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]bool{} // family{provider}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "provider" {
+					series[mf.GetName()+"{"+l.GetValue()+"}"] = true
+				}
+			}
+		}
+	}
+	for k := range series {
+		if strings.HasSuffix(k, "{gone}") {
+			t.Errorf("series of the removed provider remain: %s", k)
+		}
+	}
+	for _, fam := range []string{"llmrouter_bulkhead_rejections_total", "llmrouter_upstream_requests_total", "llmrouter_breaker_transitions_total", "llmrouter_breaker_probes_total", "llmrouter_breaker_state"} {
+		if !series[fam+"{b}"] {
+			t.Errorf("%s{provider=b} is not there from start-up", fam)
+		}
+	}
+	if _, err := s.Update([]Spec{spec("a", 1), spec("a", 1)}); err == nil {
+		t.Error("duplicate names accepted")
+	}
+}
+
+// TestThrottledRefusalHoldsNothing: a refusal by adaptive throttling gives
+// back the bulkhead slot and the bucket charge.
+func TestThrottledRefusalHoldsNothing(t *testing.T) {
+	sp := spec("p", 1)
+	sp.Provider.RPM = 100
+	sp.ThrottleK = 2
+	u := New(sp, Options{Rand: func() float64 { return 0 }}) // always below the reject probability
+	now := t0
+	for range 10 { // teach the throttle the provider refuses everything
+		p, err := u.Acquire(now, 1)
+		if err != nil {
+			break
+		}
+		p.Release(now, Result{Kind: outcome.Overloaded})
+	}
+	before := u.Status(now).RemainingRequests
+	_, err := u.Acquire(now, 1)
+	var r *Refusal
+	if !errors.As(err, &r) || !errors.Is(err, ErrThrottled) && r.Reason != Open {
+		t.Fatalf("got %v, want a throttled (or open) refusal", err)
+	}
+	if st := u.Status(now); st.InFlight != 0 || st.RemainingRequests != before {
+		t.Errorf("after the refusal: in flight %d, remaining %d; want 0 and %d", st.InFlight, st.RemainingRequests, before)
+	}
+}
+
+// TestRampOnInjectedClock: after a breaker closes, the provider's share
+// grows from the floor over rampDuration, measured on the injected clock.
+func TestRampOnInjectedClock(t *testing.T) {
+	clock := t0
+	sp := spec("p", 10)
+	u := New(sp, Options{Now: func() time.Time { return clock }})
+	for range 5 {
+		p, err := u.Acquire(clock, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release(clock, Result{Kind: outcome.ServerError})
+	}
+	if got := u.Health(clock).Ramp; got != 1 {
+		t.Fatalf("ramp while open = %v, want 1 (ranking skips open providers)", got)
+	}
+	u.closedAt.Store(int64(clock.Sub(u.epoch)) + 1) // as the close transition records it
+	if got := u.Health(clock).Ramp; got != rampFloor {
+		t.Errorf("ramp just after closing = %v, want %v", got, rampFloor)
+	}
+	clock = clock.Add(rampDuration / 2)
+	if got := u.Health(clock).Ramp; got < 0.49 || got > 0.51 {
+		t.Errorf("ramp half way = %v, want 0.5", got)
+	}
+	clock = clock.Add(rampDuration)
+	if got := u.Health(clock).Ramp; got != 1 {
+		t.Errorf("ramp after rampDuration = %v, want 1", got)
+	}
+}

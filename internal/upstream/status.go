@@ -1,0 +1,105 @@
+package upstream
+
+import (
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/stats"
+)
+
+// Status is one row of GET /admin/providers.
+type Status struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// State is the breaker's: closed, half_open or open.
+	State string `json:"state"`
+	// CooldownLeftSeconds is how long until the next probe; 0 unless open.
+	CooldownLeftSeconds float64 `json:"cooldown_left_seconds"`
+	// ConsecutiveTrips counts trips since the breaker last closed.
+	ConsecutiveTrips int `json:"consecutive_trips"`
+	InFlight         int `json:"in_flight"`
+	MaxConcurrency   int `json:"max_concurrency"`
+	// RPM and TPM limits in force (0 unknown) and what is left now (-1
+	// unknown); BlockedSeconds is how long Retry-After or an announced
+	// empty budget still keeps requests away.
+	RPMLimit          int64   `json:"rpm_limit"`
+	TPMLimit          int64   `json:"tpm_limit"`
+	RemainingRequests int64   `json:"remaining_requests"`
+	RemainingTokens   int64   `json:"remaining_tokens"`
+	BlockedSeconds    float64 `json:"blocked_seconds"`
+	// LastErrorKind is the kind of the last failure that counted against
+	// the provider; "" when none yet.
+	LastErrorKind string `json:"last_error_kind"`
+	// Score is the provider's health score and its parts; the caller
+	// fills it (it is relative to the other providers).
+	Score route.Score `json:"score"`
+	Stats StatsView   `json:"stats"`
+}
+
+// StatsView is a provider's windowed statistics.
+type StatsView struct {
+	Requests        int64   `json:"requests"`
+	Failures        int64   `json:"failures"`
+	SuccessRate     float64 `json:"success_rate"`
+	LatencyEMAMs    float64 `json:"latency_ema_ms"`
+	P50Ms           float64 `json:"p50_ms"`
+	P95Ms           float64 `json:"p95_ms"`
+	P99Ms           float64 `json:"p99_ms"`
+	SinceSuccessSec float64 `json:"since_success_seconds"` // -1 never
+}
+
+// Status reports the provider at now; Score is left for the caller.
+func (u *Upstream) Status(now time.Time) Status {
+	b := u.breaker.Snapshot(now)
+	l := u.limits.Snapshot(now)
+	sn := u.stats.Snapshot(now)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	st := Status{
+		Name: u.name, Type: u.spec.Provider.Type,
+		State:               b.State.String(),
+		CooldownLeftSeconds: b.CooldownLeft.Seconds(),
+		ConsecutiveTrips:    b.ConsecutiveTrips,
+		InFlight:            u.bulk.InFlight(), MaxConcurrency: u.bulk.Cap(),
+		RPMLimit: l.RequestsLimit, TPMLimit: l.TokensLimit,
+		RemainingRequests: l.RemainingRequests, RemainingTokens: l.RemainingTokens,
+		BlockedSeconds: l.BlockedFor.Seconds(),
+		Stats: StatsView{Requests: sn.Requests, Failures: sn.Failures, SuccessRate: sn.SuccessRate,
+			LatencyEMAMs: ms(sn.LatencyEMA), P50Ms: ms(sn.P50), P95Ms: ms(sn.P95), P99Ms: ms(sn.P99),
+			SinceSuccessSec: -1},
+	}
+	if sn.SinceSuccess >= 0 {
+		st.Stats.SinceSuccessSec = sn.SinceSuccess.Seconds()
+	}
+	if k := outcome.Kind(u.lastKind.Load()); k != 0 {
+		st.LastErrorKind = k.String()
+	}
+	return st
+}
+
+// State is what a provider's runtime keeps across restarts: its windowed
+// stats and the request and token limits in force.
+type State struct {
+	Stats         stats.Persisted `json:"stats"`
+	RequestsLimit int64           `json:"requests_limit,omitempty"`
+	TokensLimit   int64           `json:"tokens_limit,omitempty"`
+}
+
+// Export captures the provider's lasting state at now.
+func (u *Upstream) Export(now time.Time) State {
+	l := u.limits.Snapshot(now)
+	return State{Stats: u.stats.Export(now), RequestsLimit: l.RequestsLimit, TokensLimit: l.TokensLimit}
+}
+
+// Restore loads a state Export produced (possibly in another process).
+func (u *Upstream) Restore(now time.Time, s State) {
+	u.stats.Restore(now, s.Stats)
+	rl := outcome.UnknownRateLimit
+	if s.RequestsLimit > 0 {
+		rl.LimitRequests = s.RequestsLimit
+	}
+	if s.TokensLimit > 0 {
+		rl.LimitTokens = s.TokensLimit
+	}
+	u.limits.Observe(now, rl)
+}

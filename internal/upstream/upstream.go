@@ -1,0 +1,387 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/bulkhead"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/ratelimit"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/stats"
+	"github.com/llmrouter/llmrouter/internal/throttle"
+)
+
+// Slow start after a breaker closes: the provider's share of traffic
+// grows from rampFloor to whole over rampDuration.
+const (
+	rampDuration = 30 * time.Second
+	rampFloor    = 0.1
+)
+
+// Spec is what one Upstream is built from. Two Specs whose Settings are
+// equal describe the same provider state: a reload keeps it.
+type Spec struct {
+	Settings
+	// Probe is the breaker's probe on a free endpoint; nil means the
+	// provider is trusted again once its cooldown has passed.
+	Probe func(context.Context) error
+	// Secrets are strings (the provider's API key) that must never reach
+	// a log line: probe errors that echo them are redacted.
+	Secrets []string
+}
+
+// Settings are a provider's comparable settings.
+type Settings struct {
+	// Provider is the provider's config (name, type, limits, timeouts);
+	// MaxConcurrency <= 0 means no cap, RPM/TPM 0 mean learn from headers.
+	Provider provider.Config
+	// Breaker configures the circuit breaker; it must pass Validate.
+	Breaker breaker.Config
+	// ThrottleK is the adaptive throttling multiplier; 0 disables it.
+	ThrottleK float64
+}
+
+// Options are an Upstream's seams, shared by a Set's Upstreams.
+type Options struct {
+	// Now is the clock; nil means time.Now. Durations are measured on
+	// its monotonic reading.
+	Now func() time.Time
+	// Rand draws uniformly from [0, 1) for adaptive throttling; nil means
+	// math/rand/v2.
+	Rand func() float64
+	// Logger receives probe results; nil discards.
+	Logger *slog.Logger
+	// Freed, when not nil, is signalled whenever any bulkhead frees a slot.
+	Freed *bulkhead.Signal
+	// metrics are the Set's families; nil keeps them private.
+	metrics *metrics
+}
+
+// Reason says why Acquire refused.
+type Reason uint8
+
+const (
+	// Open: the breaker is open or half-open (only its probe goes).
+	Open Reason = iota + 1
+	// Full: the bulkhead is at max_concurrency.
+	Full
+	// Limited: the buckets hold too little, or Retry-After blocks.
+	Limited
+	// TooLarge: the request needs more tokens than a whole minute's budget.
+	TooLarge
+	// Throttled: adaptive throttling refused it locally.
+	Throttled
+)
+
+var reasonNames = [...]string{Open: "open", Full: "full", Limited: "limited", TooLarge: "too_large", Throttled: "throttled"}
+
+func (r Reason) String() string { return reasonNames[r] }
+
+// Sentinels a Refusal unwraps to, for errors.Is.
+var (
+	// ErrFull: the provider is at max_concurrency.
+	ErrFull = errors.New("provider at max_concurrency")
+	// ErrThrottled: adaptive throttling refused the attempt locally.
+	ErrThrottled = errors.New("adaptive throttling")
+)
+
+// Refusal is Acquire's typed refusal. errors.Is matches breaker.ErrOpen,
+// ErrFull, ratelimit.ErrLimited, ratelimit.ErrTooLarge or ErrThrottled.
+type Refusal struct {
+	Reason Reason
+	// Wait is how long until the provider could admit again: the bucket
+	// refill or Retry-After block (Limited), the next probe (Open; 0 when
+	// one is due). 0 for the other reasons.
+	Wait time.Duration
+	err  error
+}
+
+func (r *Refusal) Error() string { return r.err.Error() }
+func (r *Refusal) Unwrap() error { return r.err }
+
+// Upstream is one provider's runtime. Build it with New (or through a
+// Set); all methods are safe for concurrent use.
+type Upstream struct {
+	spec     Spec
+	name     string
+	now      func() time.Time
+	rnd      func() float64
+	log      *slog.Logger
+	epoch    time.Time // monotonic base of closedAt
+	breaker  *breaker.Breaker
+	bulk     *bulkhead.Bulkhead
+	limits   *ratelimit.Limiter
+	throttle *throttle.Throttle
+	stats    *stats.Stats
+	m        *providerMetrics
+	// closedAt is when the breaker last closed after a trip, as time
+	// since epoch; 0 means never tripped.
+	closedAt atomic.Int64
+	// lastKind is the kind of the last failure that counted; 0 none.
+	lastKind atomic.Uint32
+	// secrets are the spec's Secrets, replaced when a reload keeps the
+	// runtime with a new key.
+	secrets atomic.Pointer[[]string]
+
+	proberMu sync.Mutex // guards stop
+	stop     context.CancelFunc
+	prober   sync.WaitGroup
+}
+
+// New returns the runtime of one provider. spec.Breaker must pass
+// Validate.
+func New(spec Spec, opts Options) *Upstream {
+	u := &Upstream{spec: spec, name: spec.Provider.Name, now: opts.Now, rnd: opts.Rand, log: opts.Logger,
+		throttle: throttle.New(spec.ThrottleK), stats: stats.New(stats.Config{})}
+	if u.now == nil {
+		u.now = time.Now
+	}
+	if u.rnd == nil {
+		u.rnd = rand.Float64
+	}
+	if u.log == nil {
+		u.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.metrics == nil {
+		opts.metrics = newMetrics(nil)
+	}
+	u.m = opts.metrics.forProvider(u.name)
+	u.secrets.Store(&spec.Secrets)
+	u.epoch = u.now()
+	u.breaker = breaker.New(u.name, spec.Breaker, breaker.Options{
+		// Runs under the breaker's lock: a counter and an atomic only.
+		OnStateChange: func(_ string, from, to breaker.State) {
+			u.m.transition(to)
+			if to == breaker.Closed && from != breaker.Closed {
+				u.closedAt.Store(max(1, int64(u.now().Sub(u.epoch))))
+			}
+		},
+	})
+	u.bulk = bulkhead.New(spec.Provider.MaxConcurrency, opts.Freed)
+	u.limits = ratelimit.New(spec.Provider.RPM, spec.Provider.TPM)
+	return u
+}
+
+// Name is the provider's configured name.
+func (u *Upstream) Name() string { return u.name }
+
+// Settings are what the Upstream was built from.
+func (u *Upstream) Settings() Settings { return u.spec.Settings }
+
+// Permit is one admitted attempt. Release it exactly once.
+type Permit struct {
+	u        *Upstream
+	ticket   breaker.Ticket
+	res      *ratelimit.Reservation
+	released atomic.Bool
+}
+
+// Acquire admits one attempt of an estimated tokens at now, or refuses
+// with a *Refusal that holds nothing.
+func (u *Upstream) Acquire(now time.Time, tokens int64) (*Permit, error) {
+	t, err := u.breaker.Allow(now)
+	if err != nil {
+		r := &Refusal{Reason: Open, err: err}
+		var oe *breaker.OpenError
+		if errors.As(err, &oe) {
+			r.Wait = oe.RetryIn
+		}
+		return nil, r
+	}
+	if !u.bulk.TryAcquire() {
+		u.breaker.Done(now, t, outcome.Canceled, 0) // give back the ticket; counts for nothing
+		u.m.bulkRejections.Inc()
+		return nil, &Refusal{Reason: Full, err: ErrFull}
+	}
+	res, err := u.limits.Reserve(now, tokens)
+	if err != nil {
+		u.bulk.Release()
+		u.breaker.Done(now, t, outcome.Canceled, 0)
+		if le := (*ratelimit.LimitedError)(nil); errors.As(err, &le) {
+			u.m.throttled.Inc()
+			return nil, &Refusal{Reason: Limited, Wait: le.Wait, err: err}
+		}
+		return nil, &Refusal{Reason: TooLarge, err: err}
+	}
+	if !u.throttle.Allow(now, u.rnd()) {
+		// The provider has been refusing most of what it gets: this one
+		// goes elsewhere, and nothing it took is charged.
+		res.Cancel(now)
+		u.bulk.Release()
+		u.breaker.Done(now, t, outcome.Canceled, 0)
+		u.m.throttled.Inc()
+		return nil, &Refusal{Reason: Throttled, err: ErrThrottled}
+	}
+	return &Permit{u: u, ticket: t, res: res}, nil
+}
+
+// Result is what one attempt learned about its provider.
+type Result struct {
+	// Kind classifies the attempt; OK is success.
+	Kind outcome.Kind
+	// RetryAfter is the provider's requested wait (Retry-After,
+	// retry-after-ms, RetryInfo); 0 when it did not say.
+	RetryAfter time.Duration
+	// RateLimit is the budget the provider announced in its headers; the
+	// zero value means it announced nothing.
+	RateLimit outcome.RateLimit
+	// Usage is the real token usage; zero means not reported (the
+	// estimate stands).
+	Usage outcome.Usage
+	// Latency is the provider's time: to the answer, or to the first
+	// content of a stream.
+	Latency time.Duration
+}
+
+// Observe applies a budget the provider announced before the attempt is
+// over: a stream's response headers arrive long before its end, and the
+// next request must already respect them.
+func (p *Permit) Observe(now time.Time, rl outcome.RateLimit) {
+	p.u.limits.Observe(now, known(rl))
+}
+
+// known returns rl, or UnknownRateLimit for the zero value: an adapter that
+// leaves RateLimit unset has announced nothing, not "no budget left".
+func known(rl outcome.RateLimit) outcome.RateLimit {
+	if rl == (outcome.RateLimit{}) {
+		return outcome.UnknownRateLimit
+	}
+	return rl
+}
+
+// Release ends the attempt with its result at now: buckets, bulkhead,
+// breaker, stats, throttle and metrics learn it. Calling it twice panics.
+func (p *Permit) Release(now time.Time, r Result) {
+	if !p.released.CompareAndSwap(false, true) {
+		panic(fmt.Sprintf("upstream: permit for %s released twice", p.u.name))
+	}
+	u := p.u
+	p.res.Reconcile(now, r.Usage.Total())
+	rl := known(r.RateLimit)
+	if r.RetryAfter > rl.RetryAfter {
+		rl.RetryAfter = r.RetryAfter
+	}
+	if r.Kind != outcome.RateLimited && r.Kind != outcome.Overloaded && r.Kind != outcome.Quota {
+		// Retry-After on anything else (a 200, a 500) is advice for
+		// retries of that response, not a block on the provider.
+		rl.RetryAfter = 0
+	}
+	u.limits.Observe(now, rl)
+	u.bulk.Release()
+	u.breaker.Done(now, p.ticket, r.Kind, r.RetryAfter)
+	if r.Kind != outcome.OK && r.Kind.Counts() {
+		u.lastKind.Store(uint32(r.Kind))
+	}
+	// An attempt that never reached the provider (canceled before an
+	// answer) tells the stats and the throttle nothing.
+	u.stats.Observe(now, r.Kind, r.Latency)
+	if r.Kind.Counts() {
+		u.throttle.Done(now, r.Kind == outcome.OK || r.Kind == outcome.ClientError)
+	}
+	u.m.done(r)
+}
+
+// Health is what ranking reads about the provider at now.
+func (u *Upstream) Health(now time.Time) route.Health {
+	st := u.stats.Snapshot(now)
+	h := route.Health{
+		SuccessRate: st.SuccessRate,
+		Latency:     st.LatencyEMA,
+		Recency:     st.Recency,
+		Capacity:    u.capacity(now),
+		Ramp:        1,
+	}
+	if c := u.closedAt.Load(); c != 0 {
+		if since := now.Sub(u.epoch) - time.Duration(c); since < rampDuration {
+			h.Ramp = max(rampFloor, float64(since)/float64(rampDuration))
+		}
+	}
+	return h
+}
+
+// capacity is the share of the provider's capacity left at now, in
+// [0, 1]: bulkhead headroom times the fuller-used of its request and
+// token budgets (1 where unknown); 0 while blocked.
+func (u *Upstream) capacity(now time.Time) float64 {
+	c := 1.0
+	if capacity := u.bulk.Cap(); capacity > 0 {
+		c = 1 - float64(u.bulk.InFlight())/float64(capacity)
+	}
+	l := u.limits.Snapshot(now)
+	if l.BlockedFor > 0 {
+		return 0
+	}
+	for _, p := range [...][2]int64{{l.RemainingRequests, l.RequestsLimit}, {l.RemainingTokens, l.TokensLimit}} {
+		if p[0] >= 0 && p[1] > 0 {
+			c *= min(1, float64(p[0])/float64(p[1]))
+		}
+	}
+	return max(c, 0)
+}
+
+// IsOpen reports whether the breaker is open at now and how long until
+// its next probe is due.
+func (u *Upstream) IsOpen(now time.Time) (bool, time.Duration) {
+	b := u.breaker.Snapshot(now)
+	return b.State == breaker.Open, b.CooldownLeft
+}
+
+// Redact replaces the provider's secrets in a provider-supplied text.
+func (u *Upstream) Redact(msg string) string {
+	for _, sec := range *u.secrets.Load() {
+		if len(sec) >= 4 && strings.Contains(msg, sec) {
+			msg = strings.ReplaceAll(msg, sec, "[redacted]")
+		}
+	}
+	return msg
+}
+
+// start runs the provider's prober loop until stopProber: whenever the
+// breaker's cooldown has passed, one probe at a time, bounded by the
+// provider's first_token_timeout, logged and counted.
+func (u *Upstream) start(probe func(context.Context) error) {
+	if probe == nil {
+		probe = func(context.Context) error { return nil }
+	}
+	counted := func(ctx context.Context) error {
+		err := probe(ctx)
+		if err != nil {
+			u.log.Warn("probe failed", "provider", u.name, "error", u.Redact(err.Error()))
+		} else {
+			u.log.Info("probe succeeded", "provider", u.name)
+		}
+		u.m.probe(err == nil)
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	u.proberMu.Lock()
+	u.stop = cancel
+	u.proberMu.Unlock()
+	u.prober.Add(1)
+	go func() {
+		defer u.prober.Done()
+		u.breaker.RunProber(ctx, counted, u.spec.Provider.WithDefaults().FirstTokenTimeout)
+	}()
+}
+
+// stopProber ends the prober loop and waits for it.
+func (u *Upstream) stopProber() {
+	u.proberMu.Lock()
+	stop := u.stop
+	u.stop = nil
+	u.proberMu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	u.prober.Wait()
+}
