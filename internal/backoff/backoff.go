@@ -36,7 +36,8 @@ type Config struct {
 	Jitter float64 `mapstructure:"jitter"`
 }
 
-// DefaultConfig returns the defaults of DESIGN §3.
+// DefaultConfig returns the defaults of routing.retry: 3 attempts, 1s
+// initial backoff, 16s at most, multiplier 2, jitter 0.5.
 func DefaultConfig() Config {
 	return Config{MaxAttempts: 3, InitialBackoff: time.Second, MaxBackoff: 16 * time.Second, Multiplier: 2, Jitter: 0.5}
 }

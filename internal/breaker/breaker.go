@@ -13,8 +13,8 @@ import (
 )
 
 // State is where a Breaker stands. Its numeric value is the
-// llmrouter_breaker_state gauge value (DESIGN §6): 0 closed, 1 half-open,
-// 2 open. The zero value is Closed.
+// llmrouter_breaker_state gauge value (docs/ARCHITECTURE.md, "Metrics"):
+// 0 closed, 1 half-open, 2 open. The zero value is Closed.
 type State uint8
 
 const (
@@ -174,7 +174,7 @@ func New(name string, cfg Config, opts Options) *Breaker {
 		BucketPeriod: w / buckets,
 		// gobreaker's open timeout is fixed; ours depends on the kind and
 		// grows. Let gobreaker go half-open at once and keep everything
-		// refused in this wrapper until openUntil (STYLE rule 5).
+		// refused in this wrapper until openUntil.
 		Timeout:       time.Nanosecond,
 		ReadyToTrip:   b.readyToTripLocked,
 		OnStateChange: b.onTransitionLocked,
@@ -351,7 +351,7 @@ func (b *Breaker) reportLocked(now time.Time, t Ticket, verdict error, kind outc
 // closed breaker, after the failure was counted.
 func (b *Breaker) readyToTripLocked(c gobreaker.Counts) bool {
 	if k := b.pending.kind; k == outcome.Auth || k == outcome.Quota {
-		return true // disabled until a probe succeeds (DESIGN §5.1)
+		return true // disabled until a probe succeeds
 	}
 	th := b.cfg.FailureThreshold
 	if th.Consecutive > 0 && int64(c.ConsecutiveFailures) >= int64(th.Consecutive) {

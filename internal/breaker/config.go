@@ -9,11 +9,11 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
-// Config is the `breaker:` block of the config file (DESIGN §3). One Config
-// serves every provider; each provider gets its own Breaker built from it.
-// The file is decoded over DefaultConfig, so a zero field only appears when
-// someone wrote 0: for the two trip rules 0 switches the rule off, for
-// everything else Validate rejects it.
+// Config is the `breaker:` block of the config file (docs/CONFIG.md). One
+// Config serves every provider; each provider gets its own Breaker built
+// from it. The file is decoded over DefaultConfig, so a zero field only
+// appears when someone wrote 0: for the two trip rules 0 switches the rule
+// off, for everything else Validate rejects it.
 type Config struct {
 	// FailureThreshold says when a closed breaker trips.
 	FailureThreshold Threshold `mapstructure:"failure_threshold"`
@@ -77,7 +77,7 @@ type Cooldown struct {
 	Max time.Duration `mapstructure:"max"`
 }
 
-// DefaultConfig returns the defaults of DESIGN §3:
+// DefaultConfig returns the defaults of the `breaker:` block:
 // failure_threshold {consecutive: 5, ratio: 0.5, min_requests: 20,
 // window: 60s}, cooldown {failure: 30s, rate_limit: 120s, timeout: 60s,
 // multiplier: 1.5, max: 600s}.

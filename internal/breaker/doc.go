@@ -1,5 +1,6 @@
-// Package breaker keeps one circuit breaker per provider (DESIGN §5.3),
-// built on sony/gobreaker v2's TwoStepCircuitBreaker.
+// Package breaker keeps one circuit breaker per provider
+// (docs/ARCHITECTURE.md, "Breaker"), built on sony/gobreaker v2's
+// TwoStepCircuitBreaker.
 //
 //	         trip: consecutive failures, failure ratio over the window,
 //	         or a single auth/quota failure
@@ -38,7 +39,8 @@
 //   - Lazy: no timers or goroutines inside the Breaker. Open becomes
 //     half-open when someone looks. Decisions take now as an argument;
 //     gobreaker (and Probe, RunProber) read time.Now(), so tests run inside
-//     testing/synctest. Pass monotonic times (time.Now()), DESIGN §5.9.
+//     testing/synctest. Pass monotonic times (time.Now()), so cooldowns and
+//     windows never jump with the wall clock (docs/ARCHITECTURE.md, "Time").
 //   - The only goroutine is RunProber's, owned by whoever starts it and
 //     stopped by its context.
 package breaker

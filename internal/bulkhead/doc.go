@@ -1,5 +1,5 @@
 // Package bulkhead caps how many attempts are in flight to one provider
-// (DESIGN §5.4), after Prometheus util/gate.
+// (docs/ARCHITECTURE.md, "Bulkhead"), after Prometheus util/gate.
 //
 // Model: a Bulkhead is a counting semaphore that never blocks. TryAcquire
 // takes a permit or says no at once, so the attempt loop can skip a full
@@ -12,7 +12,7 @@
 //
 //   - 0 <= InFlight() <= Cap() at every instant (when Cap() > 0); the count
 //     moves by compare-and-swap, so it never overshoots, not even briefly.
-//   - One permit is released exactly once (STYLE rule 6). A Release without a
+//   - One permit is released exactly once. A Release without a
 //     matching TryAcquire panics: it is a programming error, and letting the
 //     count drift would silently lift the cap.
 //   - A Signal's channel is closed by the first Release (of any bulkhead

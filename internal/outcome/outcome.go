@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Kind classifies the result of one attempt against a provider (DESIGN §5.1).
-// The zero value OK means success.
+// Kind classifies the result of one attempt against a provider
+// (docs/ARCHITECTURE.md, "Classification"). The zero value OK means success.
 type Kind uint8
 
 const (

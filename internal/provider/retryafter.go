@@ -14,7 +14,7 @@ import (
 const maxRetryAfter = 24 * time.Hour
 
 // RetryAfter reads the wait a provider asked for, in the order the official
-// SDKs use (PROVIDERS.md §0): retry-after-ms, then Retry-After as seconds
+// OpenAI and Anthropic SDKs use: retry-after-ms, then Retry-After as seconds
 // (integer or fraction), then Retry-After as an HTTP-date relative to now.
 // It returns 0 when none is present, malformed, or not in the future.
 func RetryAfter(h http.Header, now time.Time) time.Duration {

@@ -1,6 +1,7 @@
 // Package ratelimit keeps each provider inside its request and token
-// budgets (DESIGN §5.5): per-minute buckets on golang.org/x/time/rate,
-// charged all or nothing, corrected by what the provider announces.
+// budgets (docs/ARCHITECTURE.md, "Rate buckets"): per-minute buckets on
+// golang.org/x/time/rate, charged all or nothing, corrected by what the
+// provider announces.
 //
 // # Model
 //
@@ -17,7 +18,8 @@
 //     guess when a provider such as Azure announces remaining but no
 //     limit); an announced remaining sets its level at that instant; it
 //     refills at (limit-remaining)/reset when a reset came with a remaining
-//     below the limit (PROVIDERS.md §1.1; the latest such figure is kept),
+//     below the limit (a reset is the time until the budget is full again,
+//     as OpenAI and Groq define it; the latest such figure is kept),
 //     else at capacity per minute. Absent until an announcement gives it a
 //     capacity.
 //
@@ -54,9 +56,10 @@
 //
 // # Time
 //
-// Every decision takes now as an argument (STYLE rule 3); pass a monotonic
-// time.Now(). A now older than one already seen is treated as that one, so
-// callers racing for the lock cannot make a bucket refill twice.
+// Every decision takes now as an argument, so tests need no clock; pass a
+// monotonic time.Now() (docs/ARCHITECTURE.md, "Time"). A now older than one
+// already seen is treated as that one, so callers racing for the lock
+// cannot make a bucket refill twice.
 //
 // # Using x/time/rate
 //

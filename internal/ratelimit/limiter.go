@@ -314,8 +314,8 @@ func (d *dim) observeLocked(now time.Time, limit, remaining int64, reset time.Du
 		}
 	}
 	if c > 0 && remaining >= 0 && remaining < c && reset > 0 {
-		// PROVIDERS.md §1.1: reset is the time until the budget is full
-		// again, so the provider refills limit-remaining over reset. Groq's
+		// OpenAI's reset is the time until the budget is full again,
+		// so the provider refills limit-remaining over reset. Groq's
 		// per-day request limits come out right this way, where limit per
 		// minute would be 1440 times too fast.
 		d.learned = rate.Limit(float64(c-remaining) / reset.Seconds())
@@ -341,9 +341,10 @@ func (d *dim) observeLocked(now time.Time, limit, remaining int64, reset time.Du
 		d.prov.SetBurstAt(now, burst(c))
 	}
 	if remaining == 0 {
-		// DESIGN §5.5: a request must not reach a provider that announced
-		// it has no budget left. A bucket refilling from 0 would let the
-		// first unit through after reset/limit; the provider said reset.
+		// A request must not reach a provider that announced it has no
+		// budget left (docs/ARCHITECTURE.md, "Rate buckets"). A bucket
+		// refilling from 0 would let the first unit through after
+		// reset/limit; the provider said reset.
 		switch {
 		case reset > 0:
 			d.blockedUntil = later(d.blockedUntil, now.Add(reset))

@@ -6,7 +6,7 @@
 // the last usually a local model. The table is immutable once built: a
 // reload builds a new one, so a request keeps the table it started with.
 //
-// Ranking is the selection policy (DESIGN §5.6): the returned order is the
-// order the attempt loop walks. Route never calls a provider, a breaker or
-// a bucket; it only reads what it is given.
+// Ranking is the selection policy (docs/ARCHITECTURE.md, "Selection"): the
+// returned order is the order the attempt loop walks. Route never calls a
+// provider, a breaker or a bucket; it only reads what it is given.
 package route

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Weights are the parts of a target's score (DESIGN §5.6). They need not
-// sum to 1; the score is their weighted mean.
+// Weights are the parts of a target's score (docs/ARCHITECTURE.md,
+// "Selection"). They need not sum to 1; the score is their weighted mean.
 type Weights struct {
 	// Success weighs the windowed success rate. Default 0.6.
 	Success float64 `mapstructure:"success"`

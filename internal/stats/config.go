@@ -8,8 +8,8 @@ import (
 
 // Config tunes the statistics of every provider; each provider gets its own
 // Stats built from it. A zero field means its default, so Config{} is the
-// defaults (DESIGN §3 has no `stats:` block yet; if one is added it would
-// be decoded into this type).
+// defaults (the config file has no `stats:` block yet; if one is added it
+// would be decoded into this type).
 type Config struct {
 	// Window is the sliding window of the success rate and the latency
 	// percentiles, kept in 12 time buckets, so it is exact to a twelfth of

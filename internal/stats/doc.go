@@ -1,7 +1,8 @@
 // Package stats keeps per-provider live statistics for the selector
-// (DESIGN §5.6): a sliding-window success rate, an exponential moving
-// average of latency, windowed latency percentiles and the recency of the
-// last success; with Export and Restore for warm restarts (state_file).
+// (docs/ARCHITECTURE.md, "Selection"): a sliding-window success rate, an
+// exponential moving average of latency, windowed latency percentiles and
+// the recency of the last success; with Export and Restore for warm
+// restarts (state_file).
 //
 // Model:
 //
@@ -43,8 +44,9 @@
 //     16 sums of 8 bins, then at most 8 bins per percentile) and never
 //     allocate.
 //   - No goroutines and no clock reads: time comes only from the now
-//     arguments, which should be monotonic readings (time.Now(), DESIGN
-//     §5.9). The first call fixes the origin of the epochs.
+//     arguments, which should be monotonic readings (time.Now(); see
+//     docs/ARCHITECTURE.md, "Time"). The first call fixes the origin of
+//     the epochs.
 //   - The running sums (counts, histogram, its group sums) always equal
 //     the sums over the 12 buckets.
 //   - Persistence uses wall time only to measure how long the state spent

@@ -12,10 +12,11 @@ const persistVersion = 1
 // overflow a time.Duration (about 292 years).
 const maxAge = 100 * 365 * 24 * time.Hour
 
-// Persisted is the state of one Stats for the state file (DESIGN §3
-// state_file), JSON-serialisable. Ages are relative to SavedAtUnixMs, the
-// wall-clock reading of the now given to Export; wall time serves only to
-// tell, at Restore, how long the state sat on disk.
+// Persisted is the state of one Stats for the state file
+// (docs/ARCHITECTURE.md, "Warm restart"), JSON-serialisable. Ages are
+// relative to SavedAtUnixMs, the wall-clock reading of the now given to
+// Export; wall time serves only to tell, at Restore, how long the state
+// sat on disk.
 type Persisted struct {
 	// Version is the format version, 1. Restore ignores any other.
 	Version int `json:"version"`

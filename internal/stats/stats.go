@@ -19,7 +19,8 @@ const priorSuccesses = 2
 
 // Stats holds the live statistics of one provider. It is safe for
 // concurrent use; it starts no goroutines and reads no clock: every method
-// takes now, which should be a monotonic reading (time.Now(), DESIGN §5.9).
+// takes now, which should be a monotonic reading (time.Now(); see
+// docs/ARCHITECTURE.md, "Time").
 // The zero value is not usable; call New.
 type Stats struct {
 	width    time.Duration // Window / nSlots

@@ -346,9 +346,9 @@ func (f *binFake) gatedStream(w http.ResponseWriter, r *http.Request, bf binFaul
 }
 
 // limitHeaders announces the budget left after a call, in the dialect's
-// headers (PROVIDERS.md §1.1, §1.3): OpenAI's reset is the time until the
-// budget is whole again as a Go duration (rounded up to the millisecond,
-// so it is never early), Anthropic's the instant in RFC 3339.
+// headers: OpenAI's reset is the time until the budget is whole again as a
+// Go duration (rounded up to the millisecond, so it is never early),
+// Anthropic's the instant in RFC 3339.
 func (f *binFake) limitHeaders(h http.Header, l *windowLimit, la limitAnswer, now time.Time) {
 	type budget struct {
 		oai, ant         string

@@ -13,8 +13,8 @@ import (
 // testBinaryConcurrency: max_concurrency 3 on a slow provider (200ms per
 // answer) in tier 0, a fast one in tier 1, 20 concurrent clients sending
 // two requests each. The slow upstream never has more than 3 calls in
-// flight (DESIGN §5.4: a full provider is skipped at once) and every
-// client gets a 200.
+// flight (a full provider is skipped at once: docs/ARCHITECTURE.md,
+// "Bulkhead") and every client gets a 200.
 func testBinaryConcurrency(t *testing.T, bin string) {
 	const (
 		maxConcurrency = 3
@@ -69,11 +69,11 @@ func testBinaryConcurrency(t *testing.T, bin string) {
 // (first_token_timeout 300ms, timeout 1s) and a healthy one of the other
 // dialect in tier 1. A stream cut or reset after its first content event
 // ends with that content, one error event and no [DONE], and nobody else
-// is called (DESIGN §5.8); a 503 with the dialect's error body, a reset
-// connection, a hang, a slow first token, a garbage 200 or a garbage
-// event before any content fail over to tier 1 on the second attempt
-// (§5.1, §5.2). A normal request between faults shows the faulted
-// provider still serves.
+// is called (docs/ARCHITECTURE.md, "Streaming"); a 503 with the dialect's
+// error body, a reset connection, a hang, a slow first token, a garbage
+// 200 or a garbage event before any content fail over to tier 1 on the
+// second attempt ("Classification", "Retries and failover"). A normal
+// request between faults shows the faulted provider still serves.
 func testBinaryWireFaults(t *testing.T, bin string) {
 	same := func(f fault) func(dialect) fault { return func(dialect) fault { return f } }
 	rows := []struct {
@@ -181,7 +181,8 @@ func testBinaryWireFaults(t *testing.T, bin string) {
 // its upstream after the first content event. /readyz turns 503, new
 // connections to the API listener are refused while the streams are still
 // open, then, released, every stream completes with [DONE], and the
-// process exits 0 within shutdown_timeout (DESIGN §5.10).
+// process exits 0 within shutdown_timeout (docs/ARCHITECTURE.md, "Reload
+// and shutdown").
 func testBinaryDrain(t *testing.T, bin string) {
 	const (
 		streams  = 5

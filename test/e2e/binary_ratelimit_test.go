@@ -13,8 +13,9 @@ import (
 // announced truthfully on every answer, in tier 0, and a healthy provider
 // in tier 1. Paced sequential clients: the router must never send the
 // limited provider a request after it announced an empty budget and
-// before the reset it announced (DESIGN §5.5), so it never causes a 429;
-// it must come back to it after the reset; every client gets a 200.
+// before the reset it announced (docs/ARCHITECTURE.md, "Rate buckets"),
+// so it never causes a 429; it must come back to it after the reset; every
+// client gets a 200.
 func testBinaryRateLimit(t *testing.T, bin string) {
 	if testing.Short() {
 		t.Skip("paced for several seconds")
@@ -162,7 +163,8 @@ func limitViolations(api []binEvent) []string {
 // the case, in tier 0; a healthy provider in tier 1.
 //   - A stream whose headers announce remaining 0 is still being relayed
 //     when the next request comes: that request must not reach the
-//     provider (DESIGN §5.5), whether or not the stream has ended.
+//     provider (docs/ARCHITECTURE.md, "Rate buckets"), whether or not the
+//     stream has ended.
 //   - Four concurrent requests get remaining 4, 3, 2, 1; the answer
 //     saying 4 (the oldest view) reaches the router last. The next burst
 //     of four must still be held to the one request left: no 429.

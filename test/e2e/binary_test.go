@@ -11,7 +11,8 @@ import (
 // TestBinary builds the router once and runs each scenario against the
 // real binary: a subprocess on loopback ports, configured by a YAML file,
 // in front of binFake upstreams, stopped with SIGTERM. The scenarios check
-// what the clients got and what the upstreams saw (DESIGN §4, §5).
+// what the clients got and what the upstreams saw (docs/ARCHITECTURE.md,
+// "HTTP surface" and "Behaviour").
 func TestBinary(t *testing.T) {
 	bin := buildRouter(t)
 	t.Run("rate limit", func(t *testing.T) { testBinaryRateLimit(t, bin) })
@@ -43,11 +44,11 @@ func otherDialect(d dialect) dialect {
 // tier 0, a healthy one in tier 1; breaker: trip after 3 consecutive
 // failures, 300ms cooldowns that do not grow. The failing provider
 // recovers once it has failed two probes. Sequential clients throughout.
-// Checked (DESIGN §5.3): after the trip it gets no chat request until a
-// probe succeeded; probes come one at a time, each at least a cooldown
-// after the trip or the failed probe before it, and stop once one
-// succeeded; chat traffic returns; /admin/providers showed it open, then
-// closed; every client got a 200.
+// Checked (docs/ARCHITECTURE.md, "Breaker"): after the trip it gets no
+// chat request until a probe succeeded; probes come one at a time, each at
+// least a cooldown after the trip or the failed probe before it, and stop
+// once one succeeded; chat traffic returns; /admin/providers showed it
+// open, then closed; every client got a 200.
 func testBinaryBreaker(t *testing.T, bin string) {
 	const (
 		cooldown     = 300 * time.Millisecond

@@ -11,7 +11,8 @@
 //	                                                     slow or cut streams)
 //
 // The package has no non-test code; this file only documents it. Its tests
-// hold these invariants of DESIGN §1, §4 and §5:
+// hold these invariants of docs/ARCHITECTURE.md ("Request path", "HTTP
+// surface", "Behaviour"):
 //   - Every request gets exactly one well-formed answer: a chat.completion,
 //     an OpenAI-shaped error with Content-Type application/json, or a 200
 //     event stream that ends with exactly one [DONE] or exactly one error

@@ -22,7 +22,7 @@ type dialect int
 
 const (
 	openaiAPI    dialect = iota // OpenAI chat completions (OpenAI and OpenAI-compatible adapters)
-	anthropicAPI                // Anthropic Messages (PROVIDERS.md §3.2)
+	anthropicAPI                // Anthropic Messages
 )
 
 func (d dialect) String() string {
@@ -57,8 +57,9 @@ type fault struct {
 	delay  time.Duration     // slowFirstToken
 }
 
-// oaiError is an OpenAI-shaped error answer (PROVIDERS.md §2.1). hdr holds
-// header name/value pairs.
+// oaiError is an OpenAI-shaped error answer,
+// {"error":{"message","type","param","code"}}. hdr holds header name/value
+// pairs.
 func oaiError(status int, typ, code, msg string, hdr ...string) fault {
 	b := `{"error":{"message":` + strconv.Quote(msg) + `,"type":` + strconv.Quote(typ) + `,"param":null,"code":`
 	if code == "" {
@@ -69,7 +70,8 @@ func oaiError(status int, typ, code, msg string, hdr ...string) fault {
 	return fault{kind: httpError, status: status, body: b + "}}", header: pairs(hdr)}
 }
 
-// antError is an Anthropic-shaped error answer (PROVIDERS.md §2.3).
+// antError is an Anthropic-shaped error answer,
+// {"type":"error","error":{"type","message"}}.
 func antError(status int, typ, msg string, hdr ...string) fault {
 	b := `{"type":"error","error":{"type":` + strconv.Quote(typ) + `,"message":` + strconv.Quote(msg) +
 		`},"request_id":"req_011CTest"}`

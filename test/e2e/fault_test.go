@@ -85,7 +85,8 @@ const contextMsg = "This model's maximum context length is 8192 tokens. However,
 // TestFaultMatrix injects one fault into the first tier-0 provider the
 // router tries, for each provider dialect and in both modes, and checks the
 // client's one answer, who served it, the attempts, and which upstreams saw
-// a call (DESIGN §4, §5.1, §5.2, §5.8).
+// a call (docs/ARCHITECTURE.md: "HTTP surface", "Classification", "Retries
+// and failover", "Streaming").
 func TestFaultMatrix(t *testing.T) {
 	retryAfter := []string{"Retry-After", "1"}
 	gatewayPage := "<html><body><h1>502 Bad Gateway</h1></body></html>"
@@ -227,7 +228,8 @@ func TestFaultMatrix(t *testing.T) {
 }
 
 // TestTier0DownDegrades: with both tier-0 providers failing, tier 1 serves
-// on the third attempt and says so (DESIGN §4, §5.7).
+// on the third attempt and says so (docs/ARCHITECTURE.md, "Degradation and
+// shedding").
 func TestTier0DownDegrades(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(modeName(stream), func(t *testing.T) {
@@ -264,7 +266,8 @@ func TestTier0DownDegrades(t *testing.T) {
 }
 
 // TestEveryAttemptFails: three failed attempts give 502 whose message names
-// each provider with its status and kind (DESIGN §4).
+// each provider with its status and kind (docs/ARCHITECTURE.md, "HTTP
+// surface").
 func TestEveryAttemptFails(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(modeName(stream), func(t *testing.T) {
@@ -288,7 +291,8 @@ func TestEveryAttemptFails(t *testing.T) {
 }
 
 // TestEveryProviderRateLimited: when every attempt was rate limited the
-// client gets 429 with a Retry-After (DESIGN §4).
+// client gets 429 with a Retry-After (docs/ARCHITECTURE.md, "HTTP
+// surface").
 func TestEveryProviderRateLimited(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(modeName(stream), func(t *testing.T) {
@@ -307,7 +311,7 @@ func TestEveryProviderRateLimited(t *testing.T) {
 
 // TestEveryBreakerOpen: a 401 opens a breaker at once; once every
 // provider's is open the next request gets 503 with Retry-After without
-// reaching any provider (DESIGN §4, §5.3).
+// reaching any provider (docs/ARCHITECTURE.md, "HTTP surface", "Breaker").
 func TestEveryBreakerOpen(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(modeName(stream), func(t *testing.T) {
@@ -332,7 +336,8 @@ func TestEveryBreakerOpen(t *testing.T) {
 }
 
 // TestRequestDeadline: when every provider hangs past limits.request_timeout
-// the client gets 504 at the deadline (DESIGN §4).
+// the client gets 504 at the deadline (docs/ARCHITECTURE.md, "HTTP
+// surface").
 func TestRequestDeadline(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(modeName(stream), func(t *testing.T) {
@@ -380,7 +385,8 @@ func assertCalls(t *testing.T, ups [3]*upstream, want ...int32) {
 	}
 }
 
-// TestColdBurstIsNotThrottled: adaptive throttling (DESIGN §5.6) rejects
+// TestColdBurstIsNotThrottled: adaptive throttling (docs/ARCHITECTURE.md,
+// "Selection") rejects
 // only when providers refuse work; a burst of concurrent requests to a
 // fresh router whose providers all answer must all be served.
 func TestColdBurstIsNotThrottled(t *testing.T) {

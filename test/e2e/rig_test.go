@@ -284,7 +284,8 @@ func check(rep *reply, stream bool) (answerClass, error) {
 }
 
 // checkErrorObject checks an OpenAI error object; status > 0 also checks
-// error.type against DESIGN §4 where the router, not a provider, owns it.
+// error.type against docs/ARCHITECTURE.md, "HTTP surface", where the
+// router, not a provider, owns it.
 func checkErrorObject(e gjson.Result, status int) error {
 	if !e.IsObject() {
 		return fmt.Errorf("no error object")

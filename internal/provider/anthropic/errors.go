@@ -15,8 +15,8 @@ import (
 const maxMessage = provider.MaxMessage
 
 // errorTypes maps Anthropic's error.type to a kind and the status Anthropic
-// documents for it (PROVIDERS.md §2.3). The status serves error events in
-// a stream, which arrive after a 200.
+// documents for it on its errors page. The status serves error events in a
+// stream, which arrive after a 200.
 var errorTypes = map[string]struct {
 	kind   outcome.Kind
 	status int

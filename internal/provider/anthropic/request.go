@@ -64,8 +64,8 @@ func inField(field string, err error) error {
 // decodeRequest decodes body into cr and reads its stop. The translation
 // reads messages, max_completion_tokens/max_tokens, temperature, top_p,
 // stop, n, user, tools, tool_choice and parallel_tool_calls; the rest has
-// no Messages equivalent and is not translated (PROVIDERS.md §3.4:
-// logprobs, seed, penalties, response_format…).
+// no Messages equivalent and is not translated (logprobs, seed, penalties,
+// response_format…).
 //
 // The error is the one a decoder strict about content and stop stops at:
 // a content (openaiwire.Content.Err) or stop of the wrong type beats any

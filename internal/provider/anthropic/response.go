@@ -12,9 +12,9 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
-// finishReason maps Anthropic's stop_reason to OpenAI's finish_reason
-// (PROVIDERS.md §3.5). Unknown and null reasons are "stop": the message
-// ended normally as far as the client can tell.
+// finishReason maps Anthropic's stop_reason to OpenAI's finish_reason.
+// Unknown and null reasons are "stop": the message ended normally as far
+// as the client can tell.
 func finishReason(stop string) string {
 	switch stop {
 	case "max_tokens", "model_context_window_exceeded":

@@ -21,7 +21,7 @@ import (
 const maxBlocks = 1 << 12
 
 // stream turns Anthropic's Messages event stream into OpenAI
-// chat.completion.chunk payloads (PROVIDERS.md §3.5). Next, Usage and the
+// chat.completion.chunk payloads (see the package doc). Next, Usage and the
 // chunks it returns are for one goroutine; Close may be called from any.
 type stream struct {
 	ctx          context.Context

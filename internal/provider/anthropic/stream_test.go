@@ -13,7 +13,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
-// Anthropic events as the API sends them (PROVIDERS.md §3.2).
+// Anthropic events as the Messages API streams them.
 const (
 	evStart = `{"type":"message_start","message":{"id":"msg_01S","type":"message","role":"assistant","content":[],` +
 		`"model":"claude-haiku-4-5-20251001","stop_reason":null,"stop_sequence":null,` +

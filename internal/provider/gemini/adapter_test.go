@@ -250,7 +250,7 @@ type errorCase struct {
 	code       string
 }
 
-// errorCases are real-shaped Gemini error bodies (PROVIDERS.md §2.4).
+// errorCases are real-shaped Gemini error bodies (google.rpc.Status).
 var errorCases = []errorCase{
 	{
 		name: "429 per-minute with RetryInfo", status: 429,

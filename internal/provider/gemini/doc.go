@@ -1,6 +1,6 @@
 // Package gemini is the adapter for Google's native Gemini API
-// (generativelanguage.googleapis.com, PROVIDERS.md §1.4, §2.4, §3.3). It
-// speaks OpenAI to the proxy and Gemini to the provider:
+// (generativelanguage.googleapis.com). It speaks OpenAI to the proxy and
+// Gemini to the provider:
 //
 //	OpenAI chat.completions ──► POST {base}/{ver}/models/{m}:generateContent
 //	                            POST {base}/{ver}/models/{m}:streamGenerateContent?alt=sse

@@ -20,7 +20,7 @@ const maxMessage = provider.MaxMessage
 // headers: a hostile or broken body must not park a provider for years.
 const maxRetryDelay = 24 * time.Hour
 
-// rpcStatus is the google.rpc.Status error body (PROVIDERS.md §2.4). One
+// rpcStatus is the google.rpc.Status error body Gemini answers with. One
 // struct covers the detail types read here: RetryInfo (retryDelay),
 // QuotaFailure (violations) and ErrorInfo (reason).
 type rpcStatus struct {

@@ -52,9 +52,9 @@ func (u usage) wire() *openaiwire.Usage {
 	return w
 }
 
-// finishReason maps a Gemini finishReason to OpenAI's (PROVIDERS.md §3.5);
-// "" stays "" (not finished). toolCalls says the candidate emitted
-// function calls, which OpenAI reports as finish_reason tool_calls.
+// finishReason maps a Gemini finishReason to OpenAI's; "" stays "" (not
+// finished). toolCalls says the candidate emitted function calls, which
+// OpenAI reports as finish_reason tool_calls.
 func finishReason(r string, toolCalls bool) string {
 	switch r {
 	case "":

@@ -46,8 +46,8 @@ func (f Flavor) String() string {
 // no base_url.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// DefaultAPIVersion is the Azure api-version used when none is configured
-// (the GA version PROVIDERS.md §1.2, §5 document).
+// DefaultAPIVersion is the Azure api-version used when none is configured:
+// a generally available (non-preview) data-plane version.
 const DefaultAPIVersion = "2024-10-21"
 
 // APIVersionV1 selects the Azure v1 API (/openai/v1/..., no api-version
@@ -419,7 +419,7 @@ func hasErrorField(doc []byte) bool {
 	return res[1].Str == "error"
 }
 
-// Probe checks the provider on its free models endpoint (PROVIDERS.md §5):
+// Probe checks the provider on its free models endpoint:
 // GET {base}/models, or for Azure {base}/openai/models?api-version=V
 // ({base}/openai/v1/models for the v1 API). It proves network and key
 // only, not a model or deployment. nil means a 2xx; otherwise the error

@@ -18,11 +18,11 @@ import (
 // block, permanent for the provider as far as routing is concerned.
 const quotaWait = time.Hour
 
-// ClassifyError turns one error answer into an *outcome.Error (DESIGN
-// §5.1, PROVIDERS.md §2). status is the HTTP status; 0 (or any status below
-// 400) means the answer carried no HTTP error status: an error event inside
-// a 200 stream, or a 200 whose body is an error. h may be nil. now is the
-// reference for an HTTP-date Retry-After.
+// ClassifyError turns one error answer into an *outcome.Error
+// (docs/ARCHITECTURE.md, "Classification"). status is the HTTP status; 0
+// (or any status below 400) means the answer carried no HTTP error status:
+// an error event inside a 200 stream, or a 200 whose body is an error. h
+// may be nil. now is the reference for an HTTP-date Retry-After.
 //
 // It starts from outcome.ForStatus(status) and fills Type, Code, Param and
 // Message from the body, which may be any of the shapes the family uses:
@@ -208,7 +208,7 @@ func kindFromFields(f errorFields) outcome.Kind {
 }
 
 // isQuota reports a code or type that means out of money or over a spend
-// limit (PROVIDERS.md §2.1).
+// limit, as OpenAI, Azure and OpenAI-compatible clouds name it.
 func isQuota(s string) bool {
 	return anyFold(s, "insufficient_quota", "credit_balance_exhausted", "organization_spend_limit_exceeded",
 		"project_spend_limit_exceeded", "organization_usage_limit_exceeded", "billing_hard_limit_reached",

@@ -19,9 +19,10 @@
 //     fields the router needs (usage, error fields) from the raw bytes, and
 //     the answer's bytes reach the proxy exactly as the provider sent them.
 //   - Every failure Do, Probe or a Stream returns carries exactly one
-//     *outcome.Error, classified here and nowhere else (DESIGN §5.1):
-//     transport failures by provider.TransportError, HTTP errors and
-//     in-stream error events by ClassifyError.
+//     *outcome.Error, classified here and nowhere else
+//     (docs/ARCHITECTURE.md, "Classification"): transport failures by
+//     provider.TransportError, HTTP errors and in-stream error events by
+//     ClassifyError.
 //   - A stream ends with io.EOF only after the provider's "data: [DONE]".
 //     A body that ends without it is a cut (outcome.Network), never a
 //     whole answer, and no stream error ever wraps io.EOF.

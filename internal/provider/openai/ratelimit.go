@@ -28,7 +28,8 @@ const (
 )
 
 // ParseRateLimit reads the budget an OpenAI-family response announced
-// (PROVIDERS.md §1.1, §1.2, §1.5). Every header is optional:
+// (OpenAI, Azure, and the OpenAI-compatible clouds that copy OpenAI's
+// headers). Every header is optional:
 //   - x-ratelimit-limit-{requests,tokens}: absent, malformed, negative or 0
 //     is unknown (-1). Azure sends 0 and -1 meaning "not reported".
 //   - x-ratelimit-remaining-{requests,tokens}: absent, malformed or

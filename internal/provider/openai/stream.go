@@ -78,7 +78,7 @@ func (s *stream) Next() ([]byte, error) {
 		}
 		if hasErrorField(data) {
 			// A 200 stream carries no error status; the event's own code
-			// and type decide (PROVIDERS.md §2.1 "Mid-stream").
+			// and type decide.
 			e := ClassifyError(0, nil, data, time.Time{})
 			if e.Message == "" {
 				e.Message = "an error occurred during streaming"
