@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
@@ -62,7 +63,8 @@ func (r *Request) AppendBody(dst []byte) []byte {
 		return append(dst, r.Body...)
 	}
 	dst = append(dst, r.Body[:r.ModelStart]...)
-	dst = AppendJSONString(dst, r.Model)
+	// A string always encodes, and a pointer costs no allocation.
+	dst, _ = openaiwire.Append(dst, &r.Model)
 	return append(dst, r.Body[r.ModelEnd:]...)
 }
 
