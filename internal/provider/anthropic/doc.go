@@ -29,7 +29,8 @@
 //     has them (ParseRateLimit); counts below zero mean unknown.
 //
 // The stream parses each event with gjson over the SSE reader's own buffer
-// and copies string values into the chunk as the JSON literals Anthropic
-// sent (after validating the event), so relaying text does not decode and
-// re-encode it.
+// (after validating it), fills in one openaiwire.ChatCompletionChunk it
+// reuses, whose strings point into the event, and encodes it with the
+// openaiwire.Encoder it keeps for its life before the next event is read:
+// text is decoded and encoded again, but an event allocates nothing.
 package anthropic
