@@ -13,6 +13,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
@@ -91,15 +93,15 @@ func FuzzParseFields(f *testing.F) {
 	f.Fuzz(func(t *testing.T, opn uint8, body []byte) {
 		op := fuzzOps[int(opn)%len(fuzzOps)].op
 		in := bytes.Clone(body)
-		fl, aerr := parseFields(op, in)
+		fl, aerr := intake.Parse(op, in)
 		if !bytes.Equal(in, body) {
 			t.Fatalf("parseFields changed the body:\n got %q\nwant %q", in, body)
 		}
 		if aerr != nil {
-			if aerr.status != http.StatusBadRequest || aerr.typ != "invalid_request_error" || aerr.message == "" {
-				t.Fatalf("refusal status %d type %q message %q, want 400 invalid_request_error with a message", aerr.status, aerr.typ, aerr.message)
+			if aerr.Status != http.StatusBadRequest || aerr.Type != "invalid_request_error" || aerr.Message == "" {
+				t.Fatalf("refusal status %d type %q message %q, want 400 invalid_request_error with a message", aerr.Status, aerr.Type, aerr.Message)
 			}
-			if e := appendErrorJSON(nil, aerr.typ, aerr.code, aerr.param, aerr.message); !json.Valid(e) {
+			if e := openaiwire.AppendError(nil, openaiwire.Error{Type: aerr.Type, Code: aerr.Code, Param: aerr.Param, Message: aerr.Message}); !json.Valid(e) {
 				t.Fatalf("error body is not valid JSON: %q", e)
 			}
 			return
@@ -107,19 +109,19 @@ func FuzzParseFields(f *testing.F) {
 		if !json.Valid(body) {
 			t.Fatalf("accepted a body encoding/json rejects: %q", body)
 		}
-		if fl.model == "" || fl.maxTokens < 0 || (op == provider.OpEmbeddings && fl.stream) {
+		if fl.Model == "" || fl.MaxTokens < 0 || (op == provider.OpEmbeddings && fl.Stream) {
 			t.Fatalf("accepted fields %+v for op %s", fl, op)
 		}
-		if fl.modelStart < 0 || fl.modelEnd > len(body) || fl.modelEnd-fl.modelStart < 2 {
-			t.Fatalf("model span [%d, %d) out of the %d-byte body", fl.modelStart, fl.modelEnd, len(body))
+		if fl.ModelStart < 0 || fl.ModelEnd > len(body) || fl.ModelEnd-fl.ModelStart < 2 {
+			t.Fatalf("model span [%d, %d) out of the %d-byte body", fl.ModelStart, fl.ModelEnd, len(body))
 		}
-		span := body[fl.modelStart:fl.modelEnd]
+		span := body[fl.ModelStart:fl.ModelEnd]
 		var decoded string
 		if span[0] != '"' || json.Unmarshal(span, &decoded) != nil {
 			t.Fatalf("model span %q is not a JSON string literal", span)
 		}
-		if want := fuzzUTF8(fl.model); decoded != want {
-			t.Fatalf("model span %q decodes to %q, but parseFields returned %q", span, decoded, fl.model)
+		if want := fuzzUTF8(fl.Model); decoded != want {
+			t.Fatalf("model span %q decodes to %q, but parseFields returned %q", span, decoded, fl.Model)
 		}
 		var top map[string]json.RawMessage
 		if err := json.Unmarshal(body, &top); err != nil {
@@ -129,13 +131,13 @@ func FuzzParseFields(f *testing.F) {
 			t.Fatalf("top-level model is %q, but the span is %q", got, span)
 		}
 		for _, m := range []string{"p-model", "gpt-4o-mini", "", `a"b\c` + "\x00\n\u2028", "bad\xffutf8"} {
-			r := provider.Request{Op: op, Model: m, Body: body, ModelStart: fl.modelStart, ModelEnd: fl.modelEnd}
+			r := provider.Request{Op: op, Model: m, Body: body, ModelStart: fl.ModelStart, ModelEnd: fl.ModelEnd}
 			out := r.AppendBody(nil)
 			if !gjson.ValidBytes(out) || !json.Valid(out) {
 				t.Fatalf("AppendBody(%q) gave invalid JSON: %q", m, out)
 			}
-			lit := provider.AppendJSONString(nil, m)
-			if !bytes.HasPrefix(out, body[:fl.modelStart]) || !bytes.HasSuffix(out, body[fl.modelEnd:]) ||
+			lit, _ := openaiwire.Append(nil, &m)
+			if !bytes.HasPrefix(out, body[:fl.ModelStart]) || !bytes.HasSuffix(out, body[fl.ModelEnd:]) ||
 				len(out) != len(body)-len(span)+len(lit) {
 				t.Fatalf("AppendBody(%q) changed more than the model: %q", m, out)
 			}
@@ -145,12 +147,12 @@ func FuzzParseFields(f *testing.F) {
 				t.Fatalf("AppendBody(%q) gave model %q in %q", m, swapped["model"], out)
 			}
 		}
-		model := fl.model
+		model := fl.Model
 		for i := range in {
 			in[i] = 'x'
 		}
-		if fl.model != model {
-			t.Fatalf("returned model aliases the body: %q became %q", model, fl.model)
+		if fl.Model != model {
+			t.Fatalf("returned model aliases the body: %q became %q", model, fl.Model)
 		}
 	})
 }
@@ -208,17 +210,17 @@ func FuzzHandler(f *testing.F) {
 	f.Fuzz(func(t *testing.T, opn uint8, body []byte) {
 		route := fuzzOps[int(opn)%len(fuzzOps)]
 		wantStatus, wantStream := http.StatusOK, false
-		switch fl, aerr := parseFields(route.op, body); {
+		switch fl, aerr := intake.Parse(route.op, body); {
 		case len(body) > fuzzMaxBody:
 			wantStatus = http.StatusRequestEntityTooLarge
 		case len(body) == 0:
 			wantStatus = http.StatusBadRequest
 		case aerr != nil:
-			wantStatus = aerr.status
-		case fl.model != "m":
+			wantStatus = aerr.Status
+		case fl.Model != "m":
 			wantStatus = http.StatusNotFound
 		default:
-			wantStream = fl.stream
+			wantStream = fl.Stream
 		}
 
 		a.last.Store(nil)

@@ -25,7 +25,7 @@ var (
 	valNoCache     = []string{"no-cache"}
 	valNo          = []string{"no"}
 	valTrue        = []string{"true"}
-	valClose       = []string{"close"}
+	valBearerRealm = []string{`Bearer realm="llmrouter"`}
 )
 
 // setHeader sets a canonical key to one value.

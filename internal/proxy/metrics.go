@@ -62,7 +62,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
 	}
 	bodyBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "body_buffer_bytes",
 		Help: "Memory held by request bodies now, against limits.body_buffer_bytes."},
-		func() float64 { return float64(s.bodies.used.Load()) })
+		func() float64 { return float64(s.bodies.Used()) })
 	reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.degraded, m.retries, m.backoff, m.fallbacks,
 		m.shed, m.writeTimeouts, bodyBytes, &stateCollector{s: s})
 	return m

@@ -544,38 +544,48 @@ func TestLastAttemptKeptForFallbackTier(t *testing.T) {
 	}
 }
 
-// TestBodyBudget: a body that would take the body budget past
-// limits.body_buffer_bytes gets 503 with Retry-After and Connection:
-// close, nothing reaches the provider, and the budget is whole again
-// after every request.
+// TestBodyBudget: while one request holds the body budget (its provider
+// has not answered), a body that would pass limits.body_buffer_bytes gets
+// 503 with Retry-After and Connection: close, and nothing reaches the
+// provider; once every request has ended the budget is whole again.
 func TestBodyBudget(t *testing.T) {
-	calls := 0
+	held, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
 	a := &fake{do: func(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-		calls++
+		if calls.Add(1) == 1 {
+			close(held)
+			<-release
+		}
 		return ok(`{"id":"x","object":"chat.completion","choices":[]}`)(ctx, req)
 	}}
-	s := newServer(t, LimitsConfig{MaxBodyBytes: 64 << 10, BodyBufferBytes: 64 << 10}, nil, target{name: "p", a: a})
+	// 6 KiB: one body's first 4 KiB buffer fits, a second does not.
+	s := newServer(t, LimitsConfig{MaxBodyBytes: 6 << 10, BodyBufferBytes: 6 << 10}, nil, target{name: "p", a: a})
 	h := s.Handler()
-	post := func(body string) *httptest.ResponseRecorder {
+	post := func() *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body)))
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(chatBody)))
 		return rec
 	}
-	if rec := post(chatBody); rec.Code != http.StatusOK {
-		t.Fatalf("within the budget: got %d %s", rec.Code, rec.Body)
-	}
-	s.bodies.take(62<<10, 64<<10) // other bodies hold all but 2 KiB
-	rec := post(chatBody)
+	first := make(chan *httptest.ResponseRecorder)
+	go func() { first <- post() }()
+	<-held
+	rec := post()
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" ||
 		rec.Header().Get("Connection") != "close" || *decodeErr(t, rec.Body.Bytes()).Error.Code != "service_unavailable" {
-		t.Fatalf("over the budget: got %d Retry-After %q Connection %q %s, want 503, Retry-After 1, Connection: close",
+		t.Errorf("over the budget: got %d Retry-After %q Connection %q %s, want 503, Retry-After 1, Connection: close",
 			rec.Code, rec.Header().Get("Retry-After"), rec.Header().Get("Connection"), rec.Body)
 	}
-	s.bodies.give(62 << 10)
-	if calls != 1 {
-		t.Errorf("the provider got %d calls, want 1", calls)
+	close(release)
+	if rec := <-first; rec.Code != http.StatusOK {
+		t.Errorf("the request holding the budget: got %d %s", rec.Code, rec.Body)
 	}
-	if got := s.bodies.used.Load(); got != 0 {
+	if rec := post(); rec.Code != http.StatusOK {
+		t.Errorf("after the budget came back: got %d %s", rec.Code, rec.Body)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("the provider got %d calls, want 2", n)
+	}
+	if got := s.bodies.Used(); got != 0 {
 		t.Errorf("budget in use after every request ended: %d bytes, want 0", got)
 	}
 }

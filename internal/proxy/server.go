@@ -19,6 +19,8 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -96,7 +98,7 @@ type Server struct {
 	idPrefix string
 	idSeq    atomic.Uint64
 	set      *upstream.Set // the providers' runtimes
-	bodies   budget        // request body bytes held (limits.body_buffer_bytes)
+	bodies   intake.Budget // request body bytes held (limits.body_buffer_bytes)
 	now      func() time.Time
 	m        *metrics
 
@@ -242,7 +244,7 @@ func (s *Server) Close() {
 	s.set.Close()
 }
 
-// Handler returns the API handler (the routes of DESIGN §4).
+// Handler returns the API handler (docs/ARCHITECTURE.md, "HTTP surface").
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpChat) })
@@ -291,73 +293,48 @@ func (st *state) authorized(r *http.Request) bool {
 	return ok == 1
 }
 
-func (s *Server) checkAuth(w http.ResponseWriter, r *http.Request, st *state) bool {
-	if st.authorized(r) {
-		return true
-	}
-	if r.ContentLength != 0 {
-		endConnection(w) // the body is not read for an unknown client
-	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="llmrouter"`)
-	writeError(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "",
-		"missing or invalid API key: send Authorization: Bearer <key>", 0)
-	return false
-}
-
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	st := s.st.Load()
-	w.Header().Set("X-Request-ID", s.requestID(r))
-	if !s.checkAuth(w, r, st) {
+	ex := s.newExchange(r, w, st, provider.OpChat)
+	if !st.authorized(r) {
+		s.answer(w, ex, unauthorized(r))
 		return
 	}
-	names := st.models.Names()
-	b := make([]byte, 0, 64+len(names)*96)
-	b = append(b, `{"object":"list","data":[`...)
-	for i, n := range names {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendModel(b, n, st.created)
+	list := openaiwire.ModelList{Object: openaiwire.ObjectList, Data: make([]openaiwire.Model, 0, len(st.models.Names()))}
+	for _, n := range st.models.Names() {
+		list.Data = append(list.Data, model(n, st.created))
 	}
-	b = append(b, "]}\n"...)
-	writeJSON(w, b)
+	b, _ := openaiwire.Append(nil, &list)
+	s.answer(w, ex, result{json: append(b, '\n')})
 }
 
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	st := s.st.Load()
-	w.Header().Set("X-Request-ID", s.requestID(r))
-	if !s.checkAuth(w, r, st) {
+	ex := s.newExchange(r, w, st, provider.OpChat)
+	if !st.authorized(r) {
+		s.answer(w, ex, unauthorized(r))
 		return
 	}
 	name := r.PathValue("model")
 	if st.models.Lookup(name) == nil {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
-			"the model "+quote(name)+" does not exist", 0)
+		s.answer(w, ex, result{err: modelNotFound(name)})
 		return
 	}
-	writeJSON(w, append(appendModel(nil, name, st.created), '\n'))
+	m := model(name, st.created)
+	b, _ := openaiwire.Append(nil, &m)
+	s.answer(w, ex, result{json: append(b, '\n')})
 }
 
-func appendModel(b []byte, name string, created int64) []byte {
-	b = append(b, `{"id":`...)
-	b = provider.AppendJSONString(b, name)
-	b = append(b, `,"object":"model","created":`...)
-	b = strconv.AppendInt(b, created, 10)
-	return append(b, `,"owned_by":"llmrouter"}`...)
-}
-
-func writeJSON(w http.ResponseWriter, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+func model(name string, created int64) openaiwire.Model {
+	return openaiwire.Model{ID: name, Object: openaiwire.ObjectModel, Created: created, OwnedBy: "llmrouter"}
 }
 
 func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Request-ID", s.requestID(r))
-	if r.ContentLength != 0 {
-		endConnection(w) // the body of an unknown route is not read
-	}
+	ex := s.newExchange(r, w, s.st.Load(), provider.OpChat)
+	// The body of an unknown route is not read: the answer ends the
+	// connection.
+	e := &intake.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
+		Message: "unknown route " + r.Method + " " + intake.Quote(r.URL.Path), EndConn: r.ContentLength != 0}
 	switch r.URL.Path {
 	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models":
 		allow := "POST"
@@ -365,12 +342,9 @@ func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 			allow = "GET"
 		}
 		w.Header().Set("Allow", allow)
-		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", "",
-			r.Method+" is not allowed on "+r.URL.Path+": use "+allow, 0)
-		return
+		e.Status, e.Code, e.Message = http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path+": use "+allow
 	}
-	writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", "",
-		"unknown route "+r.Method+" "+quote(r.URL.Path), 0)
+	s.answer(w, ex, result{err: e})
 }
 
 // ProviderStatus is one row of GET /admin/providers.

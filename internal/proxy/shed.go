@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/llmrouter/llmrouter/internal/intake"
 )
 
-// Priority shedding (DESIGN §5.7): when more than shed_open_fraction of the
+// Priority shedding (docs/ARCHITECTURE.md, "Degradation and shedding"): when more than shed_open_fraction of the
 // providers have open breakers, the router is short of capacity. Low
 // priority is refused at once (503, Retry-After: the earliest reopening);
 // normal priority waits in a bounded queue for one of a bounded number of
@@ -51,26 +53,21 @@ func (s *Server) openShare(st *state, now time.Time) (float64, time.Duration) {
 	return float64(open) / float64(len(st.order)), soonest
 }
 
-// shed applies priority shedding. done means the request was answered;
+// shed applies priority shedding. A refusal is the answer to give;
 // release, when not nil, frees the request's shedding slot.
-func (s *Server) shed(ctx context.Context, w http.ResponseWriter, r *http.Request, ex *exchange, st *state) (done bool, release func()) {
+func (s *Server) shed(ctx context.Context, r *http.Request, st *state) (release func(), refusal *intake.Error) {
 	prio, ok := priority(r)
 	if !ok {
-		ex.status = http.StatusBadRequest
-		writeError(w, ex.status, "invalid_request_error", "invalid_request_error", "",
-			"X-LLMRouter-Priority must be high, normal or low", 0)
-		return true, nil
+		return nil, intake.BadRequest("", "X-LLMRouter-Priority must be high, normal or low")
 	}
 	share, reopen := s.openShare(st, s.now())
 	if share <= st.shedAbove || prio == "high" {
-		return false, nil
+		return nil, nil
 	}
-	refuse := func() (bool, func()) {
+	refuse := func() (func(), *intake.Error) {
 		s.m.shed.WithLabelValues(prio).Inc()
-		ex.status = http.StatusServiceUnavailable
-		writeError(w, ex.status, "server_error", "service_unavailable", "",
-			"most providers are unavailable; "+prio+" priority requests are shed, retry later", max(reopen, time.Second))
-		return true, nil
+		return nil, &intake.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
+			Message: "most providers are unavailable; " + prio + " priority requests are shed, retry later", RetryAfter: max(reopen, time.Second)}
 	}
 	if prio == "low" {
 		return refuse()
@@ -84,7 +81,7 @@ func (s *Server) shed(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	defer t.Stop()
 	select {
 	case s.shedSlots <- struct{}{}:
-		return false, func() { <-s.shedSlots }
+		return func() { <-s.shedSlots }, nil
 	case <-t.C:
 		return refuse()
 	case <-ctx.Done():

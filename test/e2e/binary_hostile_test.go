@@ -244,11 +244,10 @@ func testHostileStalledBodies(t *testing.T, bin string) {
 		providers: []binProvider{{fake: fake, typ: "openai_compatible"}},
 		limits:    "max_body_bytes: 1048576, body_buffer_bytes: 2097152, body_read_timeout: 20s",
 	})
-	// 100 KiB each: a 256 KiB buffer each. Seven hold 1.75 MiB; an eighth
-	// cannot grow past 32 KiB (a buffer that grows is charged for both
-	// sizes while its bytes move: both are in memory).
+	// 100 KiB each: a 256 KiB buffer each, so eight fill the 2 MiB
+	// budget and a ninth cannot have even its first 4 KiB.
 	part := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 100<<10)
-	for range 7 {
+	for range 8 {
 		c, err := net.Dial("tcp", p.apiAddr)
 		if err != nil {
 			t.Fatal(err)
@@ -258,8 +257,8 @@ func testHostileStalledBodies(t *testing.T, bin string) {
 			t.Fatal(err)
 		}
 	}
-	if !eventually(10*time.Second, func() bool { return p.metricValue(t, "llmrouter_body_buffer_bytes") == 7*256<<10 }) {
-		t.Fatalf("llmrouter_body_buffer_bytes = %v, want %d", p.metricValue(t, "llmrouter_body_buffer_bytes"), 7*256<<10)
+	if !eventually(10*time.Second, func() bool { return p.metricValue(t, "llmrouter_body_buffer_bytes") == 8*256<<10 }) {
+		t.Fatalf("llmrouter_body_buffer_bytes = %v, want %d", p.metricValue(t, "llmrouter_body_buffer_bytes"), 8*256<<10)
 	}
 	rr, _, err := rawRequest(t, p.apiAddr, chatHead(p.apiAddr, 1_000_000), []byte(part), 10*time.Second)
 	if err != nil {
