@@ -326,9 +326,7 @@ func (c *Config) Validate() error {
 	if k := c.Routing.AdaptiveThrottleK; k != 0 && !(k >= 1 && k < 1e6) {
 		add(fmt.Errorf("routing.adaptive_throttle_k: must be 0 (off) or at least 1, got %g", k))
 	}
-	if f := c.Routing.ShedOpenFraction; !(f > 0 && f <= 1) {
-		add(fmt.Errorf("routing.shed_open_fraction: must be in (0, 1], got %g", f))
-	}
+	add(proxy.ValidateShedOpenFraction(c.Routing.ShedOpenFraction))
 	add(c.Breaker.Validate())
 	if c.ShutdownTimeout < 0 {
 		add(fmt.Errorf("shutdown_timeout: must not be negative, got %s", c.ShutdownTimeout))

@@ -14,6 +14,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/relay"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
@@ -276,7 +277,7 @@ func (s *Server) attempt(ctx context.Context, ex *exchange, up *prov, tg route.T
 		// The headers came before the stream: their budget applies now,
 		// not when the stream ends.
 		permit.Observe(s.now(), resp.RateLimit)
-		held, err = preamble(resp.Stream)
+		held, err = relay.Preamble(resp.Stream)
 		if err != nil {
 			resp.Stream.Close()
 		}

@@ -21,9 +21,6 @@ const (
 // reads header values, so sharing them across responses is safe.
 var (
 	valJSON        = []string{"application/json"}
-	valEventStream = []string{"text/event-stream"}
-	valNoCache     = []string{"no-cache"}
-	valNo          = []string{"no"}
 	valTrue        = []string{"true"}
 	valBearerRealm = []string{`Bearer realm="llmrouter"`}
 )

@@ -23,6 +23,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/shed"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -102,8 +103,7 @@ type Server struct {
 	now      func() time.Time
 	m        *metrics
 
-	shedSlots   chan struct{} // normal-priority slots while shedding
-	shedWaiting atomic.Int32
+	shedGate *shed.Gate // normal-priority slots while shedding
 	// streamWarn thins the after-commit stream failure warning: under a
 	// failing provider at thousands of requests per second, one line per
 	// few seconds says enough (the metrics count every one).
@@ -116,7 +116,7 @@ type Server struct {
 // New returns a Server for opts and starts its providers' prober loops;
 // Close stops them.
 func New(opts Options) (*Server, error) {
-	s := &Server{log: opts.Logger, now: opts.Now, shedSlots: make(chan struct{}, shedSlots),
+	s := &Server{log: opts.Logger, now: opts.Now, shedGate: shed.New(),
 		streamWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
 	if s.now == nil {
 		s.now = time.Now
@@ -136,6 +136,35 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// DefaultShedOpenFraction is routing.shed_open_fraction's default.
+const DefaultShedOpenFraction = 0.5
+
+// withDefaults fills zero fields with their packages' defaults.
+func (o Options) withDefaults() Options {
+	o.Limits = o.Limits.WithDefaults()
+	if o.Retry == (backoff.Config{}) {
+		o.Retry = backoff.DefaultConfig()
+	}
+	if o.Breaker == (breaker.Config{}) {
+		o.Breaker = breaker.DefaultConfig()
+	}
+	if o.Weights == (route.Weights{}) {
+		o.Weights = route.DefaultWeights()
+	}
+	if o.ShedOpenFraction == 0 {
+		o.ShedOpenFraction = DefaultShedOpenFraction
+	}
+	return o
+}
+
+// ValidateShedOpenFraction checks routing.shed_open_fraction.
+func ValidateShedOpenFraction(f float64) error {
+	if !(f > 0 && f <= 1) {
+		return fmt.Errorf("routing.shed_open_fraction: must be in (0, 1], got %g", f)
+	}
+	return nil
+}
+
 // Update replaces the routing state. Requests in flight finish on the state
 // they started with. Providers whose settings did not change keep their
 // runtime (breaker, buckets, stats); the others start fresh.
@@ -143,33 +172,12 @@ func (s *Server) Update(opts Options) error {
 	if opts.Models == nil {
 		return errors.New("proxy: no model table")
 	}
-	if err := opts.Limits.Validate(); err != nil {
+	opts = opts.withDefaults()
+	// The same Validate functions the config loader runs: a Server built
+	// without a config file (tests, embedding) is held to the same rules.
+	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Breaker.Validate(), opts.Weights.Validate(),
+		ValidateShedOpenFraction(opts.ShedOpenFraction)); err != nil {
 		return err
-	}
-	opts.Limits = opts.Limits.WithDefaults()
-	if opts.Retry == (backoff.Config{}) {
-		opts.Retry = backoff.DefaultConfig()
-	}
-	if err := opts.Retry.Validate(); err != nil {
-		return err
-	}
-	if opts.Breaker == (breaker.Config{}) {
-		opts.Breaker = breaker.DefaultConfig()
-	}
-	if err := opts.Breaker.Validate(); err != nil {
-		return err
-	}
-	if opts.Weights == (route.Weights{}) {
-		opts.Weights = route.DefaultWeights()
-	}
-	if err := opts.Weights.Validate(); err != nil {
-		return err
-	}
-	if opts.ShedOpenFraction == 0 {
-		opts.ShedOpenFraction = 0.5
-	}
-	if !(opts.ShedOpenFraction > 0 && opts.ShedOpenFraction <= 1) {
-		return fmt.Errorf("routing.shed_open_fraction: must be in (0, 1], got %g", opts.ShedOpenFraction)
 	}
 	st := &state{
 		providers: make(map[string]*prov, len(opts.Providers)),

@@ -44,7 +44,8 @@ func (s *Set) Freed() <-chan struct{} { return s.freed.C() }
 // Upstream whose Settings did not change is kept with all it has learned
 // (breaker, buckets, stats); the others start fresh. Every prober restarts
 // with its spec's Probe; the series of providers no longer configured are
-// deleted. Names must be unique and every Breaker valid.
+// deleted. Names must be unique; every Breaker must pass Validate (the
+// caller's config checks ran it; New panics otherwise).
 func (s *Set) Update(specs []Spec) ([]*Upstream, error) {
 	seen := make(map[string]bool, len(specs))
 	var errs []error
@@ -53,9 +54,6 @@ func (s *Set) Update(specs []Spec) ([]*Upstream, error) {
 			errs = append(errs, fmt.Errorf("providers: duplicate provider %q", sp.Provider.Name))
 		}
 		seen[sp.Provider.Name] = true
-		if err := sp.Breaker.Validate(); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

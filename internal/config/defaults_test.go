@@ -1,0 +1,39 @@
+package config
+
+import (
+	"testing"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/route"
+)
+
+// TestEmbeddedDefaultsAreThePackagesDefaults: every default has one
+// source, the Go package that owns the setting (DefaultConfig,
+// WithDefaults); the embedded default file spells the same values out so
+// that environment overrides reach every key. This test keeps the two
+// equal.
+func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Breaker, breaker.DefaultConfig(); got != want {
+		t.Errorf("breaker: embedded %+v, package default %+v", got, want)
+	}
+	if got, want := c.Routing.Retry, backoff.DefaultConfig(); got != want {
+		t.Errorf("routing.retry: embedded %+v, package default %+v", got, want)
+	}
+	if got, want := c.Routing.ScoreWeights, route.DefaultWeights(); got != want {
+		t.Errorf("routing.score_weights: embedded %+v, package default %+v", got, want)
+	}
+	want := proxy.LimitsConfig{MaxBodyBytes: 10 << 20, RequestTimeout: 300 * time.Second}.WithDefaults()
+	if c.Limits != want {
+		t.Errorf("limits: embedded %+v, package defaults %+v", c.Limits, want)
+	}
+	if c.Routing.ShedOpenFraction != proxy.DefaultShedOpenFraction {
+		t.Errorf("routing.shed_open_fraction: embedded %v, package default %v", c.Routing.ShedOpenFraction, proxy.DefaultShedOpenFraction)
+	}
+}
