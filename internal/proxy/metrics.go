@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -12,7 +10,6 @@ var (
 	latencyBuckets  = []float64{.025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600}
 	ttftBuckets     = []float64{.01, .025, .05, .1, .25, .5, 1, 2, 5, 10, 20, 60}
 	overheadBuckets = []float64{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 50e-3, 100e-3}
-	backoffBuckets  = []float64{.05, .1, .25, .5, 1, 2, 4, 8, 16, 32, 60}
 )
 
 // metrics are the proxy's Prometheus series (docs/ARCHITECTURE.md,
@@ -26,9 +23,6 @@ type metrics struct {
 	ttft          *prometheus.HistogramVec // model
 	overhead      prometheus.Histogram
 	degraded      *prometheus.CounterVec // model
-	retries       *prometheus.CounterVec // provider
-	backoff       prometheus.Histogram
-	fallbacks     *prometheus.CounterVec // from_tier, to_tier
 	shed          *prometheus.CounterVec // priority
 	writeTimeouts prometheus.Counter
 }
@@ -49,12 +43,6 @@ func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
 			Help: "Time spent in the router itself, not waiting on providers, up to the commit point.", Buckets: overheadBuckets}),
 		degraded: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "degraded_responses_total",
 			Help: "Responses served by a tier below the model's best."}, []string{"model"}),
-		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "retries_total",
-			Help: "Attempts after a request's first, by the provider retried or failed over to."}, []string{"provider"}),
-		backoff: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "retry_backoff_seconds",
-			Help: "Waits before retrying (backoff, Retry-After, bucket refill, free slot).", Buckets: backoffBuckets}),
-		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "fallbacks_total",
-			Help: "Attempts that moved from one tier to another."}, []string{"from_tier", "to_tier"}),
 		shed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "shed_requests_total",
 			Help: "Requests refused by priority shedding while most providers were open."}, []string{"priority"}),
 		writeTimeouts: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "client_write_timeouts_total",
@@ -63,13 +51,9 @@ func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
 	bodyBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "body_buffer_bytes",
 		Help: "Memory held by request bodies now, against limits.body_buffer_bytes."},
 		func() float64 { return float64(s.bodies.Used()) })
-	reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.degraded, m.retries, m.backoff, m.fallbacks,
+	reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.degraded,
 		m.shed, m.writeTimeouts, bodyBytes, &stateCollector{s: s})
 	return m
-}
-
-func (m *metrics) fallback(from, to int) {
-	m.fallbacks.WithLabelValues(strconv.Itoa(from), strconv.Itoa(to)).Inc()
 }
 
 // stateCollector reads the score and the system's health at scrape time.

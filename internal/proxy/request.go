@@ -5,42 +5,19 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
-	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/ratelimit"
-	"github.com/llmrouter/llmrouter/internal/route"
 )
 
-// failure is one failed attempt, for the 502 message and the logs.
-type failure struct {
-	provider string
-	status   int
-	kind     outcome.Kind
-	err      *outcome.Error
-}
-
-// exchange is one client request's progress through its attempts, for
-// the answer, the log line and the metrics.
+// exchange is one client request: its attempts (failover.Run) and what
+// the answer, the log line and the metrics need.
 type exchange struct {
-	start    time.Time
-	id       string
-	op       provider.Op
-	model    *route.Model
-	attempts int
-	upstream time.Duration // time spent waiting on providers
-	failures []failure
-	status   int // what the client got; 0 until answered
-	served   string
-	// supported is false when no target of the model serves the op.
-	supported bool
-	// cands are the targets that serve the op, with their progress.
-	cands []candidate
-	// lastTier is the tier of the latest attempt, for fallbacks_total.
-	lastTier int
-	// waited is the time the latest pause took (backoff, refill, free
-	// slot), for the retry log line; 0 when the retry was immediate.
-	waited time.Duration
+	failover.Run
+	start  time.Time
+	status int // what the client got; 0 until answered
+	served string
 	// overhead is the router's own time up to the commit point; ttft the
 	// time to the first byte of a stream; committed once either is set.
 	overhead, ttft time.Duration
@@ -50,8 +27,8 @@ type exchange struct {
 }
 
 func (s *Server) newExchange(r *http.Request, w http.ResponseWriter, st *state, op provider.Op) *exchange {
-	ex := &exchange{start: time.Now(), id: s.requestID(r), op: op, writeTimeout: st.limits.ClientWriteTimeout}
-	setHeader(w.Header(), hdrRequestID, ex.id)
+	ex := &exchange{Run: failover.Run{ID: s.requestID(r), Op: op}, start: time.Now(), writeTimeout: st.limits.ClientWriteTimeout}
+	setHeader(w.Header(), hdrRequestID, ex.ID)
 	return ex
 }
 
@@ -77,7 +54,7 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 		s.answer(w, ex, result{err: ierr})
 		return
 	}
-	if ex.model = st.models.Lookup(f.Model); ex.model == nil {
+	if ex.Model = st.models.Lookup(f.Model); ex.Model == nil {
 		s.answer(w, ex, result{err: modelNotFound(f.Model)})
 		return
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -73,16 +74,10 @@ type Options struct {
 	Now func() time.Time
 }
 
-// prov is a configured provider: how to reach it and its runtime.
-type prov struct {
-	Provider
-	up *upstream.Upstream
-}
-
 // state is everything a request reads; it is replaced whole by Update.
 type state struct {
-	providers map[string]*prov
-	order     []*prov // config order, for listings
+	providers map[string]*failover.Provider
+	order     []*failover.Provider // config order, for listings
 	models    *route.Table
 	limits    LimitsConfig
 	retry     backoff.Config
@@ -98,8 +93,9 @@ type Server struct {
 	log      *slog.Logger
 	idPrefix string
 	idSeq    atomic.Uint64
-	set      *upstream.Set // the providers' runtimes
-	bodies   intake.Budget // request body bytes held (limits.body_buffer_bytes)
+	set      *upstream.Set  // the providers' runtimes
+	loop     *failover.Loop // the attempt loop
+	bodies   intake.Budget  // request body bytes held (limits.body_buffer_bytes)
 	now      func() time.Time
 	m        *metrics
 
@@ -129,6 +125,7 @@ func New(opts Options) (*Server, error) {
 	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
 	s.m = newMetrics(opts.Registerer, s)
 	s.set = upstream.NewSet(upstream.Options{Now: s.now, Logger: s.log}, opts.Registerer)
+	s.loop = failover.New(failover.Options{Now: s.now, Logger: s.log, Freed: s.set.Freed}, opts.Registerer)
 	if err := s.Update(opts); err != nil {
 		s.set.Close()
 		return nil, err
@@ -180,7 +177,7 @@ func (s *Server) Update(opts Options) error {
 		return err
 	}
 	st := &state{
-		providers: make(map[string]*prov, len(opts.Providers)),
+		providers: make(map[string]*failover.Provider, len(opts.Providers)),
 		models:    opts.Models,
 		limits:    opts.Limits,
 		retry:     opts.Retry,
@@ -188,6 +185,7 @@ func (s *Server) Update(opts Options) error {
 		shedAbove: opts.ShedOpenFraction,
 		created:   time.Now().Unix(),
 	}
+	var secrets [][]string
 	for _, p := range opts.Providers {
 		if p.Adapter == nil {
 			return fmt.Errorf("proxy: provider %q has no adapter", p.Name)
@@ -197,9 +195,10 @@ func (s *Server) Update(opts Options) error {
 		}
 		p.Config = p.Config.WithDefaults()
 		p.Config.Name, p.Config.Type = p.Name, p.Type
-		u := &prov{Provider: p}
+		u := &failover.Provider{Name: p.Name, Adapter: p.Adapter, Config: p.Config}
 		st.providers[p.Name] = u
 		st.order = append(st.order, u)
+		secrets = append(secrets, p.Secrets)
 	}
 	for _, name := range opts.Models.Names() {
 		for _, t := range opts.Models.Lookup(name).Targets {
@@ -218,7 +217,7 @@ func (s *Server) Update(opts Options) error {
 	for i, p := range st.order {
 		specs[i] = upstream.Spec{
 			Settings: upstream.Settings{Provider: p.Config, Breaker: opts.Breaker, ThrottleK: opts.ThrottleK},
-			Secrets:  p.Secrets,
+			Secrets:  secrets[i],
 		}
 		if pr, ok := p.Adapter.(provider.Prober); ok {
 			specs[i].Probe = pr.Probe
@@ -234,7 +233,7 @@ func (s *Server) Update(opts Options) error {
 		return err
 	}
 	for i, p := range st.order {
-		p.up = ups[i]
+		p.Up = ups[i]
 	}
 	s.st.Store(st)
 	return nil
@@ -367,7 +366,7 @@ func (s *Server) scores(st *state, now time.Time) []route.Score {
 	}
 	hs := make([]route.Health, len(st.order))
 	for i, p := range st.order {
-		hs[i] = p.up.Health(now)
+		hs[i] = p.Up.Health(now)
 	}
 	out := make([]route.Score, len(st.order))
 	for i := range st.order {
@@ -383,7 +382,7 @@ func (s *Server) Providers() []ProviderStatus {
 	out := make([]ProviderStatus, 0, len(st.order))
 	scores := s.scores(st, now)
 	for i, p := range st.order {
-		row := p.up.Status(now)
+		row := p.Up.Status(now)
 		row.Score = scores[i]
 		out = append(out, row)
 	}

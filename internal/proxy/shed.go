@@ -18,7 +18,7 @@ func (s *Server) openShare(st *state, now time.Time) (float64, time.Duration) {
 	open := 0
 	var soonest time.Duration
 	for _, p := range st.order {
-		if isOpen, left := p.up.IsOpen(now); isOpen {
+		if isOpen, left := p.Up.IsOpen(now); isOpen {
 			open++
 			if soonest == 0 || left < soonest {
 				soonest = left

@@ -22,7 +22,7 @@ func (s *Server) ExportState(now time.Time) State {
 	st := s.st.Load()
 	out := State{Version: stateVersion, Providers: make(map[string]upstream.State, len(st.order))}
 	for _, p := range st.order {
-		out.Providers[p.Name] = p.up.Export(now)
+		out.Providers[p.Name] = p.Up.Export(now)
 	}
 	return out
 }
@@ -38,7 +38,7 @@ func (s *Server) RestoreState(now time.Time, in State) int {
 	n := 0
 	for _, p := range st.order {
 		if ps, ok := in.Providers[p.Name]; ok {
-			p.up.Restore(now, ps)
+			p.Up.Restore(now, ps)
 			n++
 		}
 	}

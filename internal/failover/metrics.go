@@ -1,0 +1,37 @@
+package failover
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// backoffBuckets are the retry wait histogram's.
+var backoffBuckets = []float64{.05, .1, .25, .5, 1, 2, 4, 8, 16, 32, 60}
+
+// metrics are the loop's series (docs/ARCHITECTURE.md, "Metrics").
+type metrics struct {
+	retries   *prometheus.CounterVec // provider
+	backoff   prometheus.Histogram
+	fallbacks *prometheus.CounterVec // from_tier, to_tier
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	const ns = "llmrouter"
+	m := &metrics{
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "retries_total",
+			Help: "Attempts after a request's first, by the provider retried or failed over to."}, []string{"provider"}),
+		backoff: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "retry_backoff_seconds",
+			Help: "Waits before retrying (backoff, Retry-After, bucket refill, free slot).", Buckets: backoffBuckets}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "fallbacks_total",
+			Help: "Attempts that moved from one tier to another."}, []string{"from_tier", "to_tier"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.retries, m.backoff, m.fallbacks)
+	}
+	return m
+}
+
+func (m *metrics) fallback(from, to int) {
+	m.fallbacks.WithLabelValues(strconv.Itoa(from), strconv.Itoa(to)).Inc()
+}
