@@ -44,6 +44,11 @@ type Config struct {
 	FirstTokenTimeout time.Duration `mapstructure:"first_token_timeout"`
 	// Timeout bounds one whole attempt. 0 means 120s.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// Domain is the provider's failure domain: providers sharing
+	// infrastructure (the same cloud, the same region) name the same one.
+	// While a provider is open, the others of its domain rank below
+	// providers of other domains in the same tier. "" means its own.
+	Domain string `mapstructure:"domain"`
 }
 
 // Defaults for zero Config fields.
