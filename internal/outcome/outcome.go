@@ -15,28 +15,38 @@ const (
 	OK          Kind = iota // the attempt succeeded
 	RateLimited             // 429 with a retry hint: retry later, elsewhere now
 	Overloaded              // 529, 503: the provider is short of capacity
-	ServerError             // 500, 502, 504
-	Timeout                 // no answer (or no first token) in time
+	ServerError             // 500, 502, 504 (the provider's own gateway timing out), other 5xx
+	Timeout                 // no answer (or no first token) in time: our timer, or 408
 	Network                 // connection refused or reset, stream cut
 	Auth                    // 401, 403: disabled until a probe succeeds or config changes
 	Quota                   // out of money or a spend/day limit: permanent for the provider
 	ClientError             // 400, 404, 413, 422: the request's fault, returned to the client
 	Canceled                // the client went away; never counted against the provider
 	Unknown                 // anything else; retried once
+
+	// TargetMissing: the provider says the target's model or deployment
+	// does not exist (a 404 model_not_found, DeploymentNotFound, Anthropic
+	// "model: x", Gemini "models/x is not found"). That one target is
+	// misconfigured: fail over to the model's next target, do not retry it,
+	// and never count it against the provider, whose other targets may be
+	// fine. Appended after Unknown so the numeric values and metric label
+	// sets of the kinds before it stay as they were.
+	TargetMissing
 )
 
 var kindNames = [...]string{
-	OK:          "ok",
-	RateLimited: "rate_limited",
-	Overloaded:  "overloaded",
-	ServerError: "server_error",
-	Timeout:     "timeout",
-	Network:     "network",
-	Auth:        "auth",
-	Quota:       "quota",
-	ClientError: "client_error",
-	Canceled:    "canceled",
-	Unknown:     "unknown",
+	OK:            "ok",
+	RateLimited:   "rate_limited",
+	Overloaded:    "overloaded",
+	ServerError:   "server_error",
+	Timeout:       "timeout",
+	Network:       "network",
+	Auth:          "auth",
+	Quota:         "quota",
+	ClientError:   "client_error",
+	Canceled:      "canceled",
+	Unknown:       "unknown",
+	TargetMissing: "target_missing",
 }
 
 // String returns the snake_case name used in logs, metrics labels and JSON.
@@ -56,9 +66,11 @@ func Kinds() []Kind {
 	return ks
 }
 
-// Retryable reports whether another attempt (on this provider later, or on
-// another provider now) may succeed where this one failed. Auth and Quota are
-// not retryable on the same provider but another provider may serve.
+// Retryable reports whether another attempt on the same target (on this
+// provider later, or on another provider now) may succeed where this one
+// failed. Auth and Quota are not retryable on the same provider but another
+// provider may serve; TargetMissing is not retryable on the same target but
+// the model's next target may serve.
 func (k Kind) Retryable() bool {
 	switch k {
 	case RateLimited, Overloaded, ServerError, Timeout, Network, Unknown:
@@ -68,8 +80,9 @@ func (k Kind) Retryable() bool {
 }
 
 // Counts reports whether the outcome says something about the provider's
-// health. Client errors and cancellations never count against it.
-func (k Kind) Counts() bool { return k != ClientError && k != Canceled }
+// health. Client errors, cancellations and a missing target (one target's
+// misconfiguration, not the provider's health) never count against it.
+func (k Kind) Counts() bool { return k != ClientError && k != Canceled && k != TargetMissing }
 
 // Error is a classified failure of one attempt. Adapters return it (wrapped
 // or not); everyone else finds it with errors.As.
@@ -86,6 +99,13 @@ type Error struct {
 	// RetryAfter is how long the provider asked us to wait (Retry-After,
 	// retry-after-ms, Gemini RetryInfo); 0 means it did not say.
 	RetryAfter time.Duration
+
+	// RateLimit is what the error answer's headers announced about the
+	// provider's budget (a 429 or 503 often carries x-ratelimit-* or
+	// anthropic-ratelimit-* headers), read by the same parser as a
+	// successful answer's. The zero value means nothing was announced, as
+	// for provider.Response.RateLimit.
+	RateLimit RateLimit
 
 	Err error // the underlying cause, if any
 }
@@ -125,7 +145,9 @@ func KindOf(err error) Kind {
 
 // ForStatus gives the default kind for an HTTP error status, before any
 // provider-specific reading of the body. Adapters refine it (429
-// insufficient_quota is Quota, Anthropic 529 is Overloaded, and so on).
+// insufficient_quota is Quota, a 404 naming the target's model is
+// TargetMissing, and so on). It never returns TargetMissing itself: a bare
+// 404 does not say what is missing.
 func ForStatus(status int) Kind {
 	switch {
 	case status < 400:
@@ -142,9 +164,7 @@ func ForStatus(status int) Kind {
 		return RateLimited
 	case status == 503 || status == 529:
 		return Overloaded
-	case status == 504:
-		return Timeout
-	case status >= 500:
+	case status >= 500: // 504 included: the provider's gateway timed out, not our timer
 		return ServerError
 	case status >= 400:
 		return ClientError

@@ -30,18 +30,22 @@ var errorTypes = map[string]struct {
 	"request_too_large":     {outcome.ClientError, http.StatusRequestEntityTooLarge},
 	"rate_limit_error":      {outcome.RateLimited, http.StatusTooManyRequests},
 	"api_error":             {outcome.ServerError, http.StatusInternalServerError},
-	"timeout_error":         {outcome.Timeout, http.StatusGatewayTimeout},
+	"timeout_error":         {outcome.ServerError, http.StatusGatewayTimeout}, // Anthropic's timeout, not ours
 	"overloaded_error":      {outcome.Overloaded, 529},
 }
 
 // ClassifyError turns an Anthropic error answer into an *outcome.Error.
 // The body is `{"type":"error","error":{"type":…,"message":…}}`; its
 // error.type decides the kind, refined by the message where Anthropic
-// reuses a type (credit balance and usage limits are Quota; a missing model
-// is the router's misconfigured target, ServerError, not the client's
-// fault). A body that is not Anthropic JSON (a 413 from Cloudflare, a
-// proxy's page) is classified by status (outcome.ForStatus), with the
-// trimmed text, bounded, as the message. RetryAfter comes from the headers.
+// reuses a type (credit balance and usage limits are Quota; a
+// not_found_error about the model, "model: claude-x", is TargetMissing: the
+// router's target is misconfigured, not the client's request nor the
+// provider's health). A 504 timeout_error is ServerError: Anthropic's side
+// timed out, not our timer. A body that is not Anthropic JSON (a 413 from
+// Cloudflare, a proxy's page) is classified by status (outcome.ForStatus),
+// with the trimmed text, bounded, as the message. RetryAfter comes from the
+// headers, and RateLimit from the anthropic-ratelimit-* headers
+// (ParseRateLimit), as on a successful answer.
 func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
 	e := classifyError(status, h, body, now)
 	e.Message = provider.Message(e.Message)
@@ -49,7 +53,7 @@ func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outco
 }
 
 func classifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
-	e := &outcome.Error{Status: status, RetryAfter: provider.RetryAfter(h, now)}
+	e := &outcome.Error{Status: status, RetryAfter: provider.RetryAfter(h, now), RateLimit: ParseRateLimit(h, now)}
 	var errObj gjson.Result
 	if gjson.ValidBytes(body) {
 		errObj = gjson.GetBytes(body, "error")
@@ -95,8 +99,8 @@ func kindFor(status int, typ, code, msg string) outcome.Kind {
 	case typ == "not_found_error" && strings.Contains(lower, "model"):
 		// "model: claude-x": the target names a model this key cannot
 		// use; the client asked for a configured model, so the fault is
-		// the provider entry's, and another target may serve.
-		return outcome.ServerError
+		// the target's, and the model's next target may serve.
+		return outcome.TargetMissing
 	}
 	if t, ok := errorTypes[typ]; ok {
 		return t.kind

@@ -220,6 +220,9 @@ func TestDoErrors(t *testing.T) {
 		{"400 credit balance", 400, nil,
 			`{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}`,
 			outcome.Quota, "invalid_request_error", "credit balance", 0, 400},
+		{"400 credit balance, full message", 400, map[string]string{"Request-Id": "req_011CSHoEeqs5C35K2UUqR7Fy"},
+			`{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`,
+			outcome.Quota, "invalid_request_error", "Plans & Billing", 0, 400},
 		{"400 usage limits", 400, nil,
 			`{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits."}}`,
 			outcome.Quota, "invalid_request_error", "usage limits", 0, 400},
@@ -230,14 +233,18 @@ func TestDoErrors(t *testing.T) {
 			outcome.ClientError, "", "<html><body>413 Request Entity Too Large</body></html>", 0, 413},
 		{"413 request_too_large", 413, nil, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`,
 			outcome.ClientError, "request_too_large", "maximum size", 0, 413},
-		{"404 unknown model", 404, nil, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}`,
-			outcome.ServerError, "not_found_error", "model: claude-nope", 0, 404},
+		{"404 unknown model", 404, nil, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`,
+			outcome.TargetMissing, "not_found_error", "model: claude-nope", 0, 404},
+		{"404 retired model", 404, nil, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-3-sonnet-20240229"}}`,
+			outcome.TargetMissing, "not_found_error", "model: claude-3-sonnet-20240229", 0, 404},
 		{"404 other", 404, nil, `{"type":"error","error":{"type":"not_found_error","message":"file not found"}}`,
 			outcome.ClientError, "not_found_error", "file not found", 0, 404},
 		{"500 api error", 500, nil, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`,
 			outcome.ServerError, "api_error", "Internal server error", 0, 500},
 		{"504 timeout", 504, nil, `{"type":"error","error":{"type":"timeout_error","message":"Request timed out"}}`,
-			outcome.Timeout, "timeout_error", "timed out", 0, 504},
+			outcome.ServerError, "timeout_error", "timed out", 0, 504},
+		{"504 gateway page", 504, nil, "<html><body>504 Gateway Time-out</body></html>",
+			outcome.ServerError, "", "504 Gateway Time-out", 0, 504},
 		{"502 garbage", 502, nil, "upstream connect error or disconnect/reset before headers",
 			outcome.ServerError, "", "upstream connect error", 0, 502},
 		{"503 empty with retry-after", 503, map[string]string{"Retry-After": "2"}, "",
@@ -490,5 +497,49 @@ func TestDefaultMaxTokensConfigured(t *testing.T) {
 	}
 	if err := json.Unmarshal(got, &body); err != nil || body.MaxTokens != 777 {
 		t.Errorf("got max_tokens %d (%v), want 777", body.MaxTokens, err)
+	}
+}
+
+// TestDoErrorRateLimit checks an error answer's anthropic-ratelimit-*
+// headers reach the outcome.Error, read as on a successful answer.
+func TestDoErrorRateLimit(t *testing.T) {
+	reset := testNow.Add(30 * time.Second).Format(time.RFC3339)
+	tests := []struct {
+		name   string
+		status int
+		header map[string]string
+		body   string
+		kind   outcome.Kind
+		want   outcome.RateLimit
+	}{
+		{"429", 429, map[string]string{
+			"Retry-After":                            "30",
+			"Anthropic-Ratelimit-Requests-Limit":     "50",
+			"Anthropic-Ratelimit-Requests-Remaining": "0",
+			"Anthropic-Ratelimit-Requests-Reset":     reset,
+			"Anthropic-Ratelimit-Tokens-Limit":       "96000",
+			"Anthropic-Ratelimit-Tokens-Remaining":   "12000",
+			"Anthropic-Ratelimit-Tokens-Reset":       reset,
+		}, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization of 50 requests per minute."}}`,
+			outcome.RateLimited, outcome.RateLimit{LimitRequests: 50, RemainingRequests: 0, ResetRequests: 30 * time.Second,
+				LimitTokens: 96000, RemainingTokens: 12000, ResetTokens: 30 * time.Second, RetryAfter: 30 * time.Second}},
+		{"529 input tokens axis", 529, map[string]string{
+			"Anthropic-Ratelimit-Input-Tokens-Limit":     "80000",
+			"Anthropic-Ratelimit-Input-Tokens-Remaining": "0",
+			"Anthropic-Ratelimit-Input-Tokens-Reset":     reset,
+		}, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			outcome.Overloaded, outcome.RateLimit{LimitRequests: -1, RemainingRequests: -1,
+				LimitTokens: 80000, RemainingTokens: 0, ResetTokens: 30 * time.Second}},
+		{"no headers", 503, nil, "", outcome.Overloaded, outcome.UnknownRateLimit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, _ := newTestAdapter(t, providertest.Reply(tt.status, tt.header, tt.body))
+			_, err := a.Do(context.Background(), chatReq(`{"messages":[{"role":"user","content":"Hi"}]}`))
+			oe := providertest.As[*outcome.Error](t, err)
+			if oe.Kind != tt.kind || oe.RateLimit != tt.want {
+				t.Errorf("got %v with RateLimit %+v, want %v with %+v", oe.Kind, oe.RateLimit, tt.kind, tt.want)
+			}
+		})
 	}
 }

@@ -318,8 +318,8 @@ var errorCases = []errorCase{
 	},
 	{
 		name: "404 unknown model", status: 404,
-		body: `{"error":{"code":404,"message":"models/gemini-9-ultra is not found for API version v1beta, or is not supported for generateContent.","status":"NOT_FOUND"}}`,
-		kind: outcome.ServerError,
+		body: `{"error":{"code":404,"message":"models/gemini-9-ultra is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status":"NOT_FOUND"}}`,
+		kind: outcome.TargetMissing,
 	},
 	{
 		name: "404 missing file", status: 404,
@@ -339,7 +339,11 @@ var errorCases = []errorCase{
 	{
 		name: "504 deadline exceeded", status: 504,
 		body: `{"error":{"code":504,"message":"Deadline expired before operation could complete.","status":"DEADLINE_EXCEEDED"}}`,
-		kind: outcome.Timeout,
+		kind: outcome.ServerError,
+	},
+	{
+		name: "504 gateway page", status: 504, body: `<html><body>504 Gateway Timeout</body></html>`,
+		kind: outcome.ServerError,
 	},
 	{
 		name: "array-wrapped 400", status: 400,

@@ -73,13 +73,18 @@ func parseStatus(body []byte) *rpcStatus {
 //     in America/Los_Angeles for the per-day case.
 //   - an invalid API key (ErrorInfo reason API_KEY_*, or the message "API
 //     key not valid"), 401, 403, UNAUTHENTICATED, PERMISSION_DENIED: Auth.
-//   - 404 NOT_FOUND naming a model: ServerError (the router's target is
-//     misconfigured, not the client's request); other 404s: ClientError.
+//   - 404 NOT_FOUND naming a model ("models/x is not found for API version
+//     v1beta, or is not supported for generateContent"): TargetMissing (the
+//     router's target is misconfigured, not the client's request nor the
+//     provider's health); other 404s: ClientError.
 //   - 400 INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE: ClientError.
 //   - 500 INTERNAL: ServerError; 503 UNAVAILABLE: Overloaded; 504
-//     DEADLINE_EXCEEDED: Timeout.
+//     DEADLINE_EXCEEDED: ServerError (Google's deadline, not our timer).
 //   - an unparseable body: outcome.ForStatus(status); a non-error status
 //     (a redirect the client did not follow) is ServerError.
+//
+// RateLimit is outcome.UnknownRateLimit, as on a successful answer: Gemini
+// sends no rate-limit headers; its only wait is RetryAfter.
 func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
 	e := classifyError(status, h, body, now)
 	e.Message = provider.Message(e.Message)
@@ -87,7 +92,7 @@ func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outco
 }
 
 func classifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
-	e := &outcome.Error{Status: status}
+	e := &outcome.Error{Status: status, RateLimit: outcome.UnknownRateLimit}
 	st := parseStatus(body)
 	if st == nil {
 		e.Kind = kindForStatus(status)
@@ -159,7 +164,7 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 		e.Kind = outcome.Auth
 	case code == http.StatusNotFound || st.Status == "NOT_FOUND":
 		if strings.Contains(strings.ToLower(st.Message), "model") {
-			e.Kind = outcome.ServerError
+			e.Kind = outcome.TargetMissing
 		} else {
 			e.Kind = outcome.ClientError
 		}
@@ -170,7 +175,7 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 	case st.Status == "UNAVAILABLE":
 		e.Kind = outcome.Overloaded
 	case st.Status == "DEADLINE_EXCEEDED":
-		e.Kind = outcome.Timeout
+		e.Kind = outcome.ServerError // Google's deadline, not our timer
 	case code == 0:
 		e.Kind = outcome.Unknown
 	default:

@@ -95,6 +95,36 @@ func TestClassifyError(t *testing.T) {
 			kind: outcome.Auth, wantStatus: 400,
 		},
 		{
+			name: "unknown model keeps status and message", status: 404,
+			body:    `{"error":{"code":404,"message":"models/gemini-1.0-pro is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status":"NOT_FOUND"}}`,
+			kind:    outcome.TargetMissing, wantStatus: 404,
+			message: "models/gemini-1.0-pro is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.",
+		},
+		{
+			name: "unknown model in a stream error event", status: 0,
+			body: `{"error":{"code":404,"message":"models/gemini-9 is not found for API version v1beta, or is not supported for streamGenerateContent.","status":"NOT_FOUND"}}`,
+			kind: outcome.TargetMissing, wantStatus: 404,
+		},
+		{
+			name: "other not found is the client's", status: 404,
+			body: `{"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND"}}`,
+			kind: outcome.ClientError, wantStatus: 404, message: "Requested entity was not found.",
+		},
+		{
+			name: "deadline exceeded is the provider's", status: 504,
+			body: `{"error":{"code":504,"message":"Deadline expired before operation could complete.","status":"DEADLINE_EXCEEDED"}}`,
+			kind: outcome.ServerError, wantStatus: 504,
+		},
+		{
+			name: "per-day quota, real shape", status: 429,
+			body: `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.","status":"RESOURCE_EXHAUSTED","details":[
+				{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-2.5-pro"},"quotaValue":"50"}]},
+				{"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+				{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"38s"}]}}`,
+			// testNow is 11:30 PDT: the quota comes back at midnight Pacific, not in 38s.
+			kind: outcome.Quota, wantStatus: 429, retryAfter: 12*time.Hour + 30*time.Minute,
+		},
+		{
 			name: "long garbage is bounded", status: 500, body: "  " + long + "\xff  ",
 			kind: outcome.ServerError, wantStatus: 500,
 		},
@@ -118,5 +148,19 @@ func TestClassifyError(t *testing.T) {
 				t.Errorf("got message of %d bytes (valid UTF-8: %v), want 1..%d valid bytes", len(e.Message), utf8.ValidString(e.Message), maxMessage)
 			}
 		})
+	}
+}
+
+// TestClassifyErrorRateLimit: Gemini announces no budget in headers, so an
+// error's RateLimit says nothing, as a success's does; a Retry-After header
+// is the error's RetryAfter.
+func TestClassifyErrorRateLimit(t *testing.T) {
+	h := http.Header{"Retry-After": {"4"}, "X-Ratelimit-Remaining-Requests": {"0"}}
+	e := ClassifyError(http.StatusTooManyRequests, h, []byte(`{"error":{"code":429,"message":"Resource exhausted.","status":"RESOURCE_EXHAUSTED"}}`), testNow)
+	if e.Kind != outcome.RateLimited || e.RetryAfter != 4*time.Second || e.RateLimit != outcome.UnknownRateLimit {
+		t.Errorf("got %v RetryAfter %v RateLimit %+v, want rate_limited 4s and UnknownRateLimit", e.Kind, e.RetryAfter, e.RateLimit)
+	}
+	if e := ClassifyError(0, nil, []byte("garbage"), testNow); e.RateLimit != outcome.UnknownRateLimit {
+		t.Errorf("unparseable body: RateLimit %+v, want UnknownRateLimit", e.RateLimit)
 	}
 }

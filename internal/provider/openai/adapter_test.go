@@ -262,10 +262,10 @@ func TestDoErrors(t *testing.T) {
 			outcome.Quota, 429, "429", "Please retry after 86400 seconds", 24 * time.Hour},
 		{"model not found", 404, nil,
 			`{"error":{"message":"The model ` + "`gpt-9`" + ` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`,
-			outcome.ServerError, 404, "model_not_found", "routing misconfiguration", 0},
+			outcome.TargetMissing, 404, "model_not_found", "The model `gpt-9` does not exist", 0},
 		{"azure deployment not found", 404, map[string]string{"Apim-Request-Id": "x"},
 			`{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist."}}`,
-			outcome.ServerError, 404, "DeploymentNotFound", "deployment for this resource does not exist", 0},
+			outcome.TargetMissing, 404, "DeploymentNotFound", "deployment for this resource does not exist", 0},
 		{"context length", 400, nil,
 			`{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
 			outcome.ClientError, 400, "context_length_exceeded", "maximum context length", 0},
@@ -278,7 +278,7 @@ func TestDoErrors(t *testing.T) {
 		{"html 502", 502, nil, "<html><body>Bad Gateway</body></html>\n",
 			outcome.ServerError, 502, "", "<html><body>Bad Gateway</body></html>", 0},
 		{"empty 500", 500, nil, "", outcome.ServerError, 500, "", "", 0},
-		{"gateway timeout", 504, nil, "upstream timed out", outcome.Timeout, 504, "", "upstream timed out", 0},
+		{"gateway timeout", 504, nil, "upstream timed out", outcome.ServerError, 504, "", "upstream timed out", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -449,4 +449,66 @@ func TestProbe(t *testing.T) {
 			t.Errorf("Probe kind = %v, want network", got)
 		}
 	})
+}
+
+// TestDoErrorRateLimit checks every flavor, stream or not, hands a 429's
+// rate-limit headers to the caller on the outcome.Error.
+func TestDoErrorRateLimit(t *testing.T) {
+	header := map[string]string{
+		"X-Ratelimit-Limit-Requests": "60", "X-Ratelimit-Remaining-Requests": "0", "X-Ratelimit-Reset-Requests": "1s",
+		"X-Ratelimit-Limit-Tokens": "150000", "X-Ratelimit-Remaining-Tokens": "149984", "X-Ratelimit-Reset-Tokens": "6m0s",
+	}
+	body := `{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}`
+	want := outcome.RateLimit{LimitRequests: 60, RemainingRequests: 0, ResetRequests: time.Second,
+		LimitTokens: 150000, RemainingTokens: 149984, ResetTokens: 6 * time.Minute}
+	for _, f := range []Flavor{OpenAI, Azure, Compatible} {
+		for _, stream := range []bool{false, true} {
+			name := f.String()
+			if stream {
+				name += " stream"
+			}
+			t.Run(name, func(t *testing.T) {
+				up := providertest.NewUpstream(t, providertest.Reply(429, header, body))
+				base, c := up.Server.URL+"/v1", Config{}
+				if f == Azure {
+					base, c = up.Server.URL, Config{APIVersion: "2024-10-21"}
+				}
+				a := newTestAdapter(t, f, base, "sk", c)
+				_, err := a.Do(context.Background(), request(provider.OpChat, chatBody, "gpt-4o-mini", stream))
+				oe := providertest.As[*outcome.Error](t, err)
+				if oe.Kind != outcome.RateLimited || oe.RateLimit != want {
+					t.Errorf("stream %v: got %v with RateLimit %+v, want rate_limited with %+v", stream, oe.Kind, oe.RateLimit, want)
+				}
+			})
+		}
+	}
+}
+
+// TestDoTargetMissing checks the OpenAI-compatible servers' model-missing
+// 404s fail over as target_missing with the provider's message, while a
+// wrong endpoint stays server_error.
+func TestDoTargetMissing(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want outcome.Kind
+		msg  string
+	}{
+		{"ollama", `{"error":{"message":"model \"llama3.9\" not found, try pulling it first","type":"not_found_error","param":null,"code":null}}`,
+			outcome.TargetMissing, `model "llama3.9" not found, try pulling it first`},
+		{"vllm", `{"error":{"message":"The model ` + "`llama3.9`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}}`,
+			outcome.TargetMissing, "The model `llama3.9` does not exist."},
+		{"unknown route", "404 page not found", outcome.ServerError, "check base_url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := providertest.NewUpstream(t, providertest.Reply(404, nil, tt.body))
+			a := newTestAdapter(t, Compatible, up.Server.URL+"/v1", "", Config{})
+			_, err := a.Do(context.Background(), request(provider.OpChat, chatBody, "llama3.9", false))
+			oe := providertest.As[*outcome.Error](t, err)
+			if oe.Kind != tt.want || oe.Status != 404 || !strings.Contains(oe.Message, tt.msg) {
+				t.Errorf("got %v status %d message %q, want %v 404 containing %q", oe.Kind, oe.Status, oe.Message, tt.want, tt.msg)
+			}
+		})
+	}
 }

@@ -43,15 +43,25 @@ const quotaWait = time.Hour
 //     billing_not_active) on a 4xx is Quota;
 //   - a 429 asking to wait more than an hour is Quota (RetryAfter kept);
 //     "Request too large" stays RateLimited;
-//   - a 404 that says the model or deployment is missing (code
-//     model_not_found or DeploymentNotFound; Ollama's not_found_error, vLLM's
-//     NotFoundError), or a 404 with no structured error at all or OpenAI's
-//     "Invalid URL" (the endpoint is missing: base_url is wrong), is
-//     ServerError: the router's target is misconfigured, the client did
-//     nothing wrong;
+//   - a 404 that says the target's model or deployment is missing is
+//     TargetMissing, with the provider's message: code model_not_found or
+//     DeploymentNotFound (OpenAI, Azure), or a message naming a model that
+//     does not exist or is not found (OpenAI's "The model `x` does not
+//     exist or you do not have access to it.", Ollama's `model "x" not
+//     found, try pulling it first`, vLLM's "The model `x` does not
+//     exist."). That target is misconfigured; the client did nothing wrong
+//     and the provider's other targets may be fine;
+//   - a 404 with no structured error at all, OpenAI's "Invalid URL", or a
+//     not_found_error/NotFoundError that names no model (llama.cpp's "File
+//     Not Found"): the endpoint is missing, base_url is wrong, which fails
+//     every target of the provider: ServerError;
 //   - other 400, 404, 413, 422 stay ClientError;
-//   - a 5xx saying "Loading model" or "server busy" (llama.cpp, Ollama), or
-//     with code server_is_overloaded, is Overloaded.
+//   - a 5xx other than 504 saying "Loading model" or "server busy"
+//     (llama.cpp, Ollama), or with code server_is_overloaded, is
+//     Overloaded; a 504 is ServerError (the provider's gateway timed out).
+//
+// RateLimit is what the headers announced (ParseRateLimit), as on a
+// successful answer; it stays zero when h is nil.
 //
 // Without an HTTP error status, a numeric code in the body (llama.cpp 503,
 // vLLM 400, Azure "429") stands in for the status and becomes
@@ -68,6 +78,7 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 	e := &outcome.Error{Status: status, Type: f.typ, Code: f.code, Param: f.param, Message: f.message}
 	if h != nil {
 		e.RetryAfter = provider.RetryAfter(h, now)
+		e.RateLimit = ParseRateLimit(h, now)
 	}
 	if e.RetryAfter == 0 {
 		e.RetryAfter = waitFromMessage(f.message)
@@ -97,9 +108,9 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 	case e.Kind == outcome.RateLimited && e.RetryAfter > quotaWait:
 		e.Kind = outcome.Quota
 	case eff == http.StatusNotFound && isModelMissing(f):
-		e.Kind = outcome.ServerError
-		e.Message = "target model or deployment not found at the provider (a routing misconfiguration, not the client's fault): " + e.Message
-	case eff == http.StatusNotFound && (!f.structured || hasPrefixFold(f.message, "invalid url")):
+		e.Kind = outcome.TargetMissing
+	case eff == http.StatusNotFound && (!f.structured || hasPrefixFold(f.message, "invalid url") ||
+		anyFold(f.typ, "not_found_error", "NotFoundError")):
 		e.Kind = outcome.ServerError
 		e.Message = "provider endpoint not found (check base_url): " + e.Message
 	case eff >= 500 && eff != http.StatusGatewayTimeout && isOverloaded(f):
@@ -195,6 +206,8 @@ func kindFromFields(f errorFields) outcome.Kind {
 		return outcome.RateLimited
 	case isOverloaded(f):
 		return outcome.Overloaded
+	case anyFold(f.code, "model_not_found", "DeploymentNotFound"):
+		return outcome.TargetMissing
 	case anyFold(f.code, "invalid_api_key") ||
 		anyFold(f.typ, "authentication_error", "permission_error", "AuthenticationError", "PermissionDeniedError", "UNAUTHENTICATED", "PERMISSION_DENIED"):
 		return outcome.Auth
@@ -216,10 +229,17 @@ func isQuota(s string) bool {
 }
 
 // isModelMissing reports a 404 body that says the target model or
-// deployment does not exist.
+// deployment does not exist: by code, or by a message that names a model
+// and says it does not exist or is not found (the OpenAI-compatible
+// servers send no code: Ollama `model "x" not found, try pulling it first`,
+// vLLM "The model `x` does not exist.").
 func isModelMissing(f errorFields) bool {
-	return anyFold(f.code, "model_not_found", "DeploymentNotFound") ||
-		anyFold(f.typ, "not_found_error", "NotFoundError")
+	if anyFold(f.code, "model_not_found", "DeploymentNotFound") {
+		return true
+	}
+	return containsFold(f.message, "model") &&
+		(containsFold(f.message, "not found") || containsFold(f.message, "not exist") ||
+			containsFold(f.message, "n't exist"))
 }
 
 // isOverloaded reports a body that says the server is short of capacity.

@@ -87,23 +87,45 @@ func TestClassifyError(t *testing.T) {
 			wantKind: outcome.RateLimited, wantStatus: 429, wantType: "RESOURCE_EXHAUSTED", wantCode: "429",
 			wantMsg: "Resource has been exhausted (e.g. check quota)."},
 
-		// 404: misconfigured target versus the client's request.
+		// 404: a missing target versus a wrong endpoint versus the client's request.
 		{name: "model_not_found", status: 404,
 			body:     `{"error":{"message":"The model 'gpt-5x' does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`,
-			wantKind: outcome.ServerError, wantStatus: 404, wantType: "invalid_request_error", wantCode: "model_not_found",
-			wantMsg: "target model or deployment not found at the provider (a routing misconfiguration, not the client's fault): The model 'gpt-5x' does not exist or you do not have access to it."},
+			wantKind: outcome.TargetMissing, wantStatus: 404, wantType: "invalid_request_error", wantCode: "model_not_found",
+			wantMsg: "The model 'gpt-5x' does not exist or you do not have access to it."},
+		{name: "openai model missing by message only", status: 404,
+			body:     `{"error":{"message":"The model ` + "`gpt-4o-mini-2099`" + ` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":null}}`,
+			wantKind: outcome.TargetMissing, wantStatus: 404, wantType: "invalid_request_error",
+			wantMsg: "The model `gpt-4o-mini-2099` does not exist or you do not have access to it."},
 		{name: "azure DeploymentNotFound", status: 404,
-			body:     `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist."}}`,
-			wantKind: outcome.ServerError, wantStatus: 404, wantCode: "DeploymentNotFound",
-			wantMsg: "target model or deployment not found", wantPrefix: true},
+			body:     `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."}}`,
+			wantKind: outcome.TargetMissing, wantStatus: 404, wantCode: "DeploymentNotFound",
+			wantMsg: "The API deployment for this resource does not exist.", wantPrefix: true},
+		{name: "azure model_not_found", status: 404,
+			body:     `{"error":{"code":"model_not_found","message":"The model ` + "`gpt-4o`" + ` does not exist or you do not have access to it.","type":"invalid_request_error","param":null}}`,
+			wantKind: outcome.TargetMissing, wantStatus: 404, wantType: "invalid_request_error", wantCode: "model_not_found",
+			wantMsg: "The model `gpt-4o` does not exist or you do not have access to it."},
 		{name: "ollama model missing", status: 404,
 			body:     `{"error":{"message":"model \"llama3\" not found, try pulling it first","type":"not_found_error","param":null,"code":null}}`,
-			wantKind: outcome.ServerError, wantStatus: 404, wantType: "not_found_error",
-			wantMsg: "target model or deployment not found", wantPrefix: true},
+			wantKind: outcome.TargetMissing, wantStatus: 404, wantType: "not_found_error",
+			wantMsg: `model "llama3" not found, try pulling it first`},
+		{name: "ollama native model missing", status: 404, body: `{"error":"model 'llama3' not found"}`,
+			wantKind: outcome.TargetMissing, wantStatus: 404, wantMsg: "model 'llama3' not found"},
 		{name: "vllm model missing", status: 404,
 			body:     `{"error":{"message":"The model ` + "`x`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}}`,
-			wantKind: outcome.ServerError, wantStatus: 404, wantType: "NotFoundError", wantCode: "404",
-			wantMsg: "target model or deployment not found", wantPrefix: true},
+			wantKind: outcome.TargetMissing, wantStatus: 404, wantType: "NotFoundError", wantCode: "404",
+			wantMsg: "The model `x` does not exist."},
+		{name: "vllm flat model missing", status: 404,
+			body:     `{"object":"error","message":"The model ` + "`llama-3-8b`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}`,
+			wantKind: outcome.TargetMissing, wantStatus: 404, wantType: "NotFoundError", wantCode: "404",
+			wantMsg: "The model `llama-3-8b` does not exist."},
+		{name: "llama.cpp unknown route", status: 404,
+			body:     `{"error":{"code":404,"message":"File Not Found","type":"not_found_error"}}`,
+			wantKind: outcome.ServerError, wantStatus: 404, wantType: "not_found_error", wantCode: "404",
+			wantMsg: "provider endpoint not found (check base_url): File Not Found"},
+		{name: "model missing without an error status", status: 0,
+			body:     `{"error":{"message":"The model 'gpt-5x' does not exist","type":"invalid_request_error","code":"model_not_found"}}`,
+			wantKind: outcome.TargetMissing, wantType: "invalid_request_error", wantCode: "model_not_found",
+			wantMsg: "The model 'gpt-5x' does not exist"},
 		{name: "plain 404 is a wrong base_url", status: 404, body: "404 page not found\n",
 			wantKind: outcome.ServerError, wantStatus: 404,
 			wantMsg: "provider endpoint not found (check base_url): 404 page not found"},
@@ -167,8 +189,11 @@ func TestClassifyError(t *testing.T) {
 		{name: "ollama busy on 500", status: 500,
 			body:     `{"error":"server busy, please try again.  maximum pending requests exceeded"}`,
 			wantKind: outcome.Overloaded, wantStatus: 500, wantMsg: "server busy, please try again.  maximum pending requests exceeded"},
-		{name: "504", status: 504, body: "upstream request timeout", wantKind: outcome.Timeout, wantStatus: 504,
-			wantMsg: "upstream request timeout"},
+		{name: "504 is the provider's gateway", status: 504, body: "upstream request timeout", wantKind: outcome.ServerError,
+			wantStatus: 504, wantMsg: "upstream request timeout"},
+		{name: "504 busy body stays server error", status: 504,
+			body:     `{"error":{"message":"server busy","type":"unavailable_error","code":504}}`,
+			wantKind: outcome.ServerError, wantStatus: 504, wantType: "unavailable_error", wantCode: "504", wantMsg: "server busy"},
 		{name: "long plain text is bounded", status: 500, body: "  " + long + "  ",
 			wantKind: outcome.ServerError, wantStatus: 500, wantMsg: long[:512] + "…"},
 		{name: "invalid utf-8", status: 500, body: "bad \xff byte",
@@ -265,5 +290,56 @@ func TestWaitFromMessage(t *testing.T) {
 				t.Errorf("waitFromMessage(%q) = %v, want %v", tt.msg, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestClassifyErrorRateLimit checks that an error answer's rate-limit
+// headers reach the outcome.Error, read as on a successful answer.
+func TestClassifyErrorRateLimit(t *testing.T) {
+	full := map[string]string{
+		"X-Ratelimit-Limit-Requests": "5000", "X-Ratelimit-Remaining-Requests": "0", "X-Ratelimit-Reset-Requests": "24ms",
+		"X-Ratelimit-Limit-Tokens": "800000", "X-Ratelimit-Remaining-Tokens": "1200", "X-Ratelimit-Reset-Tokens": "6m0s",
+		"Retry-After": "3",
+	}
+	tests := []struct {
+		name   string
+		status int
+		header map[string]string
+		body   string
+		want   outcome.RateLimit
+	}{
+		{"openai 429", 429, full,
+			`{"error":{"message":"Rate limit reached for gpt-4o on requests per min (RPM): Limit 5000, Used 5000, Requested 1. Please try again in 24ms.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
+			outcome.RateLimit{LimitRequests: 5000, RemainingRequests: 0, ResetRequests: 24 * time.Millisecond,
+				LimitTokens: 800000, RemainingTokens: 1200, ResetTokens: 6 * time.Minute, RetryAfter: 3 * time.Second}},
+		{"openai 503", 503, full,
+			`{"error":{"message":"The engine is currently overloaded, please try again later","type":"service_unavailable_error","param":null,"code":"server_is_overloaded"}}`,
+			outcome.RateLimit{LimitRequests: 5000, RemainingRequests: 0, ResetRequests: 24 * time.Millisecond,
+				LimitTokens: 800000, RemainingTokens: 1200, ResetTokens: 6 * time.Minute, RetryAfter: 3 * time.Second}},
+		{"azure 429, remaining only and its reset spelling", 429,
+			map[string]string{"X-Ratelimit-Remaining-Requests": "79", "X-Ratelimit-Remaining-Tokens": "0", "X-Rate-Limit-Reset-Tokens": "55",
+				"X-Ratelimit-Limit-Tokens": "-1", "Retry-After-Ms": "1500"},
+			`{"error":{"code":"429","message":"Rate limit is exceeded."}}`,
+			outcome.RateLimit{LimitRequests: -1, RemainingRequests: 79, LimitTokens: -1, RemainingTokens: -1,
+				ResetTokens: 55 * time.Second, RetryAfter: 1500 * time.Millisecond}},
+		{"no headers", 429, nil, `{"error":{"code":"429","message":"Rate limit is exceeded."}}`, outcome.UnknownRateLimit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tt.header {
+				h.Set(k, v)
+			}
+			e := ClassifyError(tt.status, h, []byte(tt.body), testNow)
+			if e.RateLimit != tt.want {
+				t.Errorf("RateLimit = %+v, want %+v", e.RateLimit, tt.want)
+			}
+			if want := ParseRateLimit(h, testNow); e.RateLimit != want {
+				t.Errorf("RateLimit = %+v, want what ParseRateLimit reads on a success: %+v", e.RateLimit, want)
+			}
+		})
+	}
+	if e := ClassifyError(429, nil, nil, testNow); e.RateLimit != (outcome.RateLimit{}) {
+		t.Errorf("nil header: RateLimit = %+v, want the zero value (nothing announced)", e.RateLimit)
 	}
 }

@@ -32,6 +32,8 @@ func FuzzClassifyError(f *testing.F) {
 		{429, `{"error":{"code":"429","message":"... Please retry after 86400 seconds."}}`, ""},
 		{429, `[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}]`, "Wed, 21 Oct 2026 07:29:00 GMT"},
 		{404, `{"error":{"message":"The model 'gpt-5x' does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`, ""},
+		{404, `{"error":{"message":"model \"llama3\" not found, try pulling it first","type":"not_found_error","param":null,"code":null}}`, ""},
+		{404, `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist."}}`, ""},
 		{404, "404 page not found\n", ""},
 		{404, `{"detail":"Not Found"}`, ""},
 		{400, `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, ""},

@@ -18,10 +18,25 @@ import (
 const MaxMessage = 2048
 
 // CheckClassified fails tb unless e is a classified error fit for a client
-// and a log line: a failure kind the outcome package knows, a wait within
+// and a log line: a failure kind the outcome package knows (TargetMissing
+// included: outcome.Kinds lists them all), a wait within [0, maxWait], a
+// RateLimit with counts of -1 (unknown) or more and waits within
 // [0, maxWait], and a valid UTF-8 message of at most MaxMessage bytes.
 func CheckClassified(tb testing.TB, what string, e *outcome.Error, maxWait time.Duration) {
 	tb.Helper()
+	if e != nil {
+		rl := e.RateLimit
+		for _, n := range [...]int64{rl.LimitRequests, rl.RemainingRequests, rl.LimitTokens, rl.RemainingTokens} {
+			if n < -1 {
+				tb.Fatalf("%s: RateLimit %+v has a count below -1", what, rl)
+			}
+		}
+		for _, d := range [...]time.Duration{rl.ResetRequests, rl.ResetTokens, rl.RetryAfter} {
+			if d < 0 || d > maxWait {
+				tb.Fatalf("%s: RateLimit %+v has a wait outside [0, %v]", what, rl, maxWait)
+			}
+		}
+	}
 	switch {
 	case e == nil:
 		tb.Fatalf("%s: nil *outcome.Error", what)

@@ -8,8 +8,11 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -168,5 +171,40 @@ func TestUpstream(t *testing.T) {
 	reqs[0].Path = "changed"
 	if p := u.Requests()[0].Path; p != "/v1/x" {
 		t.Errorf("Requests()[0].Path = %q after changing a copy, want /v1/x", p)
+	}
+}
+
+func TestCheckClassified(t *testing.T) {
+	ok := func() *outcome.Error {
+		return &outcome.Error{Kind: outcome.RateLimited, Status: 429, Message: "slow down", RetryAfter: time.Second,
+			RateLimit: outcome.RateLimit{LimitRequests: 60, RemainingRequests: 0, ResetRequests: time.Second,
+				LimitTokens: -1, RemainingTokens: -1}}
+	}
+	tests := []struct {
+		name  string
+		e     func() *outcome.Error
+		fatal bool
+	}{
+		{"fine", ok, false},
+		{"zero RateLimit says nothing", func() *outcome.Error { e := ok(); e.RateLimit = outcome.RateLimit{}; return e }, false},
+		{"target missing is a known kind", func() *outcome.Error {
+			return &outcome.Error{Kind: outcome.TargetMissing, Status: 404, Message: "model: claude-x"}
+		}, false},
+		{"nil", func() *outcome.Error { return nil }, true},
+		{"ok is no failure", func() *outcome.Error { e := ok(); e.Kind = outcome.OK; return e }, true},
+		{"kind past the last", func() *outcome.Error { e := ok(); e.Kind = outcome.Kind(len(outcome.Kinds())); return e }, true},
+		{"wait too long", func() *outcome.Error { e := ok(); e.RetryAfter = time.Hour; return e }, true},
+		{"rate-limit reset too long", func() *outcome.Error { e := ok(); e.RateLimit.ResetTokens = time.Hour; return e }, true},
+		{"rate-limit count below unknown", func() *outcome.Error { e := ok(); e.RateLimit.RemainingTokens = -2; return e }, true},
+		{"invalid utf-8", func() *outcome.Error { e := ok(); e.Message = "\xff"; return e }, true},
+		{"message too long", func() *outcome.Error { e := ok(); e.Message = strings.Repeat("x", MaxMessage+1); return e }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := run(func(tb testing.TB) { CheckClassified(tb, "test", tt.e(), time.Minute) })
+			if got := len(f.fatals) > 0; got != tt.fatal || len(f.errors) > 0 {
+				t.Errorf("fatals %q errors %q, want fatal %v", f.fatals, f.errors, tt.fatal)
+			}
+		})
 	}
 }
