@@ -47,6 +47,8 @@ var commands = []command{
 		func() *flag.FlagSet { fs, _ := configFlags("validate"); return fs }},
 	{"status", "[--admin URL]", "print the provider table of a running router",
 		func() *flag.FlagSet { fs, _ := statusFlags(); return fs }},
+	{"enable", "[--admin URL] PROVIDER", "lift a provider's quota block and disabled targets in a running router",
+		func() *flag.FlagSet { fs, _ := statusFlags(); return fs }},
 	{"version", "", "print the version", nil},
 	{"help", "[COMMAND]", "print this help, or one command's", nil},
 }
@@ -87,6 +89,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(args, stdout, stderr)
 	case "status":
 		return cmdStatus(ctx, args, stdout, stderr)
+	case "enable":
+		return cmdEnable(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "llmrouter", versionString())
 		return 0

@@ -13,6 +13,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -324,6 +325,18 @@ func (d *daemon) adminHandler() http.Handler {
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
+	mux.HandleFunc("POST /admin/providers/{name}/enable", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		res, ok := d.proxy.Enable(name)
+		w.Header().Set("Content-Type", "application/json")
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "no provider named " + strconv.Quote(name)})
+			return
+		}
+		d.log.Info("provider enabled", "provider", name, "quota_lifted", res.QuotaLifted, "targets_enabled", res.TargetsEnabled)
+		_ = json.NewEncoder(w).Encode(res)
+	})
 	mux.HandleFunc("GET /admin/providers", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)

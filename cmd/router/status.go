@@ -57,6 +57,42 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return 0
 }
 
+// cmdEnable asks a running router to lift a provider's quota block and
+// disabled targets (POST /admin/providers/{name}/enable).
+func cmdEnable(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, admin := statusFlags()
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr); commandUsage(stderr, lookupCommand("enable")) }
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "router enable: name one provider")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	url := strings.TrimSuffix(*admin, "/") + "/admin/providers/" + fs.Arg(0) + "/enable"
+	req, err := http.NewRequestWithContext(ctx, "POST", url, nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "router enable:", err)
+		return 2
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(stderr, "router enable: asking the router:", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "router enable: %s answered %s: %s\n", url, resp.Status, strings.TrimSpace(string(body)))
+		return 1
+	}
+	fmt.Fprintln(stdout, strings.TrimSpace(string(body)))
+	return 0
+}
+
 // statusFlags returns status's flag set and its --admin.
 func statusFlags() (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)

@@ -41,6 +41,9 @@ type Provider struct {
 type Policy struct {
 	Retry   backoff.Config
 	Weights route.Weights
+	// DomainDown, when not nil, reports whether another provider of the
+	// named provider's failure domain is open now.
+	DomainDown func(provider string) bool
 }
 
 // Options are a Loop's seams.
@@ -99,6 +102,9 @@ type Run struct {
 	LastTier int
 	// Supported is false when no target of the model serves the op.
 	Supported bool
+	// Missing are the targets ("provider/model") skipped or failed because
+	// their provider says the model does not exist.
+	Missing []string
 	// cands are the targets that serve the op, with their progress.
 	cands []candidate
 	// waited is the time the latest pause took, for the retry log line.
@@ -167,18 +173,26 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 	now := l.now()
 	var orderBuf [16]int
 	order := p.Weights.Rank(m, func(i int) route.Health {
-		return providers(m.Targets[i].Provider).Up.Health(now)
+		name := m.Targets[i].Provider
+		h := providers(name).Up.Health(now)
+		h.DomainDown = p.DomainDown != nil && p.DomainDown(name)
+		return h
 	}, openUnit, orderBuf[:0])
 	cands := make([]candidate, 0, len(order))
 	lastTier := m.Targets[len(m.Targets)-1].Tier
 	for _, i := range order {
 		tg := m.Targets[i]
 		pr := providers(tg.Provider)
-		if pr.Adapter.Supports(req.Op) {
-			cands = append(cands, candidate{tg: tg, p: pr})
+		if !pr.Adapter.Supports(req.Op) {
+			continue
 		}
+		r.Supported = true
+		if pr.Up.TargetOff(tg.Model) {
+			r.Missing = append(r.Missing, pr.Name+"/"+tg.Model) // not for any request until enabled or reloaded
+			continue
+		}
+		cands = append(cands, candidate{tg: tg, p: pr})
 	}
-	r.Supported = len(cands) > 0
 	r.cands = cands
 	maxAttempts := p.Retry.MaxAttempts
 	for {
@@ -233,10 +247,15 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 			c.refusal = nil
 			c.tries++
 			if r.Attempts > 0 {
+				// Every retry and failover is visible at info: what failed,
+				// where the request goes next, and how long it waited.
 				prev := r.Failures[len(r.Failures)-1]
-				l.log.Debug("retrying", "request_id", r.ID, "attempt", r.Attempts+1, "provider", c.p.Name,
-					"previous_provider", prev.Provider, "previous_kind", prev.Err.Kind.String(),
-					"backoff_ms", r.waited.Milliseconds())
+				what := "failing over"
+				if prev.Provider == c.p.Name {
+					what = "retrying"
+				}
+				l.log.Info(what, "request_id", r.ID, "attempt", r.Attempts+1, "from", prev.Provider,
+					"to", c.p.Name, "kind", prev.Err.Kind.String(), "wait_ms", r.waited.Milliseconds())
 				r.waited = 0
 				l.m.retries.WithLabelValues(c.p.Name).Inc()
 				if r.LastTier != c.tg.Tier {
@@ -256,6 +275,12 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 			}
 			now = l.now()
 			switch {
+			case oe.Kind == outcome.TargetMissing:
+				// That target is misconfigured: off until a reload or an
+				// enable; the model fails over at once.
+				c.p.Up.DisableTarget(c.tg.Model, oe.Message)
+				r.Missing = append(r.Missing, c.p.Name+"/"+c.tg.Model)
+				c.out = true
 			case !oe.Kind.Retryable(), oe.Kind == outcome.Unknown && c.tries >= 2:
 				c.out = true // auth, quota: another provider may serve; unknown: retried once
 			default:
@@ -411,7 +436,7 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 	if err != nil {
 		end()
 		oe := classify(ctx, up, err)
-		permit.Release(l.now(), upstream.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter, Latency: time.Since(t0)})
+		permit.Release(l.now(), upstream.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter, RateLimit: oe.RateLimit, Latency: time.Since(t0)})
 		l.log.Debug("attempt failed", "request_id", r.ID, "attempt", r.Attempts, "provider", up.Name,
 			"status", oe.Status, "kind", oe.Kind.String(), "error", oe.Message)
 		r.Failures = append(r.Failures, Failure{Provider: up.Name, Err: oe})

@@ -32,6 +32,21 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
+// Prepare creates the series of the configured providers and tier pairs
+// (so rate() and alerts work before the first retry or fallback) and
+// deletes those of providers a reload removed.
+func (l *Loop) Prepare(providers, removed []string, tierPairs [][2]int) {
+	for _, name := range removed {
+		l.m.retries.DeleteLabelValues(name)
+	}
+	for _, name := range providers {
+		l.m.retries.WithLabelValues(name)
+	}
+	for _, p := range tierPairs {
+		l.m.fallbacks.WithLabelValues(strconv.Itoa(p[0]), strconv.Itoa(p[1]))
+	}
+}
+
 func (m *metrics) fallback(from, to int) {
 	m.fallbacks.WithLabelValues(strconv.Itoa(from), strconv.Itoa(to)).Inc()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/failover"
@@ -16,8 +17,11 @@ import (
 // walk runs the request's attempts (internal/failover) and shapes how
 // they ended into the result answer writes.
 func (s *Server) walk(ctx context.Context, ex *exchange, st *state, req *provider.Request, tokens int64) result {
-	res := s.loop.Walk(ctx, &ex.Run, failover.Policy{Retry: st.retry, Weights: st.weights},
-		func(name string) *failover.Provider { return st.providers[name] }, req, tokens)
+	pol := failover.Policy{Retry: st.retry, Weights: st.weights}
+	if st.domains {
+		pol.DomainDown = st.domainDown(s.now())
+	}
+	res := s.loop.Walk(ctx, &ex.Run, pol, func(name string) *failover.Provider { return st.providers[name] }, req, tokens)
 	switch {
 	case res.Served != nil:
 		return result{served: res.Served}
@@ -58,6 +62,12 @@ func unserved(ex *exchange, deadlinePassed bool) result {
 	case deadlinePassed:
 		return result{err: &intake.Error{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "timeout",
 			Message: "the request did not complete within limits.request_timeout; " + ex.FailureList()}}
+	case onlyMissing(ex):
+		// Every target the model has is misconfigured: say which, and
+		// never as a failure worth retrying (SDKs retry 5xx, not 404).
+		return result{err: &intake.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
+			Param: "model", Message: "the model " + intake.Quote(ex.Model.Name) + " is configured with targets its providers do not have (" +
+				strings.Join(ex.Missing, ", ") + "): they are disabled until the config is fixed and reloaded, or `router enable PROVIDER`"}}
 	case ex.Attempts == 0:
 		return result{err: refused(ex)}
 	}
@@ -82,6 +92,20 @@ func unserved(ex *exchange, deadlinePassed bool) result {
 		Message: "every attempt failed; " + ex.FailureList()}}
 }
 
+// onlyMissing reports whether the request met nothing but missing
+// targets: no other failure and no other refusal.
+func onlyMissing(ex *exchange) bool {
+	if len(ex.Missing) == 0 || len(ex.Refusals()) > 0 {
+		return false
+	}
+	for _, f := range ex.Failures {
+		if f.Err.Kind != outcome.TargetMissing {
+			return false
+		}
+	}
+	return true
+}
+
 // refused is the answer to a request no provider admitted: 429 when some
 // are at their limits or full (Retry-After: the soonest refill), 413 when
 // it is larger than every provider's token budget, else 503 with
@@ -101,7 +125,7 @@ func refused(ex *exchange) *intake.Error {
 			throttled = true
 		case upstream.TooLarge:
 			tooLarge = true
-		case upstream.Open:
+		case upstream.Open, upstream.Quota:
 			open, reopen = true, min(reopen, rf.Wait)
 		}
 	}

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 // Histogram buckets. LLM calls take from tens of milliseconds to minutes;
@@ -18,11 +20,12 @@ var (
 // config, tier from the config, code from the statuses this package
 // writes, priority from three values.
 type metrics struct {
-	requests      *prometheus.CounterVec   // model, code
-	duration      *prometheus.HistogramVec // model
-	ttft          *prometheus.HistogramVec // model
+	requests      *prometheus.CounterVec   // api, model, code
+	duration      *prometheus.HistogramVec // api, model
+	ttft          *prometheus.HistogramVec // api, model
 	overhead      prometheus.Histogram
-	degraded      *prometheus.CounterVec // model
+	degraded      *prometheus.CounterVec // api, model
+	recovered     *prometheus.CounterVec // api, model
 	shed          *prometheus.CounterVec // priority
 	writeTimeouts prometheus.Counter
 }
@@ -34,15 +37,17 @@ func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
 	const ns = "llmrouter"
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "requests_total",
-			Help: "Client requests by model and the HTTP status they were answered with."}, []string{"model", "code"}),
+			Help: "Client requests by API (chat, completions, embeddings), model and the HTTP status they were answered with."}, []string{"api", "model", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "request_duration_seconds",
-			Help: "Whole client request duration, all attempts and the whole stream included.", Buckets: latencyBuckets}, []string{"model"}),
+			Help: "Whole client request duration, all attempts and the whole stream included.", Buckets: latencyBuckets}, []string{"api", "model"}),
 		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "time_to_first_token_seconds",
-			Help: "Time from the request's arrival to the first content sent to the client (streams).", Buckets: ttftBuckets}, []string{"model"}),
+			Help: "Time from the request's arrival to the first content sent to the client (streams).", Buckets: ttftBuckets}, []string{"api", "model"}),
 		overhead: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "overhead_seconds",
 			Help: "Time spent in the router itself, not waiting on providers, up to the commit point.", Buckets: overheadBuckets}),
 		degraded: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "degraded_responses_total",
-			Help: "Responses served by a tier below the model's best."}, []string{"model"}),
+			Help: "Responses served by a tier below the model's best."}, []string{"api", "model"}),
+		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "recovered_requests_total",
+			Help: "Requests served only after a retry or a failover."}, []string{"api", "model"}),
 		shed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "shed_requests_total",
 			Help: "Requests refused by priority shedding while most providers were open."}, []string{"priority"}),
 		writeTimeouts: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "client_write_timeouts_total",
@@ -51,9 +56,35 @@ func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
 	bodyBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "body_buffer_bytes",
 		Help: "Memory held by request bodies now, against limits.body_buffer_bytes."},
 		func() float64 { return float64(s.bodies.Used()) })
-	reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.degraded,
+	reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.degraded, m.recovered,
 		m.shed, m.writeTimeouts, bodyBytes, &stateCollector{s: s})
 	return m
+}
+
+// apis are the api label's values.
+var apis = [...]provider.Op{provider.OpChat, provider.OpCompletions, provider.OpEmbeddings}
+
+// prepare creates the series of every configured model and priority, so
+// that rate() and the alert rules work before their first event, and
+// deletes those of models a reload removed.
+func (m *metrics) prepare(models, removed []string) {
+	for _, p := range []string{"high", "normal", "low"} {
+		m.shed.WithLabelValues(p)
+	}
+	for _, name := range removed {
+		for _, v := range []*prometheus.MetricVec{m.requests.MetricVec, m.duration.MetricVec, m.ttft.MetricVec,
+			m.degraded.MetricVec, m.recovered.MetricVec} {
+			v.DeletePartialMatch(prometheus.Labels{"model": name})
+		}
+	}
+	for _, name := range models {
+		for _, op := range apis {
+			m.degraded.WithLabelValues(op.String(), name)
+			m.recovered.WithLabelValues(op.String(), name)
+			m.duration.WithLabelValues(op.String(), name)
+			m.ttft.WithLabelValues(op.String(), name)
+		}
+	}
 }
 
 // stateCollector reads the score and the system's health at scrape time.

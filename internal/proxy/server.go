@@ -85,6 +85,33 @@ type state struct {
 	shedAbove float64
 	keys      [][]byte
 	created   int64 // unix time the model list reports
+	// domains: some provider names a failure domain.
+	domains bool
+}
+
+// domainDown returns, for now, whether another provider of a provider's
+// failure domain is open (docs/ARCHITECTURE.md, "Selection").
+func (st *state) domainDown(now time.Time) func(string) bool {
+	var open map[string][]string // domain → its open providers
+	for _, p := range st.order {
+		if d := p.Config.Domain; d != "" {
+			if isOpen, _ := p.Up.IsOpen(now); isOpen {
+				if open == nil {
+					open = make(map[string][]string)
+				}
+				open[d] = append(open[d], p.Name)
+			}
+		}
+	}
+	return func(name string) bool {
+		p := st.providers[name]
+		for _, o := range open[p.Config.Domain] {
+			if o != name {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // Server serves the OpenAI-compatible API.
@@ -199,6 +226,7 @@ func (s *Server) Update(opts Options) error {
 		st.providers[p.Name] = u
 		st.order = append(st.order, u)
 		secrets = append(secrets, p.Secrets)
+		st.domains = st.domains || p.Config.Domain != ""
 	}
 	for _, name := range opts.Models.Names() {
 		for _, t := range opts.Models.Lookup(name).Targets {
@@ -235,8 +263,46 @@ func (s *Server) Update(opts Options) error {
 	for i, p := range st.order {
 		p.Up = ups[i]
 	}
+	var removedModels, removedProviders []string
+	if old := s.st.Load(); old != nil {
+		for _, name := range old.models.Names() {
+			if opts.Models.Lookup(name) == nil {
+				removedModels = append(removedModels, name)
+			}
+		}
+		for name := range old.providers {
+			if st.providers[name] == nil {
+				removedProviders = append(removedProviders, name)
+			}
+		}
+	}
+	s.m.prepare(opts.Models.Names(), removedModels)
+	names := make([]string, len(st.order))
+	for i, p := range st.order {
+		names[i] = p.Name
+	}
+	s.loop.Prepare(names, removedProviders, tierPairs(opts.Models))
 	s.st.Store(st)
 	return nil
+}
+
+// tierPairs are the (from, to) tier pairs a failover can cross in the
+// configured models.
+func tierPairs(t *route.Table) [][2]int {
+	seen := map[[2]int]bool{}
+	var out [][2]int
+	for _, name := range t.Names() {
+		m := t.Lookup(name)
+		for _, a := range m.Targets {
+			for _, b := range m.Targets {
+				if p := [2]int{a.Tier, b.Tier}; a.Tier != b.Tier && !seen[p] {
+					seen[p] = true
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Close stops the prober loops. Requests in flight are not affected; the

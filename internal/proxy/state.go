@@ -27,6 +27,28 @@ func (s *Server) ExportState(now time.Time) State {
 	return out
 }
 
+// Enabled is what Enable lifted.
+type Enabled struct {
+	Provider       string   `json:"provider"`
+	QuotaLifted    bool     `json:"quota_lifted"`
+	TargetsEnabled []string `json:"targets_enabled"`
+}
+
+// Enable lifts the named provider's quota block and disabled targets (an
+// operator's word that the quota is back or the models exist); false when
+// no provider has that name.
+func (s *Server) Enable(name string) (Enabled, bool) {
+	p := s.st.Load().providers[name]
+	if p == nil {
+		return Enabled{}, false
+	}
+	quota, targets := p.Up.Enable()
+	if targets == nil {
+		targets = []string{}
+	}
+	return Enabled{Provider: name, QuotaLifted: quota, TargetsEnabled: targets}, true
+}
+
 // RestoreState loads learned state for the providers that still exist (by
 // name) and reports how many it restored. A state of another version
 // restores nothing.

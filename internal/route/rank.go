@@ -70,6 +70,11 @@ type Health struct {
 	// Ramp is in [0, 1]: below 1 while a provider whose breaker just
 	// closed ramps up to its full share.
 	Ramp float64
+	// DomainDown: another provider of this one's failure domain is open.
+	// Within its tier it ranks after the providers of other domains
+	// (correlated failures: the same cloud or region tends to fail
+	// together).
+	DomainDown bool
 }
 
 // Score is a target's score and its parts, for /admin/providers.
@@ -155,10 +160,40 @@ func (w Weights) Rank(m *Model, health func(i int) Health, u func() float64, out
 			out = append(out, i)
 		}
 		sortByKey(out[first:], key)
+		domainLast(out[first:], hs)
 		key = key[:0]
 		start = end
 	}
 	return append(out, floored...)
+}
+
+// domainLast moves the targets whose domain is down after the others,
+// keeping each group's order.
+func domainLast(idx []int, hs []Health) {
+	down := 0
+	for _, i := range idx {
+		if hs[i].DomainDown {
+			down++
+		}
+	}
+	if down == 0 || down == len(idx) {
+		return
+	}
+	var buf [16]int
+	tmp := append(buf[:0], idx...)
+	j := 0
+	for _, i := range tmp {
+		if !hs[i].DomainDown {
+			idx[j] = i
+			j++
+		}
+	}
+	for _, i := range tmp {
+		if hs[i].DomainDown {
+			idx[j] = i
+			j++
+		}
+	}
 }
 
 // sortByKey sorts idx by descending key (stable for equal keys).

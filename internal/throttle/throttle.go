@@ -16,6 +16,13 @@
 // requests, as in the book; a sent attempt counts when its outcome is
 // known, so a burst of slow requests in flight is not mistaken for a
 // provider refusing them.
+//
+// Minimum volume: nothing is rejected until the window holds at least
+// min requests (breaker.failure_threshold.min_requests). Below it one or
+// two failures would already reject about half of what follows, and the
+// throttle would stand in for the breaker: in a full outage the breaker
+// must see its threshold of real failures and open, so that clients get a
+// fast 503 and no request reaches the dead provider between probes.
 package throttle
 
 import (
@@ -33,7 +40,8 @@ const (
 // Throttle is one provider's adaptive throttle. The zero value is not
 // usable; use New.
 type Throttle struct {
-	k float64
+	k   float64
+	min float64 // requests the window must hold before any rejection
 
 	mu       sync.Mutex // guards the ring and totals
 	slot     [buckets]int64
@@ -44,9 +52,10 @@ type Throttle struct {
 	base     time.Time // the ring's time origin (first use)
 }
 
-// New returns a throttle with multiplier k (routing.adaptive_throttle_k);
+// New returns a throttle with multiplier k (routing.adaptive_throttle_k)
+// that rejects nothing until its window holds minRequests requests;
 // k <= 0 disables throttling.
-func New(k float64) *Throttle { return &Throttle{k: k} }
+func New(k float64, minRequests int) *Throttle { return &Throttle{k: k, min: float64(minRequests)} }
 
 // rotateLocked drops buckets that fell out of the window at now and
 // returns the index of now's bucket.
@@ -77,6 +86,14 @@ func (t *Throttle) rotateLocked(now time.Time) int {
 	return i
 }
 
+// probabilityLocked is the rejection probability of the window as it is.
+func (t *Throttle) probabilityLocked() float64 {
+	if t.totalReq < t.min {
+		return 0
+	}
+	return max(0, (t.totalReq-t.k*t.totalAcc)/(t.totalReq+1))
+}
+
 // K is the multiplier the throttle was built with.
 func (t *Throttle) K() float64 { return t.k }
 
@@ -88,7 +105,7 @@ func (t *Throttle) RejectProbability(now time.Time) float64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.rotateLocked(now)
-	return max(0, (t.totalReq-t.k*t.totalAcc)/(t.totalReq+1))
+	return t.probabilityLocked()
 }
 
 // Allow decides one attempt at now with u uniform in [0, 1) and reports
@@ -103,8 +120,7 @@ func (t *Throttle) Allow(now time.Time, u float64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	i := t.rotateLocked(now)
-	p := max(0, (t.totalReq-t.k*t.totalAcc)/(t.totalReq+1))
-	if u >= p {
+	if u >= t.probabilityLocked() {
 		return true
 	}
 	t.requests[i]++

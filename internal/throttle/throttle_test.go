@@ -25,7 +25,7 @@ func TestRejectProbabilityMath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			th := New(tt.k)
+			th := New(tt.k, 0)
 			for i := 0; i < tt.requests; i++ {
 				th.Done(t0, i < tt.accepts)
 			}
@@ -37,7 +37,7 @@ func TestRejectProbabilityMath(t *testing.T) {
 }
 
 func TestAllowUsesProbability(t *testing.T) {
-	th := New(2)
+	th := New(2, 0)
 	for i := 0; i < 100; i++ {
 		th.Done(t0, false)
 	}
@@ -51,7 +51,7 @@ func TestAllowUsesProbability(t *testing.T) {
 }
 
 func TestWindowForgets(t *testing.T) {
-	th := New(2)
+	th := New(2, 0)
 	for i := 0; i < 100; i++ {
 		th.Done(t0, false)
 	}
@@ -69,7 +69,7 @@ func TestWindowForgets(t *testing.T) {
 }
 
 func BenchmarkAllowAccepted(b *testing.B) {
-	th := New(2)
+	th := New(2, 0)
 	now := t0
 	b.ReportAllocs()
 	for b.Loop() {
@@ -83,7 +83,7 @@ func BenchmarkAllowAccepted(b *testing.B) {
 // TestInFlightIsNotRefused: attempts allowed but not yet done do not count,
 // so a cold burst is never throttled.
 func TestInFlightIsNotRefused(t *testing.T) {
-	th := New(2)
+	th := New(2, 0)
 	for i := 0; i < 1000; i++ {
 		if !th.Allow(t0, 0) {
 			t.Fatalf("attempt %d of a cold burst rejected", i)
@@ -94,7 +94,7 @@ func TestInFlightIsNotRefused(t *testing.T) {
 // TestLocalRejectionsCount: while a provider refuses everything, local
 // rejections keep the probability up (as in the book).
 func TestLocalRejectionsCount(t *testing.T) {
-	th := New(2)
+	th := New(2, 0)
 	for i := 0; i < 10; i++ {
 		th.Done(t0, false)
 	}
@@ -104,5 +104,25 @@ func TestLocalRejectionsCount(t *testing.T) {
 	}
 	if after := th.RejectProbability(t0); after <= before {
 		t.Errorf("p %.3f did not grow after a local rejection (%.3f)", after, before)
+	}
+}
+
+// TestMinimumVolume: below the minimum volume nothing is rejected, however
+// badly the provider does; at it the book's probability applies.
+func TestMinimumVolume(t *testing.T) {
+	th := New(2, 20)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 19 {
+		th.Done(now, false)
+		if p := th.RejectProbability(now); p != 0 {
+			t.Fatalf("after %d failures (below 20): reject probability %v, want 0", i+1, p)
+		}
+		if !th.Allow(now, 0) {
+			t.Fatalf("after %d failures (below 20): rejected", i+1)
+		}
+	}
+	th.Done(now, false)
+	if p := th.RejectProbability(now); p < 0.9 {
+		t.Errorf("at 20 failures: reject probability %v, want (20-0)/21", p)
 	}
 }

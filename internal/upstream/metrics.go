@@ -44,9 +44,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		throttled: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "throttled_requests_total",
 			Help: "Attempts refused locally by the provider's rate buckets, a Retry-After block or adaptive throttling."}, []string{"provider"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tokens_total",
-			Help: "Tokens reported by providers."}, []string{"provider", "type"}),
+			Help: "Tokens providers reported, summed: input (prompt) and output (completion)."}, []string{"provider", "type"}),
 		genAITokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_client_token_usage",
-			Help: "OpenTelemetry GenAI: tokens per call.", Buckets: tokenBuckets}, []string{"gen_ai_provider_name", "gen_ai_token_type"}),
+			Help: "OpenTelemetry GenAI: the distribution of tokens per call, one observation per call and token type (llmrouter_tokens_total holds the sums).", Buckets: tokenBuckets}, []string{"gen_ai_provider_name", "gen_ai_token_type"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.upstream, m.duration, m.transitions, m.probes, m.bulkRejections, m.throttled, m.tokens, m.genAITokens)
@@ -62,7 +62,7 @@ type providerMetrics struct {
 	bulkRejections prometheus.Counter
 	throttled      prometheus.Counter
 	duration       prometheus.Observer
-	byKind         [outcome.Unknown + 1]prometheus.Counter
+	byKind         []prometheus.Counter // by outcome.Kind
 	transitions    [breaker.Open + 1]prometheus.Counter
 	probeOK        prometheus.Counter
 	probeFailed    prometheus.Counter
@@ -82,7 +82,7 @@ func (m *metrics) forProvider(name string) *providerMetrics {
 		tokensOut:      m.tokens.WithLabelValues(name, "output"),
 	}
 	for _, k := range outcome.Kinds() {
-		pm.byKind[k] = m.upstream.WithLabelValues(name, k.String())
+		pm.byKind = append(pm.byKind, m.upstream.WithLabelValues(name, k.String()))
 	}
 	for s := breaker.Closed; s <= breaker.Open; s++ {
 		pm.transitions[s] = m.transitions.WithLabelValues(name, s.String())

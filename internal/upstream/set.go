@@ -122,12 +122,21 @@ var (
 		"Attempts in flight to the provider.", []string{"provider"}, nil)
 	descRemaining = prometheus.NewDesc("llmrouter_ratelimit_remaining",
 		"Requests or tokens the provider's buckets hold now (-1 unknown).", []string{"provider", "limit"}, nil)
+	descTargetsOff = prometheus.NewDesc("llmrouter_targets_disabled",
+		"The provider's targets (models) disabled because it answered that they do not exist.", []string{"provider"}, nil)
+	descQuota = prometheus.NewDesc("llmrouter_provider_out_of_quota",
+		"1 while the provider is off for quota (until its reset, a reload, an enable or the next check).", []string{"provider"}, nil)
+	descInfo = prometheus.NewDesc("llmrouter_provider_info",
+		"Always 1: the provider's type and failure domain.", []string{"provider", "type", "domain"}, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descBreakerState
 	ch <- descInFlight
 	ch <- descRemaining
+	ch <- descTargetsOff
+	ch <- descQuota
+	ch <- descInfo
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -143,5 +152,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(u.bulk.InFlight()), u.name)
 		ch <- prometheus.MustNewConstMetric(descRemaining, prometheus.GaugeValue, float64(l.RemainingRequests), u.name, "requests")
 		ch <- prometheus.MustNewConstMetric(descRemaining, prometheus.GaugeValue, float64(l.RemainingTokens), u.name, "tokens")
+		ch <- prometheus.MustNewConstMetric(descTargetsOff, prometheus.GaugeValue, float64(u.targetsN.Load()), u.name)
+		quota := 0.0
+		if u.quotaOff.Load() {
+			quota = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descQuota, prometheus.GaugeValue, quota, u.name)
+		ch <- prometheus.MustNewConstMetric(descInfo, prometheus.GaugeValue, 1, u.name, u.spec.Provider.Type, u.spec.Provider.Domain)
 	}
 }

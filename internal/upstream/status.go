@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"sort"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
@@ -31,6 +32,18 @@ type Status struct {
 	// LastErrorKind is the kind of the last failure that counted against
 	// the provider; "" when none yet.
 	LastErrorKind string `json:"last_error_kind"`
+	// Domain is the provider's failure domain ("" its own).
+	Domain string `json:"domain"`
+	// OutOfQuota: the provider is off until its reset, a reload, an
+	// enable or the next quota check, due in QuotaCheckSeconds.
+	OutOfQuota        bool    `json:"out_of_quota"`
+	QuotaCheckSeconds float64 `json:"quota_check_seconds"`
+	// DisabledTargets are the provider's models that answered "model not
+	// found", off until a reload changes them or an operator enables them.
+	DisabledTargets []string `json:"disabled_targets"`
+	// Shared says whether the row is the fleet's (shared_state) or this
+	// process's own.
+	Shared bool `json:"shared"`
 	// Score is the provider's health score and its parts; the caller
 	// fills it (it is relative to the other providers).
 	Score route.Score `json:"score"`
@@ -74,6 +87,14 @@ func (u *Upstream) Status(now time.Time) Status {
 	if k := outcome.Kind(u.lastKind.Load()); k != 0 {
 		st.LastErrorKind = k.String()
 	}
+	st.Domain = u.spec.Provider.Domain
+	var left time.Duration
+	st.OutOfQuota, left, st.DisabledTargets = u.offState(now)
+	st.QuotaCheckSeconds = left.Seconds()
+	if st.DisabledTargets == nil {
+		st.DisabledTargets = []string{}
+	}
+	sort.Strings(st.DisabledTargets)
 	return st
 }
 

@@ -49,7 +49,14 @@ type Settings struct {
 	Breaker breaker.Config
 	// ThrottleK is the adaptive throttling multiplier; 0 disables it.
 	ThrottleK float64
+	// QuotaRecheck is how often a provider out of quota gets one real
+	// request to check whether it is back (breaker.quota_recheck); 0 means
+	// DefaultQuotaRecheck.
+	QuotaRecheck time.Duration
 }
+
+// DefaultQuotaRecheck is Settings.QuotaRecheck's default.
+const DefaultQuotaRecheck = time.Hour
 
 // Options are an Upstream's seams, shared by a Set's Upstreams.
 type Options struct {
@@ -81,9 +88,12 @@ const (
 	TooLarge
 	// Throttled: adaptive throttling refused it locally.
 	Throttled
+	// Quota: the provider is out of quota until its reset, a reload, an
+	// operator's enable, or the next quota recheck.
+	Quota
 )
 
-var reasonNames = [...]string{Open: "open", Full: "full", Limited: "limited", TooLarge: "too_large", Throttled: "throttled"}
+var reasonNames = [...]string{Open: "open", Full: "full", Limited: "limited", TooLarge: "too_large", Throttled: "throttled", Quota: "quota"}
 
 func (r Reason) String() string { return reasonNames[r] }
 
@@ -93,6 +103,8 @@ var (
 	ErrFull = errors.New("provider at max_concurrency")
 	// ErrThrottled: adaptive throttling refused the attempt locally.
 	ErrThrottled = errors.New("adaptive throttling")
+	// ErrQuota: the provider is out of quota.
+	ErrQuota = errors.New("provider out of quota")
 )
 
 // Refusal is Acquire's typed refusal. errors.Is matches breaker.ErrOpen,
@@ -133,6 +145,19 @@ type Upstream struct {
 	// runtime with a new key.
 	secrets atomic.Pointer[[]string]
 
+	offMu sync.Mutex // guards quota and targetsOff
+	// quota is the out-of-quota block (docs/ARCHITECTURE.md,
+	// "Classification"): the breaker's models-list probe cannot tell
+	// whether quota is back, so the block is kept here, apart from it.
+	quota quotaBlock
+	// targetsOff are the provider's models that answered "model not
+	// found": off until a reload changes them or an operator enables them.
+	targetsOff map[string]string // model → the provider's message
+	// quotaOff and targetsN mirror the state above for lock-free reads on
+	// the hot path.
+	quotaOff atomic.Bool
+	targetsN atomic.Int32
+
 	proberMu sync.Mutex // guards stop
 	stop     context.CancelFunc
 	prober   sync.WaitGroup
@@ -142,7 +167,7 @@ type Upstream struct {
 // Validate.
 func New(spec Spec, opts Options) *Upstream {
 	u := &Upstream{spec: spec, name: spec.Provider.Name, now: opts.Now, rnd: opts.Rand, log: opts.Logger,
-		throttle: throttle.New(spec.ThrottleK), stats: stats.New(stats.Config{})}
+		throttle: throttle.New(spec.ThrottleK, spec.Breaker.FailureThreshold.MinRequests), stats: stats.New(stats.Config{})}
 	if u.now == nil {
 		u.now = time.Now
 	}
@@ -178,17 +203,48 @@ func (u *Upstream) Name() string { return u.name }
 // Settings are what the Upstream was built from.
 func (u *Upstream) Settings() Settings { return u.spec.Settings }
 
+// quotaBlock is a provider out of quota.
+type quotaBlock struct {
+	on       bool
+	until    time.Time // the reset the provider named; zero when it did not
+	next     time.Time // when one real request may check
+	checking bool      // that request is in flight
+}
+
 // Permit is one admitted attempt. Release it exactly once.
 type Permit struct {
 	u        *Upstream
 	ticket   breaker.Ticket
 	res      *ratelimit.Reservation
 	released atomic.Bool
+	// quotaCheck marks the one request that checks a provider out of
+	// quota.
+	quotaCheck bool
 }
 
 // Acquire admits one attempt of an estimated tokens at now, or refuses
 // with a *Refusal that holds nothing.
 func (u *Upstream) Acquire(now time.Time, tokens int64) (*Permit, error) {
+	var quotaCheck bool
+	if u.quotaOff.Load() {
+		wait, check := u.quotaAdmit(now)
+		if !check {
+			return nil, &Refusal{Reason: Quota, Wait: wait, err: ErrQuota}
+		}
+		quotaCheck = true
+	}
+	p, err := u.acquire(now, tokens)
+	if quotaCheck {
+		if err != nil {
+			u.quotaCheckDone(now, false)
+		} else {
+			p.quotaCheck = true
+		}
+	}
+	return p, err
+}
+
+func (u *Upstream) acquire(now time.Time, tokens int64) (*Permit, error) {
 	t, err := u.breaker.Allow(now)
 	if err != nil {
 		r := &Refusal{Reason: Open, err: err}
@@ -278,17 +334,166 @@ func (p *Permit) Release(now time.Time, r Result) {
 	}
 	u.limits.Observe(now, rl)
 	u.bulk.Release()
-	u.breaker.Done(now, p.ticket, r.Kind, r.RetryAfter)
-	if r.Kind != outcome.OK && r.Kind.Counts() {
+	// What the health mechanisms (breaker, stats, throttle) learn. A rate
+	// limit that says when to come back is a budget, not a failure: the
+	// buckets and the block above hold the provider until then. Quota has
+	// its own block (a probe cannot lift it); a missing target disables
+	// that target only. None of them counts against the provider.
+	health := r.Kind
+	switch {
+	case r.Kind == outcome.RateLimited && (rl.RetryAfter > 0 || rl.ResetRequests > 0 || rl.ResetTokens > 0),
+		r.Kind == outcome.Quota:
+		health = outcome.Canceled
+	}
+	if p.quotaCheck || r.Kind == outcome.Quota {
+		u.quotaResult(now, r)
+	}
+	u.breaker.Done(now, p.ticket, health, r.RetryAfter)
+	if r.Kind != outcome.OK && (r.Kind.Counts() || r.Kind == outcome.Quota || r.Kind == outcome.RateLimited) {
 		u.lastKind.Store(uint32(r.Kind))
 	}
-	// An attempt that never reached the provider (canceled before an
-	// answer) tells the stats and the throttle nothing.
-	u.stats.Observe(now, r.Kind, r.Latency)
-	if r.Kind.Counts() {
-		u.throttle.Done(now, r.Kind == outcome.OK || r.Kind == outcome.ClientError)
+	u.stats.Observe(now, health, r.Latency)
+	if health.Counts() {
+		u.throttle.Done(now, health == outcome.OK || health == outcome.ClientError)
 	}
 	u.m.done(r)
+}
+
+// quotaAdmit decides an attempt while the provider is out of quota: past
+// the reset the provider named, the block is lifted; at the recheck time
+// one request (at a time) goes to check; otherwise it waits.
+func (u *Upstream) quotaAdmit(now time.Time) (wait time.Duration, check bool) {
+	u.offMu.Lock()
+	defer u.offMu.Unlock()
+	q := &u.quota
+	if !q.on {
+		return 0, true
+	}
+	if !q.until.IsZero() && !now.Before(q.until) {
+		u.liftQuotaLocked()
+		return 0, true
+	}
+	if !q.checking && !now.Before(q.next) {
+		q.checking = true
+		return 0, true
+	}
+	wait = q.next.Sub(now)
+	if !q.until.IsZero() {
+		wait = min(wait, q.until.Sub(now))
+	}
+	return max(wait, 0), false
+}
+
+// quotaCheckDone ends a check that was not sent.
+func (u *Upstream) quotaCheckDone(now time.Time, _ bool) {
+	u.offMu.Lock()
+	u.quota.checking = false
+	u.offMu.Unlock()
+}
+
+// quotaResult records a quota answer, or the end of a check: a check that
+// did not meet a quota error lifts the block.
+func (u *Upstream) quotaResult(now time.Time, r Result) {
+	u.offMu.Lock()
+	defer u.offMu.Unlock()
+	q := &u.quota
+	if r.Kind != outcome.Quota {
+		if q.checking && r.Kind.Counts() {
+			u.liftQuotaLocked()
+			u.log.Info("quota is back: a check request was answered", "provider", u.name)
+		}
+		q.checking = false
+		return
+	}
+	if !q.on {
+		u.log.Warn("provider out of quota: off until its reset, a reload, an enable or the next quota check",
+			"provider", u.name, "reset_in", r.RetryAfter.String(), "quota_recheck", u.quotaRecheck().String())
+	}
+	q.on, q.checking = true, false
+	q.next = now.Add(u.quotaRecheck())
+	if r.RetryAfter > 0 {
+		q.until = now.Add(r.RetryAfter)
+	} else {
+		q.until = time.Time{}
+	}
+	u.quotaOff.Store(true)
+}
+
+func (u *Upstream) liftQuotaLocked() {
+	u.quota = quotaBlock{}
+	u.quotaOff.Store(false)
+}
+
+func (u *Upstream) quotaRecheck() time.Duration {
+	if d := u.spec.QuotaRecheck; d > 0 {
+		return d
+	}
+	return DefaultQuotaRecheck
+}
+
+// DisableTarget turns model off on this provider: the provider answered
+// that it does not exist. It stays off until a reload changes the
+// provider or an operator enables it; it reports whether it was on.
+func (u *Upstream) DisableTarget(model, message string) bool {
+	u.offMu.Lock()
+	defer u.offMu.Unlock()
+	if _, off := u.targetsOff[model]; off {
+		return false
+	}
+	if u.targetsOff == nil {
+		u.targetsOff = make(map[string]string)
+	}
+	u.targetsOff[model] = message
+	u.targetsN.Store(int32(len(u.targetsOff)))
+	u.log.Warn("target disabled: the provider says the model does not exist; fix the config and reload, or enable it",
+		"provider", u.name, "model", model, "error", u.Redact(message))
+	return true
+}
+
+// TargetOff reports whether model is disabled on this provider.
+func (u *Upstream) TargetOff(model string) bool {
+	if u.targetsN.Load() == 0 {
+		return false
+	}
+	u.offMu.Lock()
+	defer u.offMu.Unlock()
+	_, off := u.targetsOff[model]
+	return off
+}
+
+// Enable lifts a quota block and every disabled target (an operator's
+// POST /admin/providers/{name}/enable); it reports what it lifted.
+func (u *Upstream) Enable() (quota bool, targets []string) {
+	u.offMu.Lock()
+	defer u.offMu.Unlock()
+	quota = u.quota.on
+	u.liftQuotaLocked()
+	for m := range u.targetsOff {
+		targets = append(targets, m)
+	}
+	u.targetsOff = nil
+	u.targetsN.Store(0)
+	if quota || len(targets) > 0 {
+		u.log.Info("provider enabled by an operator", "provider", u.name, "quota_lifted", quota, "targets_enabled", len(targets))
+	}
+	return quota, targets
+}
+
+// offState reports the quota block and the disabled targets, for Status.
+func (u *Upstream) offState(now time.Time) (quota bool, quotaLeft time.Duration, targets []string) {
+	u.offMu.Lock()
+	defer u.offMu.Unlock()
+	if u.quota.on {
+		quota = true
+		quotaLeft = max(u.quota.next.Sub(now), 0)
+		if !u.quota.until.IsZero() {
+			quotaLeft = min(quotaLeft, max(u.quota.until.Sub(now), 0))
+		}
+	}
+	for m := range u.targetsOff {
+		targets = append(targets, m)
+	}
+	return quota, quotaLeft, targets
 }
 
 // Health is what ranking reads about the provider at now.

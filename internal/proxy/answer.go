@@ -1,0 +1,197 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/failover"
+	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/relay"
+	"github.com/llmrouter/llmrouter/internal/route"
+)
+
+// result is how a request ends, decided before anything is written:
+// answer turns it into the request's one answer.
+type result struct {
+	// err is an error answer: a refusal before any attempt, a provider's
+	// client error, or nothing served.
+	err *intake.Error
+	// provider, when set with err, is the provider whose client error it
+	// is (X-LLMRouter-Provider).
+	provider string
+	// served is a provider's answer to relay.
+	served *failover.Served
+	// json is a 200 answer of the router's own (the models list).
+	json []byte
+	// gone: the client went away; there is nobody to answer.
+	gone bool
+}
+
+// answer writes res: the one place an answer to a client is written
+// (docs/ARCHITECTURE.md, "Request path"). Its first byte is the commit
+// point.
+func (s *Server) answer(w http.ResponseWriter, ex *exchange, res result) {
+	h := w.Header()
+	switch {
+	case res.gone:
+	case res.err != nil:
+		e := res.err
+		if e.EndConn {
+			intake.EndConnection(w)
+		}
+		if e.Status == http.StatusUnauthorized {
+			h["Www-Authenticate"] = valBearerRealm
+		}
+		if res.provider != "" {
+			setHeader(h, hdrProvider, res.provider)
+		}
+		if ex.Attempts > 0 || e.Status >= 500 || e.Status == http.StatusTooManyRequests {
+			setHeader(h, hdrAttempts, strconv.Itoa(ex.Attempts))
+		}
+		if e.RetryAfter > 0 {
+			setHeader(h, "Retry-After", strconv.FormatInt(int64(math.Ceil(e.RetryAfter.Seconds())), 10))
+		}
+		b := openaiwire.AppendError(make([]byte, 0, 160+len(e.Message)), openaiwire.Error{Message: e.Message, Type: e.Type, Param: e.Param, Code: e.Code})
+		ex.status = e.Status
+		s.write(w, ex, nil, e.Status, append(b, '\n'))
+	case res.json != nil:
+		ex.status = http.StatusOK
+		s.write(w, ex, nil, http.StatusOK, res.json)
+	case res.served.Resp.Stream == nil:
+		sv := res.served
+		ex.served = sv.Provider.Name
+		s.setServedHeaders(w, ex, sv.Provider, sv.Target)
+		ex.status = http.StatusOK
+		s.write(w, ex, sv.Provider, http.StatusOK, sv.Resp.Body)
+		sv.Done(outcome.OK)
+	default:
+		sv := res.served
+		ex.served = sv.Provider.Name
+		s.setServedHeaders(w, ex, sv.Provider, sv.Target)
+		ex.status = http.StatusOK
+		sv.Done(s.relay(w, ex, sv))
+	}
+}
+
+// write sends one whole JSON answer under limits.client_write_timeout. It
+// is flushed here, under the deadline, so the server's own flush after the
+// handler has nothing left to block on; the deadline is then cleared so
+// that it does not outlive this request on a kept-alive connection.
+func (s *Server) write(w http.ResponseWriter, ex *exchange, p *failover.Provider, status int, body []byte) {
+	h := w.Header()
+	h[hdrCType] = valJSON
+	setHeader(h, hdrCLength, strconv.Itoa(len(body)))
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(ex.writeTimeout))
+	w.WriteHeader(status)
+	_, err := w.Write(body)
+	if err == nil {
+		err = rc.Flush()
+	}
+	s.writeFailed(ex, p, err)
+	_ = rc.SetWriteDeadline(time.Time{})
+}
+
+// relay commits sv's stream through the relay package, then logs what
+// ended it: a provider failure after the commit (thinned), a client that
+// stopped reading.
+func (s *Server) relay(w http.ResponseWriter, ex *exchange, sv *failover.Served) outcome.Kind {
+	ex.ttft = time.Since(ex.start)
+	end := relay.Stream(w, sv.Resp.Stream, sv.Held, ex.writeTimeout)
+	if end.Err != nil && end.Kind != outcome.Canceled {
+		s.streamWarn.Do(func() {
+			s.log.Warn("stream failed after commit (thinned: one of several)", "request_id", ex.ID, "provider", sv.Provider.Name,
+				"kind", end.Kind.String(), "error", sv.Provider.Up.Redact(end.Err.Error()))
+		})
+	}
+	s.writeFailed(ex, sv.Provider, end.WriteErr)
+	return end.Kind
+}
+
+// writeFailed records a failed write to the client: a client that stopped
+// reading for limits.client_write_timeout is logged and counted; one that
+// went away is not news.
+func (s *Server) writeFailed(ex *exchange, up *failover.Provider, err error) {
+	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return
+	}
+	s.m.writeTimeouts.Inc()
+	name := ""
+	if up != nil {
+		name = up.Name
+	}
+	s.log.Warn("client stopped reading; response cut and provider call cancelled", "request_id", ex.ID,
+		"provider", name, "client_write_timeout", ex.writeTimeout.String())
+}
+
+func (s *Server) setServedHeaders(w http.ResponseWriter, ex *exchange, up *failover.Provider, tg route.Target) {
+	h := w.Header()
+	// One backing array for the per-response values.
+	vals := make([]string, 5)
+	vals[0], vals[1], vals[2], vals[3] = up.Name, tg.Model, strconv.Itoa(tg.Tier), strconv.Itoa(ex.Attempts)
+	h[hdrProvider], h[hdrModel], h[hdrTier], h[hdrAttempts] = vals[0:1:1], vals[1:2:2], vals[2:3:3], vals[3:4:4]
+	if tg.Tier > ex.Model.BestTier {
+		h[hdrDegraded] = valTrue
+	}
+	overhead := time.Since(ex.start) - ex.Upstream
+	ex.overhead, ex.committed = overhead, true
+	vals[4] = strconv.FormatFloat(float64(overhead.Microseconds())/1000, 'f', 3, 64)
+	h[hdrOverhead] = vals[4:5:5]
+}
+
+func (s *Server) logRequest(r *http.Request, ex *exchange) {
+	model := ""
+	if ex.Model != nil {
+		model = ex.Model.Name
+	}
+	elapsed := time.Since(ex.start)
+	api := ex.Op.String()
+	s.m.requests.WithLabelValues(api, model, strconv.Itoa(ex.status)).Inc()
+	if ex.Model != nil {
+		s.m.duration.WithLabelValues(api, model).Observe(elapsed.Seconds())
+		if ex.ttft > 0 {
+			s.m.ttft.WithLabelValues(api, model).Observe(ex.ttft.Seconds())
+		}
+		if ex.status == http.StatusOK && ex.LastTier > ex.Model.BestTier {
+			s.m.degraded.WithLabelValues(api, model).Inc()
+		}
+		if ex.status == http.StatusOK && ex.Attempts > 1 {
+			s.m.recovered.WithLabelValues(api, model).Inc()
+		}
+	}
+	overhead := ex.overhead
+	if !ex.committed {
+		overhead = elapsed - ex.Upstream
+	}
+	s.m.overhead.Observe(overhead.Seconds())
+	if !s.log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	var attrs [10]slog.Attr
+	a := append(attrs[:0],
+		slog.String("request_id", ex.ID), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("model", model), slog.Int("status", ex.status), slog.String("provider", ex.served),
+		slog.Int("attempts", ex.Attempts), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000))
+	if len(ex.Failures) > 0 {
+		var b strings.Builder
+		for i, f := range ex.Failures {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(f.Provider)
+			b.WriteByte(':')
+			b.WriteString(f.Err.Kind.String())
+		}
+		a = append(a, slog.String("failures", b.String()))
+	}
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", a...)
+}
