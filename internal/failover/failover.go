@@ -379,23 +379,42 @@ func earliest(a, b time.Time) time.Time {
 }
 
 // Served is a provider's answer, admitted and not yet written. Call Done
-// once it is (for a stream: with how the stream ended).
+// once it is (for a stream: with how the stream ended). It also carries
+// the attempt's context and timer, so one allocation holds the attempt.
 type Served struct {
 	Provider *Provider
 	Target   route.Target
 	Resp     *provider.Response
 	// Held are a stream's preamble chunks read before the commit point.
 	Held [][]byte
-	done func(end outcome.Kind)
+
+	l            *Loop
+	permit       *upstream.Permit // a stream's, released by Done; nil once released
+	cancel       context.CancelCauseFunc
+	timer        *time.Timer
+	cause        atomic.Pointer[outcome.Error] // what the timer's firing means
+	firstContent time.Duration
 }
 
 // Done ends the attempt: a stream's permit is released with its end (a
 // non-stream answer's was released at once) and the attempt's context
 // ends.
 func (sv *Served) Done(end outcome.Kind) {
-	if sv.done != nil {
-		sv.done(end)
+	if sv.permit != nil {
+		sv.Resp.Stream.Close()
+		sv.end()
+		// A breaker that tripped during the stream ignores its outcome
+		// (the permit's ticket is from before).
+		sv.permit.Release(sv.l.now(), upstream.Result{Kind: end, RateLimit: outcome.UnknownRateLimit,
+			Usage: sv.Resp.Stream.Usage(), Latency: sv.firstContent})
+		sv.permit = nil
 	}
+}
+
+// end stops the attempt's timer and context.
+func (sv *Served) end() {
+	sv.timer.Stop()
+	sv.cancel(nil)
 }
 
 // attempt sends req to one target under permit. On success it returns the
@@ -407,34 +426,30 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 	// One context and one timer bound the attempt: first the first-token
 	// deadline (streams), then the attempt timeout. The timer's cause
 	// says which one fired.
-	actx, cancelAttempt := context.WithCancelCause(ctx)
-	var cause atomic.Pointer[outcome.Error]
-	cause.Store(errAttemptTimeout)
+	sv := &Served{Provider: up, Target: tg, l: l}
+	var actx context.Context
+	actx, sv.cancel = context.WithCancelCause(ctx)
+	sv.cause.Store(errAttemptTimeout)
 	limit := up.Config.Timeout
 	if req.Stream && up.Config.FirstTokenTimeout < limit {
-		cause.Store(errFirstTokenTimeout)
+		sv.cause.Store(errFirstTokenTimeout)
 		limit = up.Config.FirstTokenTimeout
 	}
-	timer := time.AfterFunc(limit, func() { cancelAttempt(cause.Load()) })
-	end := func() {
-		timer.Stop()
-		cancelAttempt(nil)
-	}
+	sv.timer = time.AfterFunc(limit, func() { sv.cancel(sv.cause.Load()) })
 	t0 := time.Now()
 	resp, err := up.Adapter.Do(actx, req)
-	var held [][]byte
 	if err == nil && resp.Stream != nil {
 		// The headers came before the stream: their budget applies now,
 		// not when the stream ends.
 		permit.Observe(l.now(), resp.RateLimit)
-		held, err = relay.Preamble(resp.Stream)
+		sv.Held, err = relay.Preamble(resp.Stream)
 		if err != nil {
 			resp.Stream.Close()
 		}
 	}
 	r.Upstream += time.Since(t0)
 	if err != nil {
-		end()
+		sv.end()
 		oe := classify(ctx, up, err)
 		permit.Release(l.now(), upstream.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter, RateLimit: oe.RateLimit, Latency: time.Since(t0)})
 		l.log.Debug("attempt failed", "request_id", r.ID, "attempt", r.Attempts, "provider", up.Name,
@@ -442,25 +457,19 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 		r.Failures = append(r.Failures, Failure{Provider: up.Name, Err: oe})
 		return nil, oe
 	}
-	sv := &Served{Provider: up, Target: tg, Resp: resp, Held: held}
+	sv.Resp = resp
 	if resp.Stream == nil {
-		end()
+		sv.end()
 		permit.Release(l.now(), upstream.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage, Latency: time.Since(t0)})
 		return sv, nil
 	}
-	if cause.Load() == errFirstTokenTimeout && timer.Stop() {
+	if sv.cause.Load() == errFirstTokenTimeout && sv.timer.Stop() {
 		// First content arrived: the rest of the attempt timeout applies.
-		cause.Store(errAttemptTimeout)
-		timer.Reset(max(up.Config.Timeout-time.Since(t0), 0))
+		sv.cause.Store(errAttemptTimeout)
+		sv.timer.Reset(max(up.Config.Timeout-time.Since(t0), 0))
 	}
-	firstContent := time.Since(t0)
-	sv.done = func(kind outcome.Kind) {
-		resp.Stream.Close()
-		end()
-		// A breaker that tripped during the stream ignores its outcome
-		// (the permit's ticket is from before).
-		permit.Release(l.now(), upstream.Result{Kind: kind, RateLimit: outcome.UnknownRateLimit, Usage: resp.Stream.Usage(), Latency: firstContent})
-	}
+	sv.firstContent = time.Since(t0)
+	sv.permit = permit
 	return sv, nil
 }
 
