@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -66,12 +67,12 @@ func (e *OpenError) Is(target error) bool { return target == ErrOpen }
 // trip or a close changes nothing. The zero Ticket is ignored by Done.
 type Ticket struct {
 	gen  uint64
-	done func(error) // gobreaker's second step; nil in the zero Ticket
+	done func(error) // the window's second step (gobreaker); nil in the zero Ticket
 }
 
 // Counts are the outcomes in the current rolling window of a closed breaker
-// (zero while open or half-open: gobreaker clears them at every
-// transition). Client errors and cancellations never appear.
+// (zero while open or half-open: a trip retires the window and a close
+// starts an empty one). Client errors and cancellations never appear.
 type Counts struct {
 	Successes           uint32
 	Failures            uint32
@@ -99,24 +100,22 @@ type Snapshot struct {
 // Options are the Breaker's seams. The zero Options is valid.
 type Options struct {
 	// OnStateChange, when not nil, is called at every transition of the
-	// observable State, in order, WITH THE BREAKER'S LOCK HELD (sometimes
-	// inside gobreaker's lock too): it must only set a gauge or bump a
-	// counter, never block and never call the Breaker. Transitions into
-	// HalfOpen are lazy: they are noticed when someone looks (Allow,
-	// Snapshot, NextProbe, Probe, RunProber).
+	// observable State, in order, WITH THE BREAKER'S LOCK HELD: it must only
+	// set a gauge or bump a counter, never block and never call the
+	// Breaker. Transitions into HalfOpen are lazy: they are noticed when
+	// someone looks (Allow, Snapshot, NextProbe, Probe, RunProber).
 	OnStateChange func(name string, from, to State)
 }
 
-// buckets is how many buckets gobreaker's rolling window has.
+// buckets is how many buckets the rolling window has.
 const buckets = 10
 
-// Sentinels handed to gobreaker's second step. nil is a success.
-var (
-	errFailure     = errors.New("counted failure")
-	errNeutral     = errors.New("outcome not counted")
-	errProbePanic  = errors.New("probe panicked")
-	errUnreachable = errors.New("gobreaker refused a closed breaker")
-)
+// errFailure is handed to the window's second step for a counted failure;
+// nil is a success.
+var errFailure = errors.New("counted failure")
+
+// errProbePanic stands for a probe that panicked.
+var errProbePanic = errors.New("probe panicked")
 
 // Breaker guards one provider; see the package doc for its model. Build it
 // with New; the zero Breaker is not usable. All methods are safe for
@@ -126,29 +125,49 @@ type Breaker struct {
 	cfg           Config
 	onStateChange func(name string, from, to State)
 
-	// mu guards everything below and every call into cb, so that checking
-	// our state and taking gobreaker's admission are one step: gobreaker
-	// half-open admits whoever calls first, and that must be the prober.
-	// gobreaker's callbacks (readyToTripLocked, onTransitionLocked) run
-	// inside calls made under mu.
-	mu        sync.Mutex
-	cb        *gobreaker.TwoStepCircuitBreaker[struct{}]
-	state     State         // last observed state; HalfOpen is latched when noticed
-	gen       uint64        // bumped at each of gobreaker's transitions, like its own generation
+	mu        sync.Mutex    // guards everything below, and every call into win
+	state     State         // HalfOpen is latched when noticed
+	gen       uint64        // bumped at every transition; tickets carry it
+	win       *window       // the closed spell's outcomes; nil while open or half-open
 	openUntil time.Time     // when the next probe is due; zero while closed
 	trips     int           // consecutive trips and reopens since the last close
 	tripKind  outcome.Kind  // the failure that caused the current trip
 	lastKind  outcome.Kind  // the last counted failure
-	probing   bool          // a probe holds gobreaker's half-open admission
-	pending   failure       // the failure being reported right now, for the callbacks
+	probing   bool          // a probe is running
 	changed   chan struct{} // closed and replaced at each transition and probe end
 }
 
-// failure is a counted failure on its way into gobreaker.
-type failure struct {
-	kind       outcome.Kind
-	retryAfter time.Duration
-	at         time.Time
+// window counts the outcomes of one closed spell in gobreaker's rolling
+// window and applies the trip rules (Threshold.trips) to them. A trip
+// retires it: tripped is set and the Breaker drops it; the next close
+// starts a new one. Only the Breaker that owns it calls it, under its mu.
+type window struct {
+	cb      *gobreaker.TwoStepCircuitBreaker[struct{}]
+	tripped bool // set by cb's OnStateChange when a trip rule fired
+}
+
+// newWindow returns an empty window whose buckets start at time.Now().
+func newWindow(name string, th Threshold) *window {
+	w := &window{}
+	w.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+		Name: name,
+		// Ten buckets; with two or more gobreaker never starts a new
+		// generation while closed, so the window rolls instead of
+		// emptying, and an outcome counts in its admission's bucket.
+		Interval:     th.Window,
+		BucketPeriod: th.Window / buckets,
+		ReadyToTrip:  th.trips,
+		// A tripped window is retired, never consulted again: gobreaker's
+		// open state is where it ends, not a cooldown. Cooldowns, half-open
+		// and probes are the Breaker's (see the package doc).
+		Timeout: math.MaxInt64,
+		OnStateChange: func(_ string, _, to gobreaker.State) {
+			if to == gobreaker.StateOpen {
+				w.tripped = true
+			}
+		},
+	})
+	return w
 }
 
 // New returns a closed Breaker for the provider name. cfg must pass
@@ -157,30 +176,13 @@ func New(name string, cfg Config, opts Options) *Breaker {
 	if err := cfg.Validate(); err != nil {
 		panic(fmt.Sprintf("breaker.New(%q): %v", name, err))
 	}
-	b := &Breaker{
+	return &Breaker{
 		name:          name,
 		cfg:           cfg,
 		onStateChange: opts.OnStateChange,
+		win:           newWindow(name, cfg.FailureThreshold),
 		changed:       make(chan struct{}),
 	}
-	w := cfg.FailureThreshold.Window
-	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:        name,
-		MaxRequests: 1, // one probe; its success closes
-		// Rolling window of ten buckets; with two or more buckets gobreaker
-		// never starts a new generation while closed, so only trips and
-		// closes make tickets stale.
-		Interval:     w,
-		BucketPeriod: w / buckets,
-		// gobreaker's open timeout is fixed; ours depends on the kind and
-		// grows. Let gobreaker go half-open at once and keep everything
-		// refused in this wrapper until openUntil.
-		Timeout:       time.Nanosecond,
-		ReadyToTrip:   b.readyToTripLocked,
-		OnStateChange: b.onTransitionLocked,
-		IsExcluded:    func(err error) bool { return err == errNeutral },
-	})
-	return b
 }
 
 // Allow admits a real request at now (time.Now(): monotonic) when the
@@ -193,10 +195,9 @@ func (b *Breaker) Allow(now time.Time) (Ticket, error) {
 	if b.observeLocked(now) != Closed {
 		return Ticket{}, b.openErrorLocked(now)
 	}
-	done, err := b.cb.Allow()
-	if err != nil { // gobreaker is closed whenever we are; keep it honest anyway
-		return Ticket{}, fmt.Errorf("circuit breaker for %s: %w: %w", b.name, errUnreachable, ErrOpen)
-	}
+	// A closed window never refuses: its open state is the trip, which
+	// retires it before anyone can ask again.
+	done, _ := b.win.cb.Allow()
 	return Ticket{gen: b.gen, done: done}, nil
 }
 
@@ -208,19 +209,27 @@ func (b *Breaker) Allow(now time.Time) (Ticket, error) {
 // cooldown of a RateLimited trip. A t issued before the latest trip or close
 // is ignored. Call Done exactly once per admitted Ticket.
 func (b *Breaker) Done(now time.Time, t Ticket, kind outcome.Kind, retryAfter time.Duration) {
-	if t.done == nil {
-		return
-	}
-	verdict := errFailure
-	switch {
-	case kind == outcome.OK:
-		verdict = nil
-	case !kind.Counts():
-		verdict = errNeutral
+	if t.done == nil || !kind.Counts() {
+		return // nothing to count; the window forgets an unreported admission
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.reportLocked(now, t, verdict, kind, retryAfter)
+	if t.gen != b.gen {
+		return // issued before the latest trip or close
+	}
+	if kind == outcome.OK {
+		t.done(nil)
+		return
+	}
+	b.lastKind = kind
+	if kind == outcome.Auth || kind == outcome.Quota {
+		b.tripLocked(now, kind, retryAfter) // disabled until a probe succeeds
+		return
+	}
+	t.done(errFailure)
+	if b.win.tripped {
+		b.tripLocked(now, kind, retryAfter)
+	}
 }
 
 // Probe runs probe if one is due: the breaker is half-open (its cooldown is
@@ -234,19 +243,18 @@ func (b *Breaker) Done(now time.Time, t Ticket, kind outcome.Kind, retryAfter ti
 //
 // Probe reads time.Now(), like gobreaker; test it inside testing/synctest.
 func (b *Breaker) Probe(ctx context.Context, probe func(context.Context) error) (ran bool, err error) {
-	t, ok := b.startProbe(time.Now())
-	if !ok {
+	if !b.startProbe(time.Now()) {
 		return false, nil
 	}
 	finished := false
 	defer func() {
 		if !finished {
-			b.finishProbe(ctx, t, errProbePanic)
+			b.finishProbe(ctx, errProbePanic)
 		}
 	}()
 	err = probe(ctx)
 	finished = true
-	b.finishProbe(ctx, t, err)
+	b.finishProbe(ctx, err)
 	return true, err
 }
 
@@ -273,50 +281,53 @@ func (b *Breaker) NextProbe(now time.Time) (wait time.Duration, changed <-chan s
 func (b *Breaker) Snapshot(now time.Time) Snapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.cb.State() // rolls gobreaker's window, so Counts below are current
-	st := b.observeLocked(now)
-	c := b.cb.Counts()
-	return Snapshot{
-		State:            st,
+	s := Snapshot{
+		State:            b.observeLocked(now),
 		CooldownLeft:     b.leftLocked(now),
 		ConsecutiveTrips: b.trips,
 		LastKind:         b.lastKind,
 		Generation:       b.gen,
-		Counts: Counts{
+	}
+	if b.win != nil {
+		b.win.cb.State() // rolls the window, so the counts below are current
+		c := b.win.cb.Counts()
+		s.Counts = Counts{
 			Successes:           c.TotalSuccesses,
 			Failures:            c.TotalFailures,
 			ConsecutiveFailures: c.ConsecutiveFailures,
-		},
+		}
 	}
+	return s
 }
 
-func (b *Breaker) startProbe(now time.Time) (Ticket, bool) {
+// startProbe claims the probe slot if a probe is due at now. While the slot
+// is held nothing but finishProbe moves the breaker: real requests are
+// refused and their stale outcomes dropped.
+func (b *Breaker) startProbe(now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.observeLocked(now) != HalfOpen || b.probing {
-		return Ticket{}, false
-	}
-	done, err := b.cb.Allow()
-	if err != nil {
-		// gobreaker still open: its clock has not yet passed its 1ns
-		// timeout, which only a now running ahead of time.Now() allows.
-		return Ticket{}, false
+		return false
 	}
 	b.probing = true
-	return Ticket{gen: b.gen, done: done}, true
+	return true
 }
 
-func (b *Breaker) finishProbe(ctx context.Context, t Ticket, err error) {
+// finishProbe applies the probe's outcome and frees the slot.
+func (b *Breaker) finishProbe(ctx context.Context, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := time.Now()
 	b.probing = false
+	defer b.broadcastLocked() // a neutral probe changes no state but frees the slot
 	switch {
 	case err == nil:
-		b.reportLocked(now, t, nil, outcome.OK, 0)
+		b.trips = 0
+		b.openUntil = time.Time{}
+		b.win = newWindow(b.name, b.cfg.FailureThreshold)
+		b.setStateLocked(Closed)
 	case errors.Is(ctx.Err(), context.Canceled):
 		// The owner gave up (shutdown); that says nothing about the provider.
-		b.reportLocked(now, t, errNeutral, outcome.Canceled, 0)
 	default:
 		kind := outcome.KindOf(err)
 		switch {
@@ -329,56 +340,20 @@ func (b *Breaker) finishProbe(ctx context.Context, t Ticket, err error) {
 		if oe := (*outcome.Error)(nil); errors.As(err, &oe) {
 			retryAfter = oe.RetryAfter
 		}
-		b.reportLocked(now, t, errFailure, kind, retryAfter)
-	}
-	b.broadcastLocked() // a neutral probe changes no state but frees the slot
-}
-
-// reportLocked hands verdict (nil, errFailure or errNeutral) for t to
-// gobreaker unless t is stale.
-func (b *Breaker) reportLocked(now time.Time, t Ticket, verdict error, kind outcome.Kind, retryAfter time.Duration) {
-	if t.gen != b.gen {
-		return // issued before the latest trip or close
-	}
-	if verdict == errFailure {
 		b.lastKind = kind
-		b.pending = failure{kind: kind, retryAfter: retryAfter, at: now}
+		b.tripLocked(now, kind, retryAfter)
 	}
-	t.done(verdict)
 }
 
-// readyToTripLocked is gobreaker's ReadyToTrip: called on every failure of a
-// closed breaker, after the failure was counted.
-func (b *Breaker) readyToTripLocked(c gobreaker.Counts) bool {
-	if k := b.pending.kind; k == outcome.Auth || k == outcome.Quota {
-		return true // disabled until a probe succeeds
-	}
-	th := b.cfg.FailureThreshold
-	if th.Consecutive > 0 && int64(c.ConsecutiveFailures) >= int64(th.Consecutive) {
-		return true
-	}
-	seen := uint64(c.TotalSuccesses) + uint64(c.TotalFailures)
-	return th.Ratio > 0 && seen > 0 && seen >= uint64(th.MinRequests) &&
-		float64(c.TotalFailures)/float64(seen) >= th.Ratio
-}
-
-// onTransitionLocked is gobreaker's OnStateChange. Trips and reopens only
-// come from a failure being reported, so b.pending describes it.
-func (b *Breaker) onTransitionLocked(_ string, _, to gobreaker.State) {
-	b.gen++
-	switch to {
-	case gobreaker.StateOpen:
-		b.trips++
-		b.tripKind = b.pending.kind
-		b.openUntil = b.pending.at.Add(b.cfg.Cooldown.cooldown(b.pending.kind, b.pending.retryAfter, b.trips))
-		b.setStateLocked(Open)
-	case gobreaker.StateClosed:
-		b.trips = 0
-		b.openUntil = time.Time{}
-		b.setStateLocked(Closed)
-	}
-	// gobreaker.StateHalfOpen: its 1ns timeout ended; openUntil, not it,
-	// decides when the probe is due.
+// tripLocked opens the breaker (from closed: a trip; from half-open: a
+// reopen) for the cooldown of the trips-th consecutive trip caused by kind,
+// counted from now, and retires the window.
+func (b *Breaker) tripLocked(now time.Time, kind outcome.Kind, retryAfter time.Duration) {
+	b.trips++
+	b.tripKind = kind
+	b.openUntil = now.Add(b.cfg.Cooldown.cooldown(kind, retryAfter, b.trips))
+	b.win = nil
+	b.setStateLocked(Open)
 }
 
 // observeLocked applies the lazy Open → HalfOpen transition and returns the
@@ -391,12 +366,15 @@ func (b *Breaker) observeLocked(now time.Time) State {
 	return b.state
 }
 
+// setStateLocked moves to a new state and a new generation, so tickets
+// issued before are ignored, and tells whoever watches.
 func (b *Breaker) setStateLocked(to State) {
 	if b.state == to {
 		return
 	}
 	from := b.state
 	b.state = to
+	b.gen++
 	b.broadcastLocked()
 	if b.onStateChange != nil {
 		b.onStateChange(b.name, from, to)

@@ -594,3 +594,35 @@ func BenchmarkAllowRefused(b *testing.B) {
 		}
 	})
 }
+
+// TestLateOutcome: an outcome counts in the window bucket of its
+// admission, so one reported more than a window after it counts for
+// nothing, though its kind is remembered; auth and quota trip whenever
+// they arrive.
+func TestLateOutcome(t *testing.T) {
+	tests := []struct {
+		kind      outcome.Kind
+		wantState State
+	}{
+		{outcome.ServerError, Closed},
+		{outcome.Auth, Open},
+	}
+	for _, tc := range tests {
+		t.Run(tc.kind.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := New("p", DefaultConfig(), Options{})
+				slow, err := b.Allow(time.Now())
+				if err != nil {
+					t.Fatalf("Allow() = %v, want admitted", err)
+				}
+				time.Sleep(61 * time.Second)
+				b.Done(time.Now(), slow, tc.kind, 0)
+				s := b.Snapshot(time.Now())
+				if s.State != tc.wantState || s.LastKind != tc.kind || s.Counts != (Counts{}) {
+					t.Errorf("after a late %s: %s, last %s, counts %+v; want %s, last %s, no counts",
+						tc.kind, s.State, s.LastKind, s.Counts, tc.wantState, tc.kind)
+				}
+			})
+		})
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/sony/gobreaker/v2"
+
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
@@ -147,6 +149,18 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("breaker.cooldown.multiplier: must be >= 1 and finite, got %v", cd.Multiplier))
 	}
 	return errors.Join(errs...)
+}
+
+// trips is the window's trip rule (gobreaker's ReadyToTrip), asked after
+// each counted failure of a closed breaker with the window's counts, that
+// failure included. Auth and Quota do not come here: they trip at once.
+func (t Threshold) trips(c gobreaker.Counts) bool {
+	if t.Consecutive > 0 && int64(c.ConsecutiveFailures) >= int64(t.Consecutive) {
+		return true
+	}
+	seen := uint64(c.TotalSuccesses) + uint64(c.TotalFailures)
+	return t.Ratio > 0 && seen > 0 && seen >= uint64(t.MinRequests) &&
+		float64(c.TotalFailures)/float64(seen) >= t.Ratio
 }
 
 // cooldown is how long the trips-th consecutive trip, caused by kind, keeps

@@ -1,18 +1,23 @@
 // Package breaker keeps one circuit breaker per provider
-// (docs/ARCHITECTURE.md, "Breaker"), built on sony/gobreaker v2's
-// TwoStepCircuitBreaker.
+// (docs/ARCHITECTURE.md, "Breaker"): a small state machine of our own that
+// counts a closed spell's outcomes in sony/gobreaker v2's two-step breaker.
 //
-//	         trip: consecutive failures, failure ratio over the window,
-//	         or a single auth/quota failure
-//	closed ─────────────────────────────────────────────────► open
-//	  ▲                                                      │  ▲
-//	  │ probe succeeds:                  cooldown over       │  │ probe fails: reopen,
-//	  │ close, reset growth              (noticed lazily)    ▼  │ cooldown ×multiplier ≤ max
-//	  └────────────────────────────────────────────────── half_open
+//	               trip: consecutive failures or failure ratio over the
+//	               window (gobreaker's ReadyToTrip), or one auth/quota
+//	┌────────┐     failure; window retired, gen+1                 ┌──────┐
+//	│ closed │ ─────────────────────────────────────────────────► │ open │
+//	└────────┘                                                    └──────┘
+//	  ▲  new window, gen+1                   cooldown over,          │  ▲
+//	  │  growth reset                        noticed lazily, gen+1   │  │
+//	  │                      ┌───────────┐                           │  │
+//	  └───────────────────── │ half_open │ ◄─────────────────────────┘  │
+//	    the probe succeeds   └───────────┘ ─────────────────────────────┘
+//	                                        the probe fails: reopen, gen+1,
+//	                                        cooldown ×multiplier ≤ max
 //
 // Model:
 //   - Closed admits real requests (Allow) and counts their outcomes (Done)
-//     in gobreaker's rolling window. Only kinds that count
+//     in a rolling window of ten buckets. Only kinds that count
 //     (outcome.Kind.Counts) are seen: OK is a success, any other counted kind
 //     a failure; client errors and cancellations change nothing.
 //   - Open and half-open refuse every real request at once with an
@@ -22,25 +27,45 @@
 //     for rate_limited when it gave one (else cooldown.rate_limit),
 //     cooldown.timeout for timeout, cooldown.failure otherwise. It grows
 //     ×multiplier on each consecutive trip (a failed probe's reopen is one),
-//     up to cooldown.max; a close resets the growth. gobreaker's open timeout
-//     is fixed, so this wrapper sets it to 1ns and keeps its own openUntil.
+//     up to cooldown.max; a close resets the growth.
 //   - When the cooldown is over, exactly one probe at a time may run
 //     (Probe, RunProber); its success closes, its failure reopens.
 //
-// Invariants:
-//   - One mutex (Breaker.mu) guards the wrapper and every call into
-//     gobreaker, so checking the state and taking gobreaker's admission are
-//     one step: gobreaker's half-open admits whoever asks first, and here that
-//     is only ever the prober.
+// # What gobreaker does here, and what it does not
+//
+// gobreaker's closed state is exactly our closed state: a rolling window
+// in buckets, outcomes counted in the bucket of their admission (one
+// reported more than a window late is dropped), a consecutive run that
+// rolls out with its buckets, successes and failures judged by a
+// ReadyToTrip over the counts. So each closed spell gets its own
+// gobreaker.TwoStepCircuitBreaker (a window): Allow takes its first step,
+// Done its second, Threshold.trips is its ReadyToTrip, and its
+// OnStateChange only marks the window tripped.
+//
+// Its open and half-open states are not ours, and are not used: its open
+// timeout is one fixed duration where ours depends on the kind and grows,
+// and its half-open admits whoever asks first where ours admits only the
+// prober. A window that trips is therefore retired, not reopened (its
+// Timeout is set to forever and nobody asks it again), and the states,
+// cooldowns, probe slot and generations live in Breaker, written plainly.
+// Auth and quota trip without asking the window.
+//
+// # Invariants
+//
+//   - One mutex (Breaker.mu) guards the state machine and every call into
+//     the window; a window is only ever called under it, so the window's
+//     lock is never contended.
 //   - Every admission returns a Ticket stamped with the generation; the
-//     generation changes at every trip and close, and an outcome with an
-//     older stamp is dropped. A 40-second stream that began before a trip
-//     cannot close the breaker afterwards.
+//     generation changes at every transition, and an outcome with an older
+//     stamp is dropped before it reaches a window. A 40-second stream that
+//     began before a trip cannot close the breaker, or count in the next
+//     closed spell, afterwards.
 //   - Lazy: no timers or goroutines inside the Breaker. Open becomes
 //     half-open when someone looks. Decisions take now as an argument;
-//     gobreaker (and Probe, RunProber) read time.Now(), so tests run inside
-//     testing/synctest. Pass monotonic times (time.Now()), so cooldowns and
-//     windows never jump with the wall clock (docs/ARCHITECTURE.md, "Time").
+//     the window (gobreaker), Probe and RunProber read time.Now(), so tests
+//     run inside testing/synctest. Pass monotonic times (time.Now()), so
+//     cooldowns and windows never jump with the wall clock
+//     (docs/ARCHITECTURE.md, "Time").
 //   - The only goroutine is RunProber's, owned by whoever starts it and
 //     stopped by its context.
 package breaker

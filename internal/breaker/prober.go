@@ -26,9 +26,9 @@ func (b *Breaker) RunProber(ctx context.Context, probe func(context.Context) err
 			if b.probeOnce(ctx, probe, timeout) {
 				continue
 			}
-			// Another caller's probe is running (changed fires when it
-			// ends), or gobreaker's clock lags ours; look again in a while
-			// either way rather than spin.
+			// Another caller's probe took the slot between NextProbe and
+			// Probe; changed fires when it ends. Look again in a while as
+			// well rather than spin.
 			wait = max(timeout, time.Second)
 		}
 		if wait > 0 {
