@@ -1,7 +1,6 @@
 // Package ratelimit keeps each provider inside its request and token
-// budgets (docs/ARCHITECTURE.md, "Rate buckets"): per-minute buckets on
-// golang.org/x/time/rate, charged all or nothing, corrected by what the
-// provider announces.
+// budgets (docs/ARCHITECTURE.md, "Rate buckets"): per-minute token buckets,
+// charged all or nothing, corrected by what the provider announces.
 //
 // # Model
 //
@@ -61,14 +60,33 @@
 // already seen is treated as that one, so callers racing for the lock
 // cannot make a bucket refill twice.
 //
-// # Using x/time/rate
+// # Why not x/time/rate
 //
-// x/time/rate has no way to set a level. An announced remaining rebuilds the
-// provider bucket: a new Limiter is full, and taking capacity-remaining from
-// it at now leaves exactly remaining. Refunds and extra charges reserve the
-// difference with AllowN(now, n), which subtracts n whatever its sign and
-// allocates nothing; ReserveN handles a level that is or stays in debt.
-// TestAdjust pins that behaviour so an upgrade that changes it fails loudly.
+// The buckets are a small type of our own (bucket: capacity, refill rate,
+// level at a time), not golang.org/x/time/rate's Limiter, because every
+// bucket here needs two operations a Limiter does not have:
+//
+//   - setting the level: an announced remaining replaces ours, higher or
+//     lower. A Limiter's level only falls by charges and rises by refill;
+//     SetLimitAt and SetBurstAt change the rate and the capacity, and a
+//     smaller burst caps the level, but nothing raises it.
+//   - giving back a past charge: Reconcile refunds an overestimate when the
+//     call ends, and Cancel a request that was not sent, whenever that is
+//     known. Reservation.CancelAt only reverses a
+//     reservation whose time has not come yet (a waiter leaving the queue),
+//     less what was reserved after it: a charge of 600 at 0 cancelled at
+//     30s gives back nothing. Both the ceiling and the provider bucket need
+//     refunds.
+//
+// Driving a Limiter there anyway means a new Limiter per announcement and
+// refunds by a negative AllowN, behaviour x/time/rate does not document; and
+// a rate.Limiter has its own mutex under ours, taken again for every
+// TokensAt, AllowN and ReserveN of an all-or-nothing check, where a bucket
+// is four fields under our one mutex. The arithmetic is the same token
+// bucket: level + elapsed×rate, capped at the capacity, and the wait for n
+// is the deficit over the rate, rounded up to the nanosecond.
+// x/time/rate stays in the module for what it fits as is (rate.Sometimes
+// thins repeated warnings in internal/proxy).
 //
 // # Known limits of the model
 //

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
@@ -56,7 +54,7 @@ func (e *LimitedError) Unwrap() error { return ErrLimited }
 // Limiter keeps one provider inside its request and token budgets. Use New;
 // all methods are safe for concurrent use.
 type Limiter struct {
-	mu           sync.Mutex // guards req, tok, blockedUntil, last (and the rate.Limiters inside req and tok)
+	mu           sync.Mutex // guards req, tok, blockedUntil, last
 	req, tok     dim
 	blockedUntil time.Time // Retry-After: nothing passes before this
 	last         time.Time // latest now seen; earlier ones are moved up to it
@@ -74,7 +72,8 @@ func New(rpm, tpm int64) *Limiter {
 
 // nowLocked moves now up to the latest time seen. Callers read the clock
 // before taking the lock, so a slightly older now can arrive after a newer
-// one; x/time/rate would then count the refill between them twice.
+// one; moved up, every decision sees time in order, and no bucket refills
+// the same interval twice.
 func (l *Limiter) nowLocked(now time.Time) time.Time {
 	if now.Before(l.last) {
 		return l.last
@@ -236,18 +235,18 @@ func (r *Reservation) Cancel(now time.Time) {
 // dim is one budget (requests or tokens) seen through two token buckets: a
 // request must fit both.
 type dim struct {
-	configured int64 // ceiling from config; 0: none
-	announced  int64 // latest limit the provider announced; 0: never
-	learned    rate.Limit
+	configured int64   // ceiling from config; 0: none
+	announced  int64   // latest limit the provider announced; 0: never
+	learned    float64 // refill per second learned from a reset; 0: none
 
 	// ceil enforces the configured ceiling over our own usage; headers never
-	// touch it. nil when configured is 0.
-	ceil *rate.Limiter
+	// touch it. Off when configured is 0.
+	ceil bucket
 	// prov mirrors the provider's budget: capacity announced (else
 	// configured), level set by each announced remaining, refilling at
-	// learned (else capacity per minute). nil until an announcement with a
+	// learned (else capacity per minute). Off until an announcement with a
 	// capacity to hang it on.
-	prov *rate.Limiter
+	prov bucket
 	// last is the last remaining count applied, at lastAt; until
 	// lastReset (its announced reset, else a minute) counts only fall
 	// except by refill. See stale.
@@ -267,7 +266,7 @@ func (d *dim) init(configured int64) {
 		return
 	}
 	d.configured = configured
-	d.ceil = rate.NewLimiter(perWindow(configured), burst(configured))
+	d.ceil = bucket{capacity: float64(configured), rate: perWindow(configured), level: float64(configured)}
 }
 
 // capacity is the budget in force: the smaller known of configured and
@@ -291,7 +290,7 @@ func (d *dim) provCapacity() int64 {
 	return d.configured
 }
 
-func (d *dim) provRate(capacity int64) rate.Limit {
+func (d *dim) provRate(capacity int64) float64 {
 	if d.learned > 0 {
 		return d.learned
 	}
@@ -318,27 +317,22 @@ func (d *dim) observeLocked(now time.Time, limit, remaining int64, reset time.Du
 		// so the provider refills limit-remaining over reset. Groq's
 		// per-day request limits come out right this way, where limit per
 		// minute would be 1440 times too fast.
-		d.learned = rate.Limit(float64(c-remaining) / reset.Seconds())
+		d.learned = float64(c-remaining) / reset.Seconds()
 	}
 	switch {
 	case c <= 0:
 		// Nothing to size a bucket by; only a remaining 0 below matters.
 	case remaining >= 0:
-		// x/time/rate has no SetTokens. A new Limiter is full at any time,
-		// so taking capacity-remaining from it at now leaves exactly
-		// remaining, refilling from now. A new generation tells older
-		// reservations that their charge is gone with the old bucket.
-		lim := rate.NewLimiter(d.provRate(c), burst(c))
-		lim.AllowN(now, burst(c)-burst(min(remaining, c)))
-		d.prov = lim
+		// The provider's count replaces ours. A new generation tells
+		// older reservations that their charge went with the old level.
+		d.prov.set(now, float64(c), d.provRate(c), float64(remaining))
 		d.gen++
-	case d.prov == nil && limit > 0:
+	case !d.prov.on() && limit > 0:
 		// A limit without a level: start full; the next remaining corrects it.
-		d.prov = rate.NewLimiter(d.provRate(c), burst(c))
+		d.prov.set(now, float64(c), d.provRate(c), float64(c))
 		d.gen++
-	case d.prov != nil && limit > 0:
-		d.prov.SetLimitAt(now, d.provRate(c))
-		d.prov.SetBurstAt(now, burst(c))
+	case d.prov.on() && limit > 0:
+		d.prov.resize(now, float64(c), d.provRate(c))
 	}
 	if remaining == 0 {
 		// A request must not reach a provider that announced it has no
@@ -369,7 +363,7 @@ func (d *dim) stale(now time.Time, remaining int64) bool {
 	}
 	refill := 0.0
 	if c := d.provCapacity(); c > 0 {
-		refill = float64(d.provRate(c)) * now.Sub(d.lastAt).Seconds()
+		refill = d.provRate(c) * now.Sub(d.lastAt).Seconds()
 	}
 	return float64(remaining) > float64(d.last)+refill+0.5
 }
@@ -381,7 +375,7 @@ func (d *dim) waitLocked(now time.Time, need int64) time.Duration {
 	if now.Before(d.blockedUntil) {
 		wait = d.blockedUntil.Sub(now)
 	}
-	return max(wait, refillWait(d.ceil, now, need), refillWait(d.prov, now, need))
+	return max(wait, d.ceil.wait(now, need), d.prov.wait(now, need))
 }
 
 // takeLocked charges n units to both buckets; waitLocked said they fit.
@@ -389,88 +383,105 @@ func (d *dim) takeLocked(now time.Time, n int64) {
 	if n == 0 {
 		return
 	}
-	for _, lim := range [...]*rate.Limiter{d.ceil, d.prov} {
-		if lim != nil {
-			lim.AllowN(now, int(n))
-		}
-	}
+	d.ceil.adjust(now, n)
+	d.prov.adjust(now, n)
 }
 
 // adjustLocked charges delta more units (refunds when negative) to the
 // ceiling, and to the provider bucket if its generation is still gen.
 func (d *dim) adjustLocked(now time.Time, delta int64, gen uint64) {
-	adjust(d.ceil, now, delta)
+	d.ceil.adjust(now, delta)
 	if gen == d.gen {
-		adjust(d.prov, now, delta)
+		d.prov.adjust(now, delta)
 	}
 }
 
 func (d *dim) remainingLocked(now time.Time) int64 {
-	if d.ceil == nil && d.prov == nil {
+	if !d.ceil.on() && !d.prov.on() {
 		return -1
 	}
 	level := math.Inf(1)
-	for _, lim := range [...]*rate.Limiter{d.ceil, d.prov} {
-		if lim != nil {
-			level = min(level, lim.TokensAt(now))
+	for _, b := range [...]*bucket{&d.ceil, &d.prov} {
+		if b.on() {
+			level = min(level, b.levelAt(now))
 		}
 	}
 	return max(int64(math.Floor(level)), 0)
 }
 
-// refillWait returns how long until lim holds need tokens; 0 for a nil lim.
-// Rounded up, so the tokens are there at now+wait.
-func refillWait(lim *rate.Limiter, now time.Time, need int64) time.Duration {
-	if lim == nil {
+// bucket is a token bucket whose level can be set, taken from into debt and
+// given back to. x/time/rate's Limiter can neither set a level nor give back
+// a past charge (see the package doc), so this one is ours. The zero bucket is off: it holds
+// no limit, waits for nothing and ignores charges. Its owner's lock guards
+// it, and times must not go backwards (Limiter.nowLocked).
+type bucket struct {
+	capacity float64   // the most it holds; 0: off
+	rate     float64   // refill, units per second; > 0 when on
+	level    float64   // at at; in [-capacity, capacity]
+	at       time.Time // when level was last brought up to date
+}
+
+func (b *bucket) on() bool { return b.capacity > 0 }
+
+// levelAt is the level at now: refilled since at, capped at capacity.
+func (b *bucket) levelAt(now time.Time) float64 {
+	level := b.level
+	if dt := now.Sub(b.at); dt > 0 {
+		level += dt.Seconds() * b.rate
+	}
+	return min(level, b.capacity)
+}
+
+// advance brings level up to date at now.
+func (b *bucket) advance(now time.Time) {
+	b.level = b.levelAt(now)
+	b.at = later(b.at, now)
+}
+
+// set gives the bucket a capacity, a refill rate and a level at now
+// (capped at capacity).
+func (b *bucket) set(now time.Time, capacity, rate, level float64) {
+	*b = bucket{capacity: capacity, rate: rate, level: min(level, capacity), at: now}
+}
+
+// resize changes capacity and rate from now on; the level refilled so far
+// stays, capped at the new capacity.
+func (b *bucket) resize(now time.Time, capacity, rate float64) {
+	b.advance(now)
+	b.capacity, b.rate = capacity, rate
+	b.level = min(b.level, capacity)
+}
+
+// adjust moves the level by -delta at now (delta > 0 takes, < 0 gives
+// back): never below minus the capacity (the debt later reservations wait
+// out) nor above the capacity.
+func (b *bucket) adjust(now time.Time, delta int64) {
+	if !b.on() || delta == 0 {
+		return
+	}
+	b.advance(now)
+	b.level = min(max(b.level-float64(delta), -b.capacity), b.capacity)
+}
+
+// wait returns how long until the bucket holds need units; 0 when off.
+// Rounded up, so the units are there at now+wait.
+func (b *bucket) wait(now time.Time, need int64) time.Duration {
+	if !b.on() {
 		return 0
 	}
-	deficit := float64(need) - lim.TokensAt(now)
+	deficit := float64(need) - b.levelAt(now)
 	if deficit <= 0 {
 		return 0
 	}
-	ns := math.Ceil(deficit / float64(lim.Limit()) * float64(time.Second))
+	ns := math.Ceil(deficit / b.rate * float64(time.Second))
 	if ns >= math.MaxInt64 {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(ns)
 }
 
-// adjust moves lim's level by -delta (delta > 0 takes, < 0 gives back),
-// never below minus its capacity. It reserves the difference: x/time/rate
-// subtracts n from the level whatever its sign, and AllowN allocates
-// nothing; ReserveN is needed only where the level is or stays below zero,
-// which AllowN refuses. TestAdjust pins this behaviour of x/time/rate.
-// Levels above capacity are capped at the next look.
-func adjust(lim *rate.Limiter, now time.Time, delta int64) {
-	if lim == nil || delta == 0 {
-		return
-	}
-	c := int64(lim.Burst())
-	if delta > 0 {
-		// The debt floor: at most level+capacity can be taken.
-		delta = min(delta, int64(math.Floor(lim.TokensAt(now)+float64(c))))
-		if delta <= 0 {
-			return
-		}
-	} else {
-		// From the floor, two capacities refill the bucket; anything
-		// beyond is capped anyway.
-		delta = max(delta, -2*c)
-	}
-	for delta != 0 {
-		n := max(min(delta, c), -c) // ReserveN refuses n > burst
-		if !lim.AllowN(now, int(n)) {
-			lim.ReserveN(now, int(n))
-		}
-		delta -= n
-	}
-}
-
-// perWindow is a per-minute count as a rate.
-func perWindow(n int64) rate.Limit { return rate.Limit(float64(n) / window.Seconds()) }
-
-// burst converts a capacity to x/time/rate's int burst.
-func burst(n int64) int { return int(min(n, math.MaxInt)) }
+// perWindow is a per-minute count as a rate per second.
+func perWindow(n int64) float64 { return float64(n) / window.Seconds() }
 
 func later(a, b time.Time) time.Time {
 	if b.After(a) {

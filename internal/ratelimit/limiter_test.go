@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
@@ -285,32 +283,12 @@ func TestCancelAndReconcile(t *testing.T) {
 	r.Reconcile(t0, 10)
 }
 
-// TestAdjust pins the x/time/rate behaviour adjust relies on, then checks
-// adjust at every level, debt included.
+// TestAdjust checks a bucket's take and give back at every level, debt
+// included.
 func TestAdjust(t *testing.T) {
-	t.Run("x/time/rate takes negative n as a refund", func(t *testing.T) {
-		lim := rate.NewLimiter(1, 10)
-		if !lim.AllowN(t0, 10) {
-			t.Fatalf("AllowN(10) = false, want true")
-		}
-		if !lim.AllowN(t0, -4) {
-			t.Fatalf("AllowN(-4) = false, want true: adjust relies on negative n adding tokens")
-		}
-		if got := lim.TokensAt(t0); got != 4 {
-			t.Fatalf("got level %v after AllowN(-4), want 4", got)
-		}
-		lim.ReserveN(t0, 10)
-		if lim.AllowN(t0, -2) {
-			t.Fatalf("AllowN(-2) in debt = true, want false (x/time/rate changed: revisit adjust)")
-		}
-		lim.ReserveN(t0, -2)
-		if got := lim.TokensAt(t0); got != -4 {
-			t.Fatalf("got level %v after ReserveN(-2) in debt, want -4", got)
-		}
-	})
 	tests := []struct {
 		name  string
-		level int // start, taken from a full bucket of 100
+		level int // start, in a bucket of 100
 		delta int64
 		want  float64
 	}{
@@ -326,18 +304,13 @@ func TestAdjust(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lim := rate.NewLimiter(1, 100)
-			if tt.level >= 0 {
-				lim.AllowN(t0, 100-tt.level)
-			} else {
-				lim.AllowN(t0, 100)
-				lim.ReserveN(t0, -tt.level)
-			}
-			if got := lim.TokensAt(t0); got != float64(tt.level) {
+			var b bucket
+			b.set(t0, 100, 1, float64(tt.level))
+			if got := b.levelAt(t0); got != float64(tt.level) {
 				t.Fatalf("setup: got level %v, want %d", got, tt.level)
 			}
-			adjust(lim, t0, tt.delta)
-			if got := lim.TokensAt(t0); got != tt.want {
+			b.adjust(t0, tt.delta)
+			if got := b.levelAt(t0); got != tt.want {
 				t.Errorf("got level %v, want %v", got, tt.want)
 			}
 		})
@@ -494,7 +467,7 @@ func TestGenerations(t *testing.T) {
 	levels := func(l *Limiter) (ceil, prov float64) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return l.tok.ceil.TokensAt(t0), l.tok.prov.TokensAt(t0)
+		return l.tok.ceil.levelAt(t0), l.tok.prov.levelAt(t0)
 	}
 	tests := []struct {
 		name               string
