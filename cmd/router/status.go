@@ -66,13 +66,23 @@ func cmdEnable(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 {
+	// The provider may come before the flags too: router enable NAME --admin URL.
+	name := fs.Arg(0)
+	if fs.NArg() > 1 {
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return 2
+		}
+		if fs.NArg() > 0 {
+			name = ""
+		}
+	}
+	if name == "" {
 		fmt.Fprintln(stderr, "router enable: name one provider")
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	url := strings.TrimSuffix(*admin, "/") + "/admin/providers/" + fs.Arg(0) + "/enable"
+	url := strings.TrimSuffix(*admin, "/") + "/admin/providers/" + name + "/enable"
 	req, err := http.NewRequestWithContext(ctx, "POST", url, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "router enable:", err)
