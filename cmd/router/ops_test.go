@@ -270,6 +270,11 @@ models:
 		{"llmrouter_request_duration_seconds", map[string]string{"model": "m"}, n},
 		{"llmrouter_tokens_total", map[string]string{"provider": "fallback", "type": "output"}, -2}, // present
 	}
+	// A request is counted when its handler returns, just after its
+	// answer is flushed: the client can see the last answer first.
+	for deadline := time.Now().Add(5 * time.Second); gauge(t, d, "llmrouter_requests_total", checks[0].labels) < n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	for _, c := range checks {
 		got := gauge(t, d, c.name, c.labels)
 		if c.want == -2 {
