@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -55,7 +56,7 @@ func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outco
 func classifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
 	e := &outcome.Error{Status: status, RetryAfter: provider.RetryAfter(h, now), RateLimit: ParseRateLimit(h, now)}
 	var errObj gjson.Result
-	if gjson.ValidBytes(body) {
+	if jsoncheck.Valid(body) {
 		errObj = gjson.GetBytes(body, "error")
 	}
 	if t := errObj.Get("type"); t.Type == gjson.String {

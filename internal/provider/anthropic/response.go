@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
@@ -89,7 +90,7 @@ func invalidAnswer(what string) *outcome.Error {
 // convertMessage appends the OpenAI chat.completion for the Anthropic
 // message raw to dst.
 func convertMessage(dst, raw []byte, created int64) ([]byte, outcome.Usage, error) {
-	if !gjson.ValidBytes(raw) {
+	if !jsoncheck.Valid(raw) {
 		return nil, outcome.Usage{}, invalidAnswer("invalid JSON")
 	}
 	// raw is not modified while doc is in use.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -101,7 +102,7 @@ func (s *stream) Next() ([]byte, error) {
 		if err != nil {
 			return nil, s.fail(s.readError(err))
 		}
-		if !gjson.ValidBytes(ev.Data) {
+		if !jsoncheck.Valid(ev.Data) {
 			return nil, s.fail(&outcome.Error{Kind: outcome.ServerError,
 				Message: "reading anthropic stream: event " + strconv.Quote(string(ev.Name)) + " is not valid JSON"})
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -113,7 +114,7 @@ func (a *Adapter) embed(ctx context.Context, req *provider.Request) (*provider.R
 // translateEmbeddings turns {"embeddings":[{"values":[…]}]} into the
 // OpenAI list. Gemini reports no token counts here, so usage is zero.
 func translateEmbeddings(data []byte, model string, n int, b64 bool) ([]byte, error) {
-	if !gjson.ValidBytes(data) {
+	if !jsoncheck.Valid(data) {
 		return nil, malformed("batchEmbedContents answer")
 	}
 	embs := gjson.GetBytes(data, "embeddings").Array()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
@@ -175,7 +176,7 @@ func malformed(what string) *outcome.Error {
 // chat.completion document.
 // now stamps "created" and dates an error body's quota reset.
 func translateCompletion(data []byte, model string, now time.Time) ([]byte, usage, error) {
-	if !gjson.ValidBytes(data) {
+	if !jsoncheck.Valid(data) {
 		return nil, usage{}, malformed("generateContent answer")
 	}
 	res := gjson.ParseBytes(data)

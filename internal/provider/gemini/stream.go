@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -131,7 +132,7 @@ func (s *stream) encode() ([]byte, error) {
 // chunkOf translates one event into s.chunk; false means the event
 // carried nothing to send.
 func (s *stream) chunkOf(data []byte) (bool, error) {
-	if !gjson.ValidBytes(data) {
+	if !jsoncheck.Valid(data) {
 		return false, malformed("stream event")
 	}
 	res := gjson.ParseBytes(data)

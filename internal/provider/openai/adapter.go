@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -310,7 +311,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	if err != nil {
 		return nil, err
 	}
-	if !gjson.ValidBytes(raw) {
+	if !jsoncheck.Valid(raw) {
 		return nil, fmt.Errorf("%s: %w", what, &outcome.Error{
 			Kind: outcome.ServerError, Status: resp.StatusCode,
 			Message: "invalid JSON from provider: " + plainMessage(bytes.TrimSpace(raw)),

@@ -316,6 +316,10 @@ func TestDoAnswerProblems(t *testing.T) {
 		{"invalid JSON on 200", 200, map[string]string{"Content-Type": "application/json"}, `{"id":"x","choices":[`,
 			outcome.ServerError, 200, "invalid JSON from provider"},
 		{"html on 200", 200, nil, "<html>captive portal</html>", outcome.ServerError, 200, "invalid JSON from provider"},
+		// A broken or hostile local server cannot take the router down
+		// with nesting: validation is bounded (internal/jsoncheck).
+		{"deep nesting on 200", 200, map[string]string{"Content-Type": "application/json"}, strings.Repeat("[", 2_000_000),
+			outcome.ServerError, 200, "invalid JSON from provider"},
 		{"error document on 200", 200, map[string]string{"Content-Type": "application/json"},
 			`{"error":{"message":"upstream overloaded","type":"server_error","code":"server_is_overloaded"}}`,
 			outcome.Overloaded, 0, "upstream overloaded"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -133,7 +134,7 @@ func parseErrorBody(body []byte) errorFields {
 	if len(body) == 0 {
 		return errorFields{}
 	}
-	if (body[0] == '{' || body[0] == '[') && gjson.ValidBytes(body) {
+	if (body[0] == '{' || body[0] == '[') && jsoncheck.Valid(body) {
 		root := gjson.ParseBytes(body)
 		if root.IsArray() {
 			root = root.Get("0") // Gemini's OpenAI-compatible layer wraps errors in an array

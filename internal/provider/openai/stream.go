@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/sse"
@@ -69,7 +70,7 @@ func (s *stream) Next() ([]byte, error) {
 			s.err = io.EOF
 			return nil, io.EOF
 		}
-		if !gjson.ValidBytes(data) {
+		if !jsoncheck.Valid(data) {
 			// A chunk the client could not parse must not be relayed;
 			// before the commit point this fails over.
 			s.err = fmt.Errorf("%s (stream): %w", s.what, &outcome.Error{
