@@ -96,8 +96,8 @@ func TestClassifyError(t *testing.T) {
 		},
 		{
 			name: "unknown model keeps status and message", status: 404,
-			body:    `{"error":{"code":404,"message":"models/gemini-1.0-pro is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status":"NOT_FOUND"}}`,
-			kind:    outcome.TargetMissing, wantStatus: 404,
+			body: `{"error":{"code":404,"message":"models/gemini-1.0-pro is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status":"NOT_FOUND"}}`,
+			kind: outcome.TargetMissing, wantStatus: 404,
 			message: "models/gemini-1.0-pro is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.",
 		},
 		{
