@@ -27,7 +27,7 @@ func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
 	errs = append(errs, err)
 	opts := proxy.Options{
 		Models: table, Limits: cfg.Limits, Logger: log,
-		Retry: cfg.Routing.Retry, Breaker: cfg.Breaker, Weights: cfg.Routing.ScoreWeights,
+		Retry: cfg.Routing.Retry, Breaker: cfg.Breaker.Config, QuotaRecheck: cfg.Breaker.QuotaRecheck, Weights: cfg.Routing.ScoreWeights,
 		ThrottleK: cfg.Routing.AdaptiveThrottleK, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
 	}
 	resolved, err := cfg.ResolveTypes(providerTypes)

@@ -61,9 +61,29 @@ type Config struct {
 	// Routing is the selection and retry policy.
 	Routing Routing `mapstructure:"routing"`
 	// Breaker configures every provider's circuit breaker.
-	Breaker breaker.Config `mapstructure:"breaker"`
+	Breaker Breaker `mapstructure:"breaker"`
 
 	unknownEnv []string // see UnknownEnv
+}
+
+// Breaker is the `breaker:` block: the circuit breaker's settings and,
+// beside them, how often a provider out of quota is checked (quota has its
+// own block in the provider's runtime: the breaker's probe cannot tell
+// whether quota is back).
+type Breaker struct {
+	breaker.Config `mapstructure:",squash"`
+	// QuotaRecheck is how often a provider out of quota gets one real
+	// request to check whether it is back. Default 1h; at least 1s.
+	QuotaRecheck time.Duration `mapstructure:"quota_recheck"`
+}
+
+// Validate reports every invalid field of the block.
+func (b Breaker) Validate() error {
+	errs := []error{b.Config.Validate()}
+	if b.QuotaRecheck < time.Second {
+		errs = append(errs, fmt.Errorf("breaker.quota_recheck: must be at least 1s, got %s", b.QuotaRecheck))
+	}
+	return errors.Join(errs...)
 }
 
 // Routing is the `routing:` block.

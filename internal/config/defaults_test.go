@@ -8,6 +8,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 // TestEmbeddedDefaultsAreThePackagesDefaults: every default has one
@@ -20,7 +21,7 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := c.Breaker, breaker.DefaultConfig(); got != want {
+	if got, want := c.Breaker.Config, breaker.DefaultConfig(); got != want {
 		t.Errorf("breaker: embedded %+v, package default %+v", got, want)
 	}
 	if got, want := c.Routing.Retry, backoff.DefaultConfig(); got != want {
@@ -32,6 +33,9 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	want := proxy.LimitsConfig{MaxBodyBytes: 10 << 20, RequestTimeout: 300 * time.Second}.WithDefaults()
 	if c.Limits != want {
 		t.Errorf("limits: embedded %+v, package defaults %+v", c.Limits, want)
+	}
+	if c.Breaker.QuotaRecheck != upstream.DefaultQuotaRecheck {
+		t.Errorf("breaker.quota_recheck: embedded %v, package default %v", c.Breaker.QuotaRecheck, upstream.DefaultQuotaRecheck)
 	}
 	if c.Routing.ShedOpenFraction != proxy.DefaultShedOpenFraction {
 		t.Errorf("routing.shed_open_fraction: embedded %v, package default %v", c.Routing.ShedOpenFraction, proxy.DefaultShedOpenFraction)

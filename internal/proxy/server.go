@@ -59,6 +59,9 @@ type Options struct {
 	Weights route.Weights
 	// ThrottleK is the adaptive throttling multiplier K; 0 disables it.
 	ThrottleK float64
+	// QuotaRecheck is how often a provider out of quota gets one real
+	// request to check; 0 means upstream.DefaultQuotaRecheck.
+	QuotaRecheck time.Duration
 	// ShedOpenFraction: above this share of open providers, low priority
 	// is refused and normal priority queues. 0 means 0.5; 1 never sheds.
 	ShedOpenFraction float64
@@ -244,7 +247,7 @@ func (s *Server) Update(opts Options) error {
 	specs := make([]upstream.Spec, len(st.order))
 	for i, p := range st.order {
 		specs[i] = upstream.Spec{
-			Settings: upstream.Settings{Provider: p.Config, Breaker: opts.Breaker, ThrottleK: opts.ThrottleK},
+			Settings: upstream.Settings{Provider: p.Config, Breaker: opts.Breaker, ThrottleK: opts.ThrottleK, QuotaRecheck: opts.QuotaRecheck},
 			Secrets:  secrets[i],
 		}
 		if pr, ok := p.Adapter.(provider.Prober); ok {
