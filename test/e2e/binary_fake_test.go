@@ -37,6 +37,7 @@ type binFault struct {
 // binEvent is one request a binFake received.
 type binEvent struct {
 	probe  bool      // a GET on the models endpoint; else an API call
+	model  string    // an API call's top-level "model" (the target's model)
 	start  time.Time // arrival, once the body was read
 	end    time.Time // the handler returned: the caller has nothing before this
 	status int       // the status answered
@@ -108,6 +109,9 @@ type binFake struct {
 	// body).
 	api   atomic.Pointer[func(n int, stream bool) binFault]
 	probe atomic.Pointer[func(n int) int]
+	// byModel, when set, picks the answer instead of api, by the model the
+	// call names (setAPIByModel).
+	byModel atomic.Pointer[func(model string, n int, stream bool) binFault]
 
 	mu       sync.Mutex // guards every field below
 	events   []binEvent
@@ -138,6 +142,24 @@ func newBinFake(t testing.TB, name string, d dialect) *binFake {
 
 func (f *binFake) setAPI(fn func(n int, stream bool) binFault) { f.api.Store(&fn) }
 func (f *binFake) setProbe(fn func(n int) int)                 { f.probe.Store(&fn) }
+
+// setAPIByModel makes fn pick every later API call's answer from the
+// model the call names, in place of the function setAPI gave.
+func (f *binFake) setAPIByModel(fn func(model string, n int, stream bool) binFault) {
+	f.byModel.Store(&fn)
+}
+
+// countModel returns how many API calls for model answered with status
+// (0: any) are in the timeline.
+func (f *binFake) countModel(model string, status int) int {
+	n := 0
+	for _, e := range f.timeline() {
+		if !e.probe && e.model == model && (status == 0 || e.status == status) {
+			n++
+		}
+	}
+	return n
+}
 
 // setLimit makes the fake enforce l from now on (nil: no limit).
 func (f *binFake) setLimit(l *windowLimit) {
@@ -180,12 +202,13 @@ func (f *binFake) count(probe bool, status int) int {
 	return n
 }
 
-// arrive records a request's arrival and returns its event index and its
-// number among requests of its sort (from 1).
-func (f *binFake) arrive(probe bool, now time.Time) (idx, n int) {
+// arrive records a request's arrival (model: an API call's model) and
+// returns its event index and its number among requests of its sort (from
+// 1).
+func (f *binFake) arrive(probe bool, model string, now time.Time) (idx, n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.events = append(f.events, binEvent{probe: probe, start: now})
+	f.events = append(f.events, binEvent{probe: probe, model: model, start: now})
 	if probe {
 		f.nProbe++
 		f.inProbe++
@@ -225,7 +248,7 @@ func (f *binFake) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	now := time.Now()
 	if r.Method == http.MethodGet {
-		idx, n := f.arrive(true, now)
+		idx, n := f.arrive(true, "", now)
 		status := (*f.probe.Load())(n)
 		defer func() { f.leave(idx, status) }()
 		if status != http.StatusOK {
@@ -245,7 +268,8 @@ func (f *binFake) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := gjson.GetBytes(body, "stream").Bool()
-	idx, n := f.arrive(false, now)
+	model := gjson.GetBytes(body, "model").Str
+	idx, n := f.arrive(false, model, now)
 	status := http.StatusOK
 	defer func() { f.leave(idx, status) }()
 
@@ -268,7 +292,12 @@ func (f *binFake) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	bf := (*f.api.Load())(n, stream)
+	var bf binFault
+	if byModel := f.byModel.Load(); byModel != nil {
+		bf = (*byModel)(model, n, stream)
+	} else {
+		bf = (*f.api.Load())(n, stream)
+	}
 	for k, v := range bf.header {
 		w.Header().Set(k, v)
 	}

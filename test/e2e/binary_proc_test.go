@@ -71,6 +71,19 @@ type binProvider struct {
 	maxConcurrency int           // 0: the default
 	firstToken     time.Duration // first_token_timeout; 0: the default
 	timeout        time.Duration // timeout; 0: the default
+	domain         string        // the failure domain; "": none
+}
+
+// binModel is a model of a binary scenario's config beside "m".
+type binModel struct {
+	name    string
+	targets []binTarget
+}
+
+// binTarget is one target of a binModel.
+type binTarget struct {
+	provider, model string
+	tier            int
 }
 
 // binConfig is a binary scenario's config: providers for model "m",
@@ -86,6 +99,9 @@ type binConfig struct {
 	limits string
 	// auth turns client authentication on with the key clientKey.
 	auth bool
+	// models are more models after "m"; logLevel is log.level ("": warn).
+	models   []binModel
+	logLevel string
 }
 
 // clientKey is the client key of a scenario with auth on.
@@ -98,7 +114,10 @@ func (c binConfig) yaml(listen, admin string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "listen: %s\nadmin_listen: %s\nshutdown_timeout: %s\n", listen, admin, c.shutdownTimeout)
-	b.WriteString("log: {level: warn, format: text}\n")
+	if c.logLevel == "" {
+		c.logLevel = "warn"
+	}
+	fmt.Fprintf(&b, "log: {level: %s, format: text}\n", c.logLevel)
 	if c.limits != "" {
 		fmt.Fprintf(&b, "limits: {request_timeout: 30s, %s}\n", c.limits)
 	} else {
@@ -135,10 +154,19 @@ func (c binConfig) yaml(listen, admin string) string {
 		if p.timeout > 0 {
 			fmt.Fprintf(&b, "    timeout: %s\n", p.timeout)
 		}
+		if p.domain != "" {
+			fmt.Fprintf(&b, "    domain: %s\n", p.domain)
+		}
 	}
 	b.WriteString("models:\n  - name: m\n    targets:\n")
 	for _, p := range c.providers {
 		fmt.Fprintf(&b, "      - {provider: %s, model: model-of-%s, tier: %d}\n", p.fake.name, p.fake.name, p.tier)
+	}
+	for _, m := range c.models {
+		fmt.Fprintf(&b, "  - name: %s\n    targets:\n", m.name)
+		for _, tg := range m.targets {
+			fmt.Fprintf(&b, "      - {provider: %s, model: %s, tier: %d}\n", tg.provider, tg.model, tg.tier)
+		}
 	}
 	return b.String()
 }
@@ -158,6 +186,7 @@ type routerProc struct {
 	api      string // http://host:port of the API listener
 	apiAddr  string // host:port of the API listener
 	admin    string // http://host:port of the admin listener
+	config   string // the config file's path
 	client   *http.Client
 	stderr   *lockedBuffer
 	shutdown time.Duration
@@ -194,6 +223,7 @@ func tryStart(t testing.TB, bin string, c binConfig) (*routerProc, error) {
 		apiAddr:  ports[0],
 		api:      "http://" + ports[0],
 		admin:    "http://" + ports[1],
+		config:   path,
 		client:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
 		stderr:   &lockedBuffer{},
 		shutdown: c.shutdownTimeout,
@@ -278,9 +308,12 @@ func (p *routerProc) readyz() (int, error) {
 
 // adminState is one provider as GET /admin/providers shows it.
 type adminState struct {
-	Name     string `json:"name"`
-	State    string `json:"state"`
-	InFlight int    `json:"in_flight"`
+	Name            string   `json:"name"`
+	State           string   `json:"state"`
+	InFlight        int      `json:"in_flight"`
+	Domain          string   `json:"domain"`
+	OutOfQuota      bool     `json:"out_of_quota"`
+	DisabledTargets []string `json:"disabled_targets"`
 }
 
 // providers returns GET /admin/providers.
@@ -371,6 +404,15 @@ func (p *routerProc) chatOK(stream bool) (reply, error) {
 		return rep, fmt.Errorf("got %d %s, want a complete 200 answer: %s", rep.status, class, rep.body)
 	}
 	return rep, nil
+}
+
+// rewriteConfig replaces the router's config file with c, on the same
+// listen addresses; the router reloads on its own or on SIGHUP.
+func (p *routerProc) rewriteConfig(c binConfig) {
+	p.t.Helper()
+	if err := os.WriteFile(p.config, []byte(c.yaml(p.apiAddr, strings.TrimPrefix(p.admin, "http://"))), 0o600); err != nil {
+		p.t.Fatal(err)
+	}
 }
 
 // signal sends sig to the router.

@@ -22,6 +22,7 @@ func TestBinary(t *testing.T) {
 	t.Run("wire faults", func(t *testing.T) { testBinaryWireFaults(t, bin) })
 	t.Run("drain", func(t *testing.T) { testBinaryDrain(t, bin) })
 	t.Run("hostile clients", func(t *testing.T) { testBinaryHostile(t, bin) })
+	t.Run("outages", func(t *testing.T) { testBinaryOutages(t, bin) })
 }
 
 // providerType is the config type the binary scenarios use for d.
