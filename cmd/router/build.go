@@ -29,6 +29,7 @@ func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
 		Models: table, Limits: cfg.Limits, Logger: log,
 		Retry: cfg.Routing.Retry, Breaker: cfg.Breaker.Config, QuotaRecheck: cfg.Breaker.QuotaRecheck, Weights: cfg.Routing.ScoreWeights,
 		ThrottleK: cfg.Routing.AdaptiveThrottleK, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
+		Responses: cfg.Responses,
 	}
 	resolved, err := cfg.ResolveTypes(providerTypes)
 	errs = append(errs, err)

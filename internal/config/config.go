@@ -22,6 +22,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/route"
 )
 
@@ -62,6 +63,9 @@ type Config struct {
 	Routing Routing `mapstructure:"routing"`
 	// Breaker configures every provider's circuit breaker.
 	Breaker Breaker `mapstructure:"breaker"`
+	// Responses bounds the responses kept for the Responses API's
+	// GET /v1/responses/{id}, previous_response_id and item_reference.
+	Responses responses.Config `mapstructure:"responses"`
 
 	unknownEnv []string // see UnknownEnv
 }
@@ -348,6 +352,7 @@ func (c *Config) Validate() error {
 	}
 	add(proxy.ValidateShedOpenFraction(c.Routing.ShedOpenFraction))
 	add(c.Breaker.Validate())
+	add(c.Responses.Validate())
 	if c.ShutdownTimeout < 0 {
 		add(fmt.Errorf("shutdown_timeout: must not be negative, got %s", c.ShutdownTimeout))
 	}

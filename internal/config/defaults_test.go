@@ -7,6 +7,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
@@ -36,6 +37,9 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	}
 	if c.Breaker.QuotaRecheck != upstream.DefaultQuotaRecheck {
 		t.Errorf("breaker.quota_recheck: embedded %v, package default %v", c.Breaker.QuotaRecheck, upstream.DefaultQuotaRecheck)
+	}
+	if got, want := c.Responses, responses.DefaultConfig(); got != want {
+		t.Errorf("responses: embedded %+v, package default %+v", got, want)
 	}
 	if c.Routing.ShedOpenFraction != proxy.DefaultShedOpenFraction {
 		t.Errorf("routing.shed_open_fraction: embedded %v, package default %v", c.Routing.ShedOpenFraction, proxy.DefaultShedOpenFraction)

@@ -120,6 +120,19 @@ func Parse(op provider.Op, body []byte) (Fields, *Error) {
 	return f, nil
 }
 
+// Check is the bounded validation pass Parse starts with, for a handler
+// that reads the body itself (the Responses API's): syntax, UTF-8,
+// nesting depth, distinct top-level keys, and an object.
+func Check(body []byte) *Error {
+	if aerr := checkJSON(body); aerr != nil {
+		return aerr
+	}
+	if !gjson.ParseBytes(body).IsObject() {
+		return BadRequest("", "the request body must be a JSON object")
+	}
+	return nil
+}
+
 // checkJSON validates the body in one bounded pass (jsoncheck): syntax,
 // UTF-8, nesting depth, and distinct top-level keys. Nothing input depth
 // can drive recurses, so no body can overflow the stack.

@@ -30,6 +30,9 @@ type result struct {
 	provider string
 	// served is a provider's answer to relay.
 	served *failover.Served
+	// framer, when set with a served stream, writes it as another API's
+	// events (the Responses API's) instead of chat chunks.
+	framer relay.Framer
 	// json is a 200 answer of the router's own (the models list).
 	json []byte
 	// gone: the client went away; there is nobody to answer.
@@ -78,7 +81,7 @@ func (s *Server) answer(w http.ResponseWriter, ex *exchange, res result) {
 		ex.served = sv.Provider.Name
 		s.setServedHeaders(w, ex, sv.Provider, sv.Target)
 		ex.status = http.StatusOK
-		sv.Done(s.relay(w, ex, sv))
+		sv.Done(s.relay(w, ex, sv, res.framer))
 	}
 }
 
@@ -101,12 +104,17 @@ func (s *Server) write(w http.ResponseWriter, ex *exchange, p *failover.Provider
 	_ = rc.SetWriteDeadline(time.Time{})
 }
 
-// relay commits sv's stream through the relay package, then logs what
-// ended it: a provider failure after the commit (thinned), a client that
-// stopped reading.
-func (s *Server) relay(w http.ResponseWriter, ex *exchange, sv *failover.Served) outcome.Kind {
+// relay commits sv's stream through the relay package (as chat chunks, or
+// through f when not nil), then logs what ended it: a provider failure
+// after the commit (thinned), a client that stopped reading.
+func (s *Server) relay(w http.ResponseWriter, ex *exchange, sv *failover.Served, f relay.Framer) outcome.Kind {
 	ex.ttft = time.Since(ex.start)
-	end := relay.Stream(w, sv.Resp.Stream, sv.Held, ex.writeTimeout)
+	var end relay.End
+	if f != nil {
+		end = relay.Translate(w, sv.Resp.Stream, sv.Held, ex.writeTimeout, f)
+	} else {
+		end = relay.Stream(w, sv.Resp.Stream, sv.Held, ex.writeTimeout)
+	}
 	if end.Err != nil && end.Kind != outcome.Canceled {
 		s.streamWarn.Do(func() {
 			s.log.Warn("stream failed after commit (thinned: one of several)", "request_id", ex.ID, "provider", sv.Provider.Name,
@@ -154,7 +162,10 @@ func (s *Server) logRequest(r *http.Request, ex *exchange) {
 		model = ex.Model.Name
 	}
 	elapsed := time.Since(ex.start)
-	api := ex.Op.String()
+	api := ex.api
+	if api == "" {
+		api = ex.Op.String()
+	}
 	s.m.requests.WithLabelValues(api, model, strconv.Itoa(ex.status)).Inc()
 	if ex.Model != nil {
 		s.m.duration.WithLabelValues(api, model).Observe(elapsed.Seconds())

@@ -37,7 +37,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
 	const ns = "llmrouter"
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "requests_total",
-			Help: "Client requests by API (chat, completions, embeddings), model and the HTTP status they were answered with."}, []string{"api", "model", "code"}),
+			Help: "Client requests by API (chat, completions, embeddings, responses), model and the HTTP status they were answered with."}, []string{"api", "model", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "request_duration_seconds",
 			Help: "Whole client request duration, all attempts and the whole stream included.", Buckets: latencyBuckets}, []string{"api", "model"}),
 		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "time_to_first_token_seconds",
@@ -62,7 +62,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
 }
 
 // apis are the api label's values.
-var apis = [...]provider.Op{provider.OpChat, provider.OpCompletions, provider.OpEmbeddings}
+var apis = [...]string{provider.OpChat.String(), provider.OpCompletions.String(), provider.OpEmbeddings.String(), apiResponses}
 
 // prepare creates the series of every configured model and priority, so
 // that rate() and the alert rules work before their first event, and
@@ -78,11 +78,11 @@ func (m *metrics) prepare(models, removed []string) {
 		}
 	}
 	for _, name := range models {
-		for _, op := range apis {
-			m.degraded.WithLabelValues(op.String(), name)
-			m.recovered.WithLabelValues(op.String(), name)
-			m.duration.WithLabelValues(op.String(), name)
-			m.ttft.WithLabelValues(op.String(), name)
+		for _, api := range apis {
+			m.degraded.WithLabelValues(api, name)
+			m.recovered.WithLabelValues(api, name)
+			m.duration.WithLabelValues(api, name)
+			m.ttft.WithLabelValues(api, name)
 		}
 	}
 }

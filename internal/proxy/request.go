@@ -24,6 +24,9 @@ type exchange struct {
 	committed      bool
 	// writeTimeout bounds each write to the client (limits).
 	writeTimeout time.Duration
+	// api is the api label when it is not the operation's name (the
+	// Responses API is sent as chat).
+	api string
 }
 
 func (s *Server) newExchange(r *http.Request, w http.ResponseWriter, st *state, op provider.Op) *exchange {

@@ -23,6 +23,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/shed"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -68,6 +69,9 @@ type Options struct {
 	// ClientKeys are the accepted client API keys; empty disables client
 	// authentication.
 	ClientKeys []string
+	// Responses bounds the stored responses of the Responses API; zero
+	// fields take responses.DefaultConfig's. The store outlives reloads.
+	Responses responses.Config
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
 	// Registerer receives the proxy's metrics; nil keeps them private.
@@ -126,6 +130,7 @@ type Server struct {
 	set      *upstream.Set  // the providers' runtimes
 	loop     *failover.Loop // the attempt loop
 	bodies   intake.Budget  // request body bytes held (limits.body_buffer_bytes)
+	stored   *responses.Store
 	now      func() time.Time
 	m        *metrics
 
@@ -153,6 +158,7 @@ func New(opts Options) (*Server, error) {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
+	s.stored = responses.NewStore(opts.Responses)
 	s.m = newMetrics(opts.Registerer, s)
 	s.set = upstream.NewSet(upstream.Options{Now: s.now, Logger: s.log}, opts.Registerer)
 	s.loop = failover.New(failover.Options{Now: s.now, Logger: s.log, Freed: s.set.Freed}, opts.Registerer)
@@ -203,7 +209,7 @@ func (s *Server) Update(opts Options) error {
 	// The same Validate functions the config loader runs: a Server built
 	// without a config file (tests, embedding) is held to the same rules.
 	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Breaker.Validate(), opts.Weights.Validate(),
-		ValidateShedOpenFraction(opts.ShedOpenFraction)); err != nil {
+		ValidateShedOpenFraction(opts.ShedOpenFraction), opts.Responses.Validate()); err != nil {
 		return err
 	}
 	st := &state{
@@ -285,6 +291,7 @@ func (s *Server) Update(opts Options) error {
 		names[i] = p.Name
 	}
 	s.loop.Prepare(names, removedProviders, tierPairs(opts.Models))
+	s.stored.Configure(opts.Responses, s.now())
 	s.st.Store(st)
 	return nil
 }
@@ -326,6 +333,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpChat) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpCompletions) })
 	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpEmbeddings) })
+	mux.HandleFunc("POST /v1/responses", s.serveResponses)
+	mux.HandleFunc("GET /v1/responses/{id}", s.serveStoredResponse)
+	mux.HandleFunc("DELETE /v1/responses/{id}", s.serveStoredResponse)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /v1/models/{model...}", s.serveModel)
 	mux.HandleFunc("/", s.serveNotFound)
@@ -412,7 +422,7 @@ func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 	e := &intake.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
 		Message: "unknown route " + r.Method + " " + intake.Quote(r.URL.Path), EndConn: r.ContentLength != 0}
 	switch r.URL.Path {
-	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models":
+	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses", "/v1/models":
 		allow := "POST"
 		if r.URL.Path == "/v1/models" {
 			allow = "GET"

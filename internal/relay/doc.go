@@ -8,5 +8,7 @@
 // every chunk as it arrives, flushing events that arrived together at
 // once, cutting a client that stops reading after the write timeout, and
 // ending a stream the provider broke after the commit with one error event
-// and no [DONE].
+// and no [DONE]. Translate is the same relay with a Framer writing the
+// chunks, the end and an after-commit failure as another API's events (the
+// Responses API's, internal/responses).
 package relay

@@ -89,12 +89,39 @@ type End struct {
 	WriteErr error
 }
 
+// Framer writes a provider's chat stream as another API's event stream
+// (the Responses API's: internal/responses). Each method appends the SSE
+// bytes to write to dst; appending nothing is fine. After End or Fail it
+// is not called again.
+type Framer interface {
+	// Chunk appends the events for one chat chunk payload. An error (a
+	// payload it cannot read) ends the stream as a provider failure: Fail
+	// is called with the error's kind.
+	Chunk(dst, payload []byte) ([]byte, error)
+	// End appends the events that close a stream the provider finished.
+	End(dst []byte) []byte
+	// Fail appends the events that close a stream a provider failure cut
+	// after the commit.
+	Fail(dst []byte, kind outcome.Kind) []byte
+}
+
 // Stream commits the stream: headers, the held chunks, then every chunk as
 // it arrives. A write blocked for writeTimeout (a client that stopped
 // reading) ends the stream. A provider failure after the commit ends it
 // with one error event and no [DONE], so no client mistakes a truncated
 // answer for a whole one.
-func Stream(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration) (end End) {
+func Stream(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration) End {
+	return relay(w, st, held, writeTimeout, nil)
+}
+
+// Translate is Stream with every chunk, the end and a failure written by
+// f instead of as chat chunks, [DONE] and an error event.
+func Translate(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer) End {
+	return relay(w, st, held, writeTimeout, f)
+}
+
+// relay is Stream (f nil) and Translate.
+func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer) (end End) {
 	h := w.Header()
 	h["Content-Type"] = valEventStream
 	h["Cache-Control"] = valNoCache
@@ -132,38 +159,59 @@ func Stream(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeo
 	// The deadline must not outlive this request on a kept-alive
 	// connection (the next request's answer may come much later).
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	// frame appends one chunk as the client's events.
+	frame := func(dst, p []byte) ([]byte, error) {
+		if f == nil {
+			return sse.AppendData(dst, p), nil
+		}
+		return f.Chunk(dst, p)
+	}
+	var err error
 	for _, p := range held {
-		buf = sse.AppendData(buf, p)
+		if buf, err = frame(buf, p); err != nil {
+			break
+		}
 	}
 	if len(buf) > 0 && !write(buf, true) {
 		end.Kind = outcome.Canceled
 		return end
 	}
-	for {
-		p, err := st.Next()
-		if err == io.EOF {
-			write(sse.Done, true)
-			end.Kind = outcome.OK
-			return end
+	for err == nil {
+		var p []byte
+		if p, err = st.Next(); err != nil {
+			break
 		}
-		if err != nil {
-			end.Kind, end.Err = outcome.KindOf(err), err
-			if end.Kind == outcome.Canceled {
-				return end // the client left; nobody to tell
-			}
-			buf = append(buf[:0], "data: "...)
-			buf = openaiwire.AppendError(buf, openaiwire.Error{Type: "server_error", Code: "upstream_error",
-				Message: "the provider's stream failed after it started (" + end.Kind.String() + "); the answer is incomplete"})
-			buf = append(buf, "\n\n"...)
-			write(buf, true)
-			return end
+		if buf, err = frame(buf[:0], p); err != nil {
+			break
 		}
-		buf = sse.AppendData(buf[:0], p)
-		if !write(buf, pending == nil || !pending.Pending()) {
+		if len(buf) > 0 && !write(buf, pending == nil || !pending.Pending()) {
 			end.Kind = outcome.Canceled
 			return end
 		}
 	}
+	if err == io.EOF {
+		if f == nil {
+			write(sse.Done, true)
+		} else {
+			write(f.End(buf[:0]), true)
+		}
+		end.Kind = outcome.OK
+		return end
+	}
+	end.Kind, end.Err = outcome.KindOf(err), err
+	if end.Kind == outcome.Canceled {
+		return end // the client left; nobody to tell
+	}
+	if f != nil {
+		write(f.Fail(buf[:0], end.Kind), true)
+		return end
+	}
+	buf = append(buf[:0], "data: "...)
+	buf = openaiwire.AppendError(buf, openaiwire.Error{Type: "server_error", Code: "upstream_error",
+		Message: "the provider's stream failed after it started (" + end.Kind.String() + "); the answer is incomplete"})
+	buf = append(buf, "\n\n"...)
+	write(buf, true)
+	return end
 }
 
 // Shared header values: net/http only reads them.

@@ -79,3 +79,55 @@ func TestStreamEnds(t *testing.T) {
 		}
 	})
 }
+
+// upper is a Framer that writes each chunk upper-cased as one event.
+type upper struct{ ended, failed bool }
+
+func (u *upper) Chunk(dst, p []byte) ([]byte, error) {
+	if string(p) == "bad" {
+		return dst, &outcome.Error{Kind: outcome.ServerError, Message: "bad chunk"}
+	}
+	return append(append(append(dst, "event: x\ndata: "...), strings.ToUpper(string(p))...), "\n\n"...), nil
+}
+func (u *upper) End(dst []byte) []byte {
+	u.ended = true
+	return append(dst, "event: end\ndata: {}\n\n"...)
+}
+func (u *upper) Fail(dst []byte, k outcome.Kind) []byte {
+	u.failed = true
+	return append(dst, "event: fail\ndata: "+k.String()+"\n\n"...)
+}
+
+// TestTranslate: a Framer writes every chunk, the end and a failure; no
+// [DONE] and no chat error event of the relay's own.
+func TestTranslate(t *testing.T) {
+	tests := []struct {
+		name     string
+		held, in []string
+		end      error
+		wantKind outcome.Kind
+		wantBody string
+	}{
+		{"whole", []string{"a"}, []string{"b"}, io.EOF, outcome.OK,
+			"event: x\ndata: A\n\nevent: x\ndata: B\n\nevent: end\ndata: {}\n\n"},
+		{"cut after commit", nil, []string{"a"}, &outcome.Error{Kind: outcome.Network, Message: "reset"}, outcome.Network,
+			"event: x\ndata: A\n\nevent: fail\ndata: network\n\n"},
+		{"a chunk the framer cannot read", nil, []string{"a", "bad", "c"}, io.EOF, outcome.ServerError,
+			"event: x\ndata: A\n\nevent: fail\ndata: server_error\n\n"},
+		{"a held chunk the framer cannot read", []string{"bad"}, []string{"c"}, io.EOF, outcome.ServerError,
+			"event: fail\ndata: server_error\n\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			var held [][]byte
+			for _, h := range tt.held {
+				held = append(held, []byte(h))
+			}
+			end := Translate(w, &chunks{p: tt.in, end: tt.end}, held, time.Second, &upper{})
+			if end.Kind != tt.wantKind || w.Body.String() != tt.wantBody || w.Header().Get("Content-Type") != "text/event-stream" {
+				t.Fatalf("got %v %q; want %v %q", end.Kind, w.Body.String(), tt.wantKind, tt.wantBody)
+			}
+		})
+	}
+}

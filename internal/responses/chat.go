@@ -1,0 +1,321 @@
+package responses
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
+)
+
+// chatRequest is the chat completions request a Responses request becomes.
+// Model is first: the proxy's adapters swap the model name in place, by
+// its offsets (provider.Request.ModelStart).
+type chatRequest struct {
+	Model               string              `json:"model"`
+	Messages            []chatMessage       `json:"messages"`
+	Tools               []chatTool          `json:"tools,omitempty"`
+	ToolChoice          *chatToolChoice     `json:"tool_choice,omitempty"`
+	ParallelToolCalls   *bool               `json:"parallel_tool_calls,omitempty"`
+	Temperature         *float64            `json:"temperature,omitempty"`
+	TopP                *float64            `json:"top_p,omitempty"`
+	MaxCompletionTokens *int64              `json:"max_completion_tokens,omitempty"`
+	ResponseFormat      *chatResponseFormat `json:"response_format,omitempty"`
+	ReasoningEffort     string              `json:"reasoning_effort,omitempty"`
+	Verbosity           string              `json:"verbosity,omitempty"`
+	User                string              `json:"user,omitempty"`
+	SafetyIdentifier    string              `json:"safety_identifier,omitempty"`
+	PromptCacheKey      string              `json:"prompt_cache_key,omitempty"`
+	ServiceTier         string              `json:"service_tier,omitempty"`
+	Stream              bool                `json:"stream,omitempty"`
+	StreamOptions       *chatStreamOptions  `json:"stream_options,omitempty"`
+}
+
+type chatStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// chatMessage is one chat message. ToolCalls are an assistant turn's;
+// ToolCallID is what a role "tool" message answers.
+type chatMessage struct {
+	Role       string                `json:"role"`
+	Content    chatContent           `json:"content"`
+	ToolCalls  []openaiwire.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string                `json:"tool_call_id,omitempty"`
+}
+
+// chatContent is a message's content: null, a string, or parts.
+type chatContent struct {
+	null  bool
+	text  string
+	parts []chatPart
+}
+
+// MarshalJSON writes null, the parts, or the string.
+func (c chatContent) MarshalJSON() ([]byte, error) {
+	switch {
+	case c.null:
+		return []byte("null"), nil
+	case c.parts != nil:
+		return openaiwire.Append(nil, &c.parts)
+	}
+	return openaiwire.Append(nil, &c.text)
+}
+
+// chatPart is a content part: {type:"text",text}, {type:"image_url",
+// image_url:{url,detail}} or {type:"file",file:{file_data,filename}}.
+type chatPart struct {
+	Type     string        `json:"type"`
+	Text     *string       `json:"text,omitempty"`
+	ImageURL *chatImageURL `json:"image_url,omitempty"`
+	File     *chatFile     `json:"file,omitempty"`
+}
+
+type chatImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type chatFile struct {
+	FileData string `json:"file_data"`
+	Filename string `json:"filename,omitempty"`
+}
+
+// chatTool is a function tool, nested as chat has it.
+type chatTool struct {
+	Type     string       `json:"type"` // "function"
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// chatToolChoice is "none", "auto", "required", or a function by name.
+type chatToolChoice struct {
+	mode, name string
+}
+
+// MarshalJSON writes the mode string or {type:"function",function:{name}}.
+func (c *chatToolChoice) MarshalJSON() ([]byte, error) {
+	if c.name == "" {
+		return openaiwire.Append(nil, &c.mode)
+	}
+	v := struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}{Type: "function"}
+	v.Function.Name = c.name
+	return openaiwire.Append(nil, &v)
+}
+
+// chatResponseFormat is response_format; the Responses API's flat
+// text.format fields go under json_schema.
+type chatResponseFormat struct {
+	Type       string          `json:"type"`
+	JSONSchema *chatJSONSchema `json:"json_schema,omitempty"`
+}
+
+type chatJSONSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// chatBody is the chat completions request for d over the conversation
+// items (the chain's and this turn's, resolved).
+func (d *Decoded) chatBody(items []Item) ([]byte, *Error) {
+	r := &d.Request
+	msgs, e := chatMessages(r.Instructions, items)
+	if e != nil {
+		return nil, e
+	}
+	c := chatRequest{
+		Model: r.Model, Messages: msgs, ParallelToolCalls: r.ParallelToolCalls,
+		Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
+		User: deref(r.User), SafetyIdentifier: deref(r.SafetyIdentifier), PromptCacheKey: deref(r.PromptCacheKey),
+		ServiceTier: deref(r.ServiceTier),
+	}
+	for _, t := range d.tools {
+		if d.choice.allowed != nil && !d.choice.allowed[t.Name] {
+			continue // allowed_tools: chat has no such filter everywhere, so the list is cut here
+		}
+		c.Tools = append(c.Tools, chatTool{Type: "function", Function: chatFunction{
+			Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: t.Strict}})
+	}
+	if d.choice.mode != "" || d.choice.name != "" {
+		c.ToolChoice = &chatToolChoice{mode: d.choice.mode, name: d.choice.name}
+	}
+	if f := d.format; f != nil {
+		c.ResponseFormat = &chatResponseFormat{Type: f.Type}
+		if f.Type == "json_schema" {
+			c.ResponseFormat.JSONSchema = &chatJSONSchema{Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict}
+		}
+	}
+	if r.Text != nil {
+		c.Verbosity = r.Text.Verbosity
+	}
+	if r.Reasoning != nil {
+		c.ReasoningEffort = deref(r.Reasoning.Effort)
+	}
+	if d.stream {
+		// Chat upstreams report a stream's usage only when asked.
+		c.Stream, c.StreamOptions = true, &chatStreamOptions{IncludeUsage: true}
+	}
+	b, err := openaiwire.Append(make([]byte, 0, 512), &c)
+	if err != nil {
+		// Raw values came from a body that was valid JSON.
+		return nil, badRequest("", "the request could not be translated: %v", err)
+	}
+	return b, nil
+}
+
+// chatMessages is the conversation as chat messages: instructions first
+// (as a system message, which every adapter and OpenAI-compatible server
+// takes), then the items. Consecutive function calls join the assistant
+// turn before them; each function call output is moved right after the
+// assistant turn that made the call, since chat (and Anthropic) need the
+// results there while the Responses API lets other items come between. A
+// call without an output, or an output without a call, is a 400, as
+// OpenAI's own.
+func chatMessages(instructions *string, items []Item) ([]chatMessage, *Error) {
+	msgs := make([]chatMessage, 0, len(items)+1)
+	if instructions != nil && *instructions != "" {
+		msgs = append(msgs, chatMessage{Role: "system", Content: chatContent{text: *instructions}})
+	}
+	for i := range items {
+		it := &items[i]
+		switch it.Type {
+		case TypeMessage:
+			if it.Role == "assistant" {
+				msgs = append(msgs, chatMessage{Role: "assistant", Content: chatContent{text: assistantText(it)}})
+			} else {
+				msgs = append(msgs, chatMessage{Role: it.Role, Content: partsContent(it)})
+			}
+		case TypeFunctionCall:
+			tc := openaiwire.ToolCall{ID: it.CallID, Type: "function", Function: openaiwire.FunctionCall{Name: it.Name, Arguments: it.Arguments}}
+			if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
+				last := &msgs[n-1]
+				if last.Content.text == "" {
+					last.Content.null = true
+				}
+				last.ToolCalls = append(last.ToolCalls, tc)
+			} else {
+				msgs = append(msgs, chatMessage{Role: "assistant", Content: chatContent{null: true}, ToolCalls: []openaiwire.ToolCall{tc}})
+			}
+		case TypeFunctionCallOutput:
+			msgs = append(msgs, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: partsContent(it)})
+		}
+	}
+	return pairToolResults(msgs)
+}
+
+// pairToolResults moves each tool result right after the assistant turn
+// that made its call, in the order of the calls.
+func pairToolResults(msgs []chatMessage) ([]chatMessage, *Error) {
+	results := map[string][]int{} // call id → indices of its tool results, ascending
+	for i := range msgs {
+		if msgs[i].Role == "tool" {
+			results[msgs[i].ToolCallID] = append(results[msgs[i].ToolCallID], i)
+		}
+	}
+	if len(results) == 0 && !hasCalls(msgs) {
+		return msgs, nil
+	}
+	used := make([]bool, len(msgs))
+	out := make([]chatMessage, 0, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == "tool" {
+			if !used[i] {
+				return nil, badRequest("input", "No tool call found for function call output with call_id %s.", cut(m.ToolCallID))
+			}
+			continue
+		}
+		out = append(out, *m)
+		for _, tc := range m.ToolCalls {
+			q := results[tc.ID]
+			for len(q) > 0 && (q[0] < i || used[q[0]]) {
+				q = q[1:]
+			}
+			if len(q) == 0 {
+				return nil, badRequest("input", "No tool output found for function call %s.", cut(tc.ID))
+			}
+			used[q[0]] = true
+			out = append(out, msgs[q[0]])
+			results[tc.ID] = q[1:]
+		}
+	}
+	return out, nil
+}
+
+func hasCalls(msgs []chatMessage) bool {
+	for i := range msgs {
+		if len(msgs[i].ToolCalls) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// assistantText is an assistant message's text: its output text and
+// refusals, in order.
+func assistantText(it *Item) string {
+	if it.Parts == nil {
+		return it.Text
+	}
+	var b strings.Builder
+	for _, p := range it.Parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// partsContent is a user, system or developer message's content, or a
+// function output's: a string as it was, else chat parts.
+func partsContent(it *Item) chatContent {
+	if it.Parts == nil {
+		return chatContent{text: it.Text}
+	}
+	if textOnly(it.Parts) && len(it.Parts) == 1 {
+		return chatContent{text: it.Parts[0].Text}
+	}
+	parts := make([]chatPart, 0, len(it.Parts))
+	for i := range it.Parts {
+		p := &it.Parts[i]
+		switch p.Type {
+		case PartInputImage:
+			detail := p.Detail
+			if detail != "low" && detail != "high" {
+				detail = "" // auto is chat's default; "original" is the Responses API's own
+			}
+			parts = append(parts, chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: p.ImageURL, Detail: detail}})
+		case PartInputFile:
+			parts = append(parts, chatPart{Type: "file", File: &chatFile{FileData: p.FileData, Filename: p.Filename}})
+		default:
+			parts = append(parts, chatPart{Type: "text", Text: &p.Text})
+		}
+	}
+	return chatContent{parts: parts}
+}
+
+func textOnly(parts []Part) bool {
+	for _, p := range parts {
+		if p.Type != PartInputText && p.Type != PartOutputText {
+			return false
+		}
+	}
+	return true
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

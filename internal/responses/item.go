@@ -1,0 +1,53 @@
+package responses
+
+// Item types.
+const (
+	TypeMessage            = "message"
+	TypeFunctionCall       = "function_call"
+	TypeFunctionCallOutput = "function_call_output"
+	typeItemReference      = "item_reference" // input only: resolved from the store
+	typeReasoning          = "reasoning"      // input only: dropped (no chat equivalent)
+)
+
+// Content part types.
+const (
+	PartInputText  = "input_text"
+	PartOutputText = "output_text"
+	PartRefusal    = "refusal"
+	PartInputImage = "input_image"
+	PartInputFile  = "input_file"
+)
+
+// Item is one conversation item as the router keeps it: a message, a
+// function call or a function call's output. A stored response holds its
+// input and output items; a chain expands into them, oldest first.
+// Items are never changed once made.
+type Item struct {
+	// Type is TypeMessage, TypeFunctionCall or TypeFunctionCallOutput.
+	Type string
+	// ID is the item's id: minted for output items (msg_…, fc_…), the
+	// client's for an input item that carried one, else "".
+	ID string
+	// Role is a message's role: user, system, developer or assistant.
+	Role string
+	// Text is a message's or a function output's content given as a
+	// string; Parts is the content given as parts (nil when a string).
+	Text  string
+	Parts []Part
+	// CallID pairs a function call with its output. Name and Arguments
+	// (JSON text) are a function call's.
+	CallID, Name, Arguments string
+}
+
+// Part is one content part of a message or a function output.
+type Part struct {
+	// Type is PartInputText, PartOutputText, PartRefusal, PartInputImage
+	// or PartInputFile.
+	Type string
+	// Text is the text of a text part and the refusal of a refusal part.
+	Text string
+	// ImageURL (an https or data: URL) and Detail are an image's.
+	ImageURL, Detail string
+	// FileData (a base64 data: URL) and Filename are a file's.
+	FileData, Filename string
+}
