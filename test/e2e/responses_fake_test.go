@@ -35,6 +35,8 @@ type llmReply struct {
 	status int // not 0: an error answer with this status
 	call   *llmCall
 	text   string
+	// cut: a stream's first events, then a TCP reset.
+	cut bool
 }
 
 type llmCall struct{ id, name, args string }
@@ -99,7 +101,11 @@ func (f *llmFake) serve(w http.ResponseWriter, r *http.Request) {
 	case req.Get("stream").Bool():
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
-		for _, ev := range f.events(rep, req) {
+		for i, ev := range f.events(rep, req) {
+			if rep.cut && i == 3 {
+				resetConn(w)
+				return
+			}
 			io.WriteString(w, ev)
 			http.NewResponseController(w).Flush()
 		}

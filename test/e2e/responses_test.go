@@ -11,6 +11,7 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	oaresp "github.com/openai/openai-go/v3/responses"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -204,6 +205,28 @@ func TestResponsesSDK(t *testing.T) {
 		// Stored at the end of the stream: GET has it.
 		if again, err := rr.client.Responses.Get(ctx, done.ID, oaresp.ResponseGetParams{}); err != nil || again.OutputText() != answer {
 			t.Errorf("GET after the stream: %v", err)
+		}
+	})
+
+	t.Run("stream cut after the commit", func(t *testing.T) {
+		oc := newLLMFake(t, "local", openaiAPI)
+		oc.always(llmReply{text: "this answer is cut short", cut: true})
+		rr := newResponsesRouter(t, tiered{f: oc})
+		stream := rr.client.Responses.NewStreaming(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("x")})
+		var types []string
+		for stream.Next() {
+			types = append(types, stream.Current().Type)
+		}
+		// openai-go ends the stream at the error event, with a StreamError.
+		var se *ssestream.StreamError
+		if err := stream.Err(); !errors.As(err, &se) || se.Event.Type != "error" || !strings.Contains(se.Message, "upstream_error") {
+			t.Fatalf("got %v after %v; want the error event", err, types)
+		}
+		if len(types) == 0 || types[0] != "response.created" || types[len(types)-1] != "response.output_text.delta" {
+			t.Errorf("events before the error: %v", types)
+		}
+		if n := len(oc.received()); n != 1 {
+			t.Errorf("provider got %d requests; after the commit nothing fails over", n)
 		}
 	})
 
