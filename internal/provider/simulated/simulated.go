@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -135,19 +133,31 @@ func wait(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Do answers req after the configured delays, or fails.
+// Do answers req after the configured delays, or fails. A chat request
+// gets what chatAnswer decides (text, JSON or a tool call), a legacy
+// completion the reply, embeddings what embeddingBody computes.
 func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 	if err := a.maybeFail(); err != nil {
 		return nil, err
 	}
 	prompt := estimateTokens(len(req.Body))
-	text := a.reply(req)
+	var ans answer
+	switch req.Op {
+	case provider.OpEmbeddings:
+	case provider.OpCompletions:
+		ans = proseAnswer(a.reply(req))
+	default:
+		var err error
+		if ans, err = a.chatAnswer(req); err != nil {
+			return nil, err
+		}
+	}
 	if req.Stream && req.Op != provider.OpEmbeddings {
 		return &provider.Response{
 			RateLimit: outcome.UnknownRateLimit,
 			Stream: &stream{
 				ctx: ctx, cfg: &a.cfg, op: req.Op, model: req.Model,
-				id: newID(), created: time.Now().Unix(), words: strings.SplitAfter(text, " "),
+				id: newID(), created: time.Now().Unix(), ans: ans,
 				includeUsage: req.IncludeUsage, usage: outcome.Usage{PromptTokens: prompt},
 			},
 		}, nil
@@ -155,17 +165,19 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	if err := wait(ctx, a.cfg.Latency); err != nil {
 		return nil, provider.TransportError(ctx, "waiting for simulated answer", err)
 	}
-	usage := outcome.Usage{PromptTokens: prompt, CompletionTokens: int64(len(strings.Fields(text)))}
+	usage := outcome.Usage{PromptTokens: prompt, CompletionTokens: ans.completionTokens()}
 	var body []byte
 	var err error
 	switch req.Op {
 	case provider.OpEmbeddings:
-		usage.CompletionTokens = 0
-		body, err = embeddingBody(req, usage)
+		var oe *outcome.Error
+		if body, err = embeddingBody(req, usage); errors.As(err, &oe) {
+			return nil, oe
+		}
 	case provider.OpCompletions:
-		body, err = completionBody(req.Model, text, usage)
+		body, err = completionBody(req.Model, ans.text, usage)
 	default:
-		body, err = chatBody(req.Model, text, usage)
+		body, err = chatBody(req.Model, &ans, usage)
 	}
 	if err != nil {
 		return nil, encodeError(err)
@@ -173,6 +185,9 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	return &provider.Response{Body: body, Usage: usage, RateLimit: outcome.UnknownRateLimit}, nil
 }
 
+// reply is the text of an answer: the configured Reply, else a sentence
+// naming the provider and model that echoes the last user message or,
+// when the last message is a tool result, says what the tool returned.
 func (a *Adapter) reply(req *provider.Request) string {
 	if a.cfg.Reply != "" {
 		return a.cfg.Reply
@@ -181,12 +196,13 @@ func (a *Adapter) reply(req *provider.Request) string {
 	switch req.Op {
 	case provider.OpChat:
 		msgs := gjson.GetBytes(req.Body, "messages").Array()
-		for i := len(msgs) - 1; i >= 0; i-- {
-			if msgs[i].Get("role").String() == "user" {
-				last = contentText(msgs[i].Get("content"))
-				break
+		if name, result, ok := toolResult(msgs); ok {
+			if name != "" {
+				name += " "
 			}
+			return fmt.Sprintf("Simulated answer from %s (%s). The tool %sreturned: %s", a.name, req.Model, name, clip(result))
 		}
+		last = lastUserText(msgs)
 	case provider.OpCompletions:
 		p := gjson.GetBytes(req.Body, "prompt")
 		if p.IsArray() {
@@ -194,24 +210,15 @@ func (a *Adapter) reply(req *provider.Request) string {
 		}
 		last = p.String()
 	}
-	if len(last) > 200 {
-		last = last[:200] + "…"
-	}
-	return fmt.Sprintf("Simulated answer from %s (%s). You said: %s", a.name, req.Model, strings.Join(strings.Fields(last), " "))
+	return fmt.Sprintf("Simulated answer from %s (%s). You said: %s", a.name, req.Model, clip(last))
 }
 
-// contentText flattens a message content that is a string or text parts.
-func contentText(c gjson.Result) string {
-	if !c.IsArray() {
-		return c.String()
+// clip is s on one line, cut after 200 bytes.
+func clip(s string) string {
+	if len(s) > 200 {
+		s = s[:200] + "…"
 	}
-	var b strings.Builder
-	for _, p := range c.Array() {
-		if p.Get("type").String() == "text" {
-			b.WriteString(p.Get("text").String())
-		}
-	}
-	return b.String()
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func estimateTokens(bodyLen int) int64 { return int64(bodyLen/4 + 1) }
@@ -239,20 +246,6 @@ func encodeError(err error) *outcome.Error {
 	return &outcome.Error{Kind: outcome.ServerError, Message: "encoding simulated answer: " + err.Error(), Err: err}
 }
 
-func chatBody(model, text string, u outcome.Usage) ([]byte, error) {
-	return openaiwire.Append(nil, &openaiwire.ChatCompletion{
-		ID:      "chatcmpl-" + newID(),
-		Object:  openaiwire.ObjectChatCompletion,
-		Created: time.Now().Unix(),
-		Model:   model,
-		Choices: []openaiwire.ChatChoice{{
-			Message:      openaiwire.ResponseMessage{Role: "assistant", Content: &text},
-			FinishReason: openaiwire.FinishStop,
-		}},
-		Usage: wireUsage(u),
-	})
-}
-
 func completionBody(model, text string, u outcome.Usage) ([]byte, error) {
 	return openaiwire.Append(nil, &openaiwire.Completion{
 		ID:      "cmpl-" + newID(),
@@ -264,53 +257,23 @@ func completionBody(model, text string, u outcome.Usage) ([]byte, error) {
 	})
 }
 
-// embeddingBody answers every input with a deterministic 8-dimensional
-// unit-ish vector derived from the input's hash.
-func embeddingBody(req *provider.Request, u outcome.Usage) ([]byte, error) {
-	in := gjson.GetBytes(req.Body, "input")
-	var inputs []string
-	if in.IsArray() {
-		for _, v := range in.Array() {
-			inputs = append(inputs, v.Raw)
-		}
-	} else {
-		inputs = []string{in.Raw}
-	}
-	list := openaiwire.EmbeddingList{
-		Object: openaiwire.ObjectList,
-		Data:   make([]openaiwire.Embedding, len(inputs)),
-		Model:  req.Model,
-		Usage:  openaiwire.EmbeddingUsage{PromptTokens: u.PromptTokens, TotalTokens: u.PromptTokens},
-	}
-	for i, s := range inputs {
-		h := fnv.New64a()
-		_, _ = io.WriteString(h, s)
-		x := h.Sum64()
-		vec := make([]float64, 8)
-		for d := range vec {
-			v := float64(int64((x>>(d*8))&0xff)-128) / 128
-			// Four decimals, rounded as strconv's 'f' format rounds them.
-			vec[d] = math.RoundToEven(v*1e4) / 1e4
-		}
-		list.Data[i] = openaiwire.Embedding{Object: openaiwire.ObjectEmbedding, Index: i, Embedding: openaiwire.Vector{Values: vec}}
-	}
-	return openaiwire.Append(nil, &list)
-}
-
-// stream yields one chunk per word of the reply, then the finish chunk,
-// then a usage chunk when asked for.
+// stream yields the answer as OpenAI streams it: for text, one chunk per
+// piece (the first with the role), then the finish chunk; for a tool
+// call, a chunk with the role, the call's id, type and name and empty
+// arguments, then one per fragment of the arguments, then the finish
+// chunk (tool_calls); then a usage chunk when asked for.
 type stream struct {
 	ctx          context.Context
 	cfg          *Config
 	op           provider.Op
 	model, id    string
 	created      int64
-	words        []string
+	ans          answer
 	includeUsage bool
 
 	mu     sync.Mutex // guards usage (read by Usage from another goroutine)
 	usage  outcome.Usage
-	next   int // index of the next word; len(words) = finish chunk, +1 = usage chunk
+	next   int // index of the next event: the call's head (if any), the pieces, finish, usage
 	closed bool
 	enc    openaiwire.Encoder
 	buf    []byte
@@ -320,11 +283,16 @@ func (s *stream) Next() ([]byte, error) {
 	if s.closed {
 		return nil, &outcome.Error{Kind: outcome.Canceled, Message: "stream closed"}
 	}
+	head := 0
+	if s.ans.call != nil {
+		head = 1
+	}
+	i, n := s.next-head, len(s.ans.pieces) // i: the piece this event sends
 	d := s.cfg.TokenInterval
 	if s.next == 0 {
 		d = s.cfg.FirstTokenDelay
 	}
-	if s.next > len(s.words) {
+	if i > n {
 		d = 0
 	}
 	if err := wait(s.ctx, d); err != nil {
@@ -332,14 +300,25 @@ func (s *stream) Next() ([]byte, error) {
 	}
 	var chunk any
 	switch {
-	case s.next < len(s.words):
-		chunk = s.chunk(s.words[s.next], "")
+	case i < 0:
+		chunk = s.chunk(openaiwire.Delta{Role: "assistant", ToolCalls: []openaiwire.ToolCallDelta{{
+			ID: s.ans.call.ID, Type: "function", Function: openaiwire.FunctionDelta{Name: s.ans.call.Function.Name},
+		}}}, "", "")
+	case i < n:
+		p := s.ans.pieces[i]
+		if s.ans.call != nil {
+			chunk = s.chunk(openaiwire.Delta{ToolCalls: []openaiwire.ToolCallDelta{{Function: openaiwire.FunctionDelta{Arguments: p}}}}, "", "")
+		} else {
+			chunk = s.chunk(openaiwire.Delta{}, p, "")
+		}
 		s.mu.Lock()
-		s.usage.CompletionTokens++
+		s.usage.CompletionTokens += s.ans.tokens(p)
 		s.mu.Unlock()
-	case s.next == len(s.words):
-		chunk = s.chunk("", openaiwire.FinishStop)
-	case s.next == len(s.words)+1 && s.includeUsage:
+	case i == n && s.ans.call != nil:
+		chunk = s.chunk(openaiwire.Delta{}, "", openaiwire.FinishToolCalls)
+	case i == n:
+		chunk = s.chunk(openaiwire.Delta{}, "", openaiwire.FinishStop)
+	case i == n+1 && s.includeUsage:
 		chunk = s.usageChunk()
 	default:
 		return nil, io.EOF
@@ -352,20 +331,21 @@ func (s *stream) Next() ([]byte, error) {
 	return s.buf, nil
 }
 
-// chunk is the event for text; finish "" is null. A chat delta carries
-// the role and content on the first event, content on later ones while
-// there is text, and nothing on the finish.
-func (s *stream) chunk(text, finish string) any {
+// chunk is the event adding d, or text, to the choice; finish "" is
+// null. A text delta carries the role and content on the first event,
+// content on later ones while there is text, and nothing on the finish.
+func (s *stream) chunk(d openaiwire.Delta, text, finish string) any {
 	if s.op == provider.OpCompletions {
 		return &openaiwire.Completion{ID: s.id, Object: openaiwire.ObjectTextCompletion, Created: s.created, Model: s.model,
 			Choices: []openaiwire.CompletionChoice{{Text: text, FinishReason: openaiwire.Finish(finish)}}}
 	}
-	var d openaiwire.Delta
-	if s.next == 0 {
-		d.Role = "assistant"
-	}
-	if text != "" || s.next == 0 {
-		d.Content = &text
+	if s.ans.call == nil {
+		if s.next == 0 {
+			d.Role = "assistant"
+		}
+		if text != "" || s.next == 0 {
+			d.Content = &text
+		}
 	}
 	return &openaiwire.ChatCompletionChunk{ID: s.id, Object: openaiwire.ObjectChatCompletionChunk, Created: s.created, Model: s.model,
 		Choices: []openaiwire.ChunkChoice{{Delta: d, FinishReason: openaiwire.Finish(finish)}}}
