@@ -1,6 +1,9 @@
-// Package nodesdk runs the official OpenAI Node SDK (npm package openai,
-// pinned in package.json) against the router: .ci/run installs it with
-// `npm ci`; locally, run `npm ci` in test/node first.
+// Package nodesdk runs the official OpenAI Node SDK (npm packages openai
+// and zod, pinned in package.json) against the router: .ci/run installs
+// them with `npm ci`; locally, run `npm ci` in test/node first. Its tests
+// drive the router in-process on a simulated provider (sdk.test.mjs), and
+// the router binary on its embedded default with the Node SDK
+// (default.test.mjs) and the Go SDK (TestEmbeddedDefault).
 package nodesdk
 
 import (
@@ -44,6 +47,10 @@ func TestOpenAINodeSDK(t *testing.T) {
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 
+	// Stat the script so that go test's cache knows this test reads it.
+	if _, err := os.Stat("sdk.test.mjs"); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "sdk.test.mjs")
