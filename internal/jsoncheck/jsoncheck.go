@@ -129,19 +129,7 @@ value:
 			goto after
 		}
 		if stack[depth-1] == inObject {
-			var (
-				k   span
-				err *Error
-			)
-			if i, k, err = key(b, i); err != nil {
-				return err
-			}
-			if depth == 1 && dupKeys {
-				if len(keys) == MaxTopLevelKeys {
-					return &Error{Problem: TooManyKeys, Offset: k.start - 1, Reason: "more than " + strconv.Itoa(MaxTopLevelKeys) + " top-level keys"}
-				}
-				keys = append(keys, k)
-			}
+			goto member
 		}
 		goto value
 	case '"':
@@ -191,19 +179,7 @@ after:
 	case b[i] == ',':
 		i = skipWS(b, i+1)
 		if top == inObject {
-			var (
-				k   span
-				err *Error
-			)
-			if i, k, err = key(b, i); err != nil {
-				return err
-			}
-			if depth == 1 && dupKeys {
-				if len(keys) == MaxTopLevelKeys {
-					return &Error{Problem: TooManyKeys, Offset: k.start - 1, Reason: "more than " + strconv.Itoa(MaxTopLevelKeys) + " top-level keys"}
-				}
-				keys = append(keys, k)
-			}
+			goto member
 		}
 		goto value
 	case b[i] == closer(top):
@@ -212,6 +188,25 @@ after:
 		goto after
 	}
 	return invalidAt(b, i)
+member:
+	// An object member starts at b[i]: its key, recorded at the top
+	// level, then its value.
+	{
+		var (
+			k   span
+			err *Error
+		)
+		if i, k, err = key(b, i); err != nil {
+			return err
+		}
+		if depth == 1 && dupKeys {
+			if len(keys) == MaxTopLevelKeys {
+				return &Error{Problem: TooManyKeys, Offset: k.start - 1, Reason: "more than " + strconv.Itoa(MaxTopLevelKeys) + " top-level keys"}
+			}
+			keys = append(keys, k)
+		}
+	}
+	goto value
 }
 
 func closer(open byte) byte {

@@ -61,6 +61,18 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 		s.answer(w, ex, result{err: modelNotFound(f.Model)})
 		return
 	}
+	req := &provider.Request{
+		Op: op, Body: body.B, ModelStart: f.ModelStart, ModelEnd: f.ModelEnd,
+		Stream: f.Stream, IncludeUsage: f.IncludeUsage,
+	}
+	s.dispatch(w, r, ex, st, req, ratelimit.EstimateTokens(req.Body, f.MaxTokens), nil)
+}
+
+// dispatch runs req's attempts within the request's deadline and priority
+// shedding, lets shape (when not nil) adapt the result, and answers. The
+// deadline and the shedding slot last until the answer is written (a
+// stream's end).
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, ex *exchange, st *state, req *provider.Request, tokens int64, shape func(result) result) {
 	ctx, cancel := context.WithTimeout(r.Context(), st.limits.RequestTimeout)
 	defer cancel()
 	release, ierr := s.shed(ctx, r, st)
@@ -71,11 +83,11 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 	if release != nil {
 		defer release()
 	}
-	req := &provider.Request{
-		Op: op, Body: body.B, ModelStart: f.ModelStart, ModelEnd: f.ModelEnd,
-		Stream: f.Stream, IncludeUsage: f.IncludeUsage,
+	res := s.walk(ctx, ex, st, req, tokens)
+	if shape != nil {
+		res = shape(res)
 	}
-	s.answer(w, ex, s.walk(ctx, ex, st, req, ratelimit.EstimateTokens(req.Body, f.MaxTokens)))
+	s.answer(w, ex, res)
 }
 
 // unauthorized is the 401 for a missing or wrong client key; a body the

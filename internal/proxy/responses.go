@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/llmrouter/llmrouter/internal/intake"
@@ -64,22 +63,17 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 			Message: "the conversation, with the earlier turns previous_response_id brings in, is larger than limits.max_body_bytes"}})
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), st.limits.RequestTimeout)
-	defer cancel()
-	release, ierr := s.shed(ctx, r, st)
-	if ierr != nil {
-		s.answer(w, ex, result{err: ierr})
-		return
-	}
-	if release != nil {
-		defer release()
-	}
 	req := &provider.Request{
 		Op: provider.OpChat, Body: turn.Chat, ModelStart: turn.ModelStart, ModelEnd: turn.ModelEnd,
 		Stream: turn.Stream(), IncludeUsage: turn.Stream(),
 	}
-	res := s.walk(ctx, ex, st, req, ratelimit.EstimateTokens(turn.Chat, turn.MaxTokens()))
-	if sv := res.served; sv != nil {
+	// The chat answer becomes a Response (stored), a stream the Responses
+	// events.
+	s.dispatch(w, r, ex, st, req, ratelimit.EstimateTokens(turn.Chat, turn.MaxTokens()), func(res result) result {
+		sv := res.served
+		if sv == nil {
+			return res
+		}
 		if sv.Resp.Stream != nil {
 			res.framer = turn.Events()
 		} else if b, err := turn.Answer(sv.Resp.Body); err == nil {
@@ -89,8 +83,8 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 			res = result{err: &intake.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
 				Message: "the provider's answer could not be read as a chat completion: " + err.Error()}}
 		}
-	}
-	s.answer(w, ex, res)
+		return res
+	})
 }
 
 // serveStoredResponse handles GET and DELETE /v1/responses/{id}: what the
