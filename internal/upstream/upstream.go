@@ -236,7 +236,7 @@ func (u *Upstream) Acquire(now time.Time, tokens int64) (*Permit, error) {
 	p, err := u.acquire(now, tokens)
 	if quotaCheck {
 		if err != nil {
-			u.quotaCheckDone(now, false)
+			u.quotaCheckDone()
 		} else {
 			p.quotaCheck = true
 		}
@@ -349,7 +349,7 @@ func (p *Permit) Release(now time.Time, r Result) {
 		u.quotaResult(now, r)
 	}
 	u.breaker.Done(now, p.ticket, health, r.RetryAfter)
-	if r.Kind != outcome.OK && (r.Kind.Counts() || r.Kind == outcome.Quota || r.Kind == outcome.RateLimited) {
+	if r.Kind != outcome.OK && r.Kind.Counts() {
 		u.lastKind.Store(uint32(r.Kind))
 	}
 	u.stats.Observe(now, health, r.Latency)
@@ -385,7 +385,7 @@ func (u *Upstream) quotaAdmit(now time.Time) (wait time.Duration, check bool) {
 }
 
 // quotaCheckDone ends a check that was not sent.
-func (u *Upstream) quotaCheckDone(now time.Time, _ bool) {
+func (u *Upstream) quotaCheckDone() {
 	u.offMu.Lock()
 	u.quota.checking = false
 	u.offMu.Unlock()
