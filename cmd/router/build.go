@@ -9,6 +9,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 // buildOptions turns a loaded config into the proxy's options: it resolves
@@ -27,8 +28,8 @@ func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
 	errs = append(errs, err)
 	opts := proxy.Options{
 		Models: table, Limits: cfg.Limits, Logger: log,
-		Retry: cfg.Routing.Retry, Breaker: cfg.Breaker.Config, QuotaRecheck: cfg.Breaker.QuotaRecheck, Weights: cfg.Routing.ScoreWeights,
-		ThrottleK: cfg.Routing.AdaptiveThrottleK, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
+		Retry: cfg.Routing.Retry, Weights: cfg.Routing.ScoreWeights, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
+		Policy:    upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
 		Responses: cfg.Responses,
 	}
 	resolved, err := cfg.ResolveTypes(providerTypes)

@@ -24,6 +24,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 // EnvPrefix prefixes environment overrides: LLMROUTER_LISTEN,
@@ -79,15 +80,6 @@ type Breaker struct {
 	// QuotaRecheck is how often a provider out of quota gets one real
 	// request to check whether it is back. Default 1h; at least 1s.
 	QuotaRecheck time.Duration `mapstructure:"quota_recheck"`
-}
-
-// Validate reports every invalid field of the block.
-func (b Breaker) Validate() error {
-	errs := []error{b.Config.Validate()}
-	if b.QuotaRecheck < time.Second {
-		errs = append(errs, fmt.Errorf("breaker.quota_recheck: must be at least 1s, got %s", b.QuotaRecheck))
-	}
-	return errors.Join(errs...)
 }
 
 // Routing is the `routing:` block.
@@ -347,11 +339,9 @@ func (c *Config) Validate() error {
 	add(c.Limits.Validate())
 	add(c.Routing.Retry.Validate())
 	add(c.Routing.ScoreWeights.Validate())
-	if k := c.Routing.AdaptiveThrottleK; k != 0 && !(k >= 1 && k < 1e6) {
-		add(fmt.Errorf("routing.adaptive_throttle_k: must be 0 (off) or at least 1, got %g", k))
-	}
 	add(proxy.ValidateShedOpenFraction(c.Routing.ShedOpenFraction))
-	add(c.Breaker.Validate())
+	// The same check proxy.Update runs on the providers' shared policy.
+	add(upstream.Policy{Breaker: c.Breaker.Config, ThrottleK: c.Routing.AdaptiveThrottleK, QuotaRecheck: c.Breaker.QuotaRecheck}.Validate())
 	add(c.Responses.Validate())
 	if c.ShutdownTimeout < 0 {
 		add(fmt.Errorf("shutdown_timeout: must not be negative, got %s", c.ShutdownTimeout))

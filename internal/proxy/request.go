@@ -8,7 +8,6 @@ import (
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/ratelimit"
 )
 
 // exchange is one client request: its attempts (failover.Run) and what
@@ -65,7 +64,7 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 		Op: op, Body: body.B, ModelStart: f.ModelStart, ModelEnd: f.ModelEnd,
 		Stream: f.Stream, IncludeUsage: f.IncludeUsage,
 	}
-	s.dispatch(w, r, ex, st, req, ratelimit.EstimateTokens(req.Body, f.MaxTokens), nil)
+	s.dispatch(w, r, ex, st, req, intake.EstimateTokens(req.Body, f.MaxTokens), nil)
 }
 
 // dispatch runs req's attempts within the request's deadline and priority

@@ -7,7 +7,6 @@ import (
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/ratelimit"
 	"github.com/llmrouter/llmrouter/internal/responses"
 )
 
@@ -69,7 +68,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	// The chat answer becomes a Response (stored), a stream the Responses
 	// events.
-	s.dispatch(w, r, ex, st, req, ratelimit.EstimateTokens(turn.Chat, turn.MaxTokens()), func(res result) result {
+	s.dispatch(w, r, ex, st, req, intake.EstimateTokens(turn.Chat, turn.MaxTokens()), func(res result) result {
 		sv := res.served
 		if sv == nil {
 			return res

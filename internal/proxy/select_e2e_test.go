@@ -10,6 +10,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/statefile"
+	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 // tripAtOnce opens a breaker on the first failure and keeps it open.
@@ -30,7 +31,7 @@ func TestPriorityShedding(t *testing.T) {
 		provs = append(provs, Provider{Name: []string{"p1", "p2", "p3", "p4"}[i], Adapter: a})
 	}
 	s, err := New(Options{Providers: provs, Models: table, Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
-		Retry: backoff4(), Breaker: tripAtOnce})
+		Retry: backoff4(), Policy: upstream.Policy{Breaker: tripAtOnce}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
-	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
@@ -52,17 +51,12 @@ type Options struct {
 	Limits    LimitsConfig
 	// Retry is the retry policy; the zero value means backoff.DefaultConfig.
 	Retry backoff.Config
-	// Breaker configures every provider's circuit breaker; the zero value
-	// means breaker.DefaultConfig.
-	Breaker breaker.Config
+	// Policy is what every provider's runtime shares: the breaker,
+	// adaptive throttling, the quota recheck; zero fields take defaults.
+	Policy upstream.Policy
 	// Weights are the score weights; the zero value means
 	// route.DefaultWeights.
 	Weights route.Weights
-	// ThrottleK is the adaptive throttling multiplier K; 0 disables it.
-	ThrottleK float64
-	// QuotaRecheck is how often a provider out of quota gets one real
-	// request to check; 0 means upstream.DefaultQuotaRecheck.
-	QuotaRecheck time.Duration
 	// ShedOpenFraction: above this share of open providers, low priority
 	// is refused and normal priority queues. 0 means 0.5; 1 never sheds.
 	ShedOpenFraction float64
@@ -178,9 +172,7 @@ func (o Options) withDefaults() Options {
 	if o.Retry == (backoff.Config{}) {
 		o.Retry = backoff.DefaultConfig()
 	}
-	if o.Breaker == (breaker.Config{}) {
-		o.Breaker = breaker.DefaultConfig()
-	}
+	o.Policy = o.Policy.WithDefaults()
 	if o.Weights == (route.Weights{}) {
 		o.Weights = route.DefaultWeights()
 	}
@@ -208,7 +200,7 @@ func (s *Server) Update(opts Options) error {
 	opts = opts.withDefaults()
 	// The same Validate functions the config loader runs: a Server built
 	// without a config file (tests, embedding) is held to the same rules.
-	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Breaker.Validate(), opts.Weights.Validate(),
+	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Policy.Validate(), opts.Weights.Validate(),
 		ValidateShedOpenFraction(opts.ShedOpenFraction), opts.Responses.Validate()); err != nil {
 		return err
 	}
@@ -253,7 +245,7 @@ func (s *Server) Update(opts Options) error {
 	specs := make([]upstream.Spec, len(st.order))
 	for i, p := range st.order {
 		specs[i] = upstream.Spec{
-			Settings: upstream.Settings{Provider: p.Config, Breaker: opts.Breaker, ThrottleK: opts.ThrottleK, QuotaRecheck: opts.QuotaRecheck},
+			Settings: upstream.Settings{Provider: p.Config, Policy: opts.Policy},
 			Secrets:  secrets[i],
 		}
 		if pr, ok := p.Adapter.(provider.Prober); ok {

@@ -15,7 +15,7 @@ import (
 
 func spec(name string, maxConc int) Spec {
 	return Spec{Settings: Settings{Provider: provider.Config{Name: name, Type: "fake", MaxConcurrency: maxConc},
-		Breaker: breaker.DefaultConfig()}}
+		Policy: Policy{Breaker: breaker.DefaultConfig()}}}
 }
 
 // TestSetKeepsStateAcrossUpdate: an Upstream whose settings did not change

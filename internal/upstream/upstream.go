@@ -45,7 +45,14 @@ type Settings struct {
 	// Provider is the provider's config (name, type, limits, timeouts);
 	// MaxConcurrency <= 0 means no cap, RPM/TPM 0 mean learn from headers.
 	Provider provider.Config
-	// Breaker configures the circuit breaker; it must pass Validate.
+	Policy
+}
+
+// Policy is what every provider's runtime takes from the config's
+// breaker and routing blocks.
+type Policy struct {
+	// Breaker configures the circuit breaker; the zero value means
+	// breaker.DefaultConfig.
 	Breaker breaker.Config
 	// ThrottleK is the adaptive throttling multiplier; 0 disables it.
 	ThrottleK float64
@@ -53,6 +60,30 @@ type Settings struct {
 	// request to check whether it is back (breaker.quota_recheck); 0 means
 	// DefaultQuotaRecheck.
 	QuotaRecheck time.Duration
+}
+
+// WithDefaults fills zero fields with their defaults.
+func (p Policy) WithDefaults() Policy {
+	if p.Breaker == (breaker.Config{}) {
+		p.Breaker = breaker.DefaultConfig()
+	}
+	if p.QuotaRecheck == 0 {
+		p.QuotaRecheck = DefaultQuotaRecheck
+	}
+	return p
+}
+
+// Validate reports every invalid field, each naming its key.
+func (p Policy) Validate() error {
+	var errs []error
+	errs = append(errs, p.Breaker.Validate())
+	if k := p.ThrottleK; k != 0 && !(k >= 1 && k < 1e6) {
+		errs = append(errs, fmt.Errorf("routing.adaptive_throttle_k: must be 0 (off) or at least 1, got %g", k))
+	}
+	if d := p.QuotaRecheck; d != 0 && d < time.Second {
+		errs = append(errs, fmt.Errorf("breaker.quota_recheck: must be at least 1s, got %s", d))
+	}
+	return errors.Join(errs...)
 }
 
 // DefaultQuotaRecheck is Settings.QuotaRecheck's default.

@@ -15,7 +15,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newGuard(maxConc int, rpm, tpm int64) *Upstream {
 	return New(Spec{Settings: Settings{Provider: provider.Config{Name: "p", MaxConcurrency: maxConc, RPM: rpm, TPM: tpm},
-		Breaker: breaker.DefaultConfig()}}, Options{})
+		Policy: Policy{Breaker: breaker.DefaultConfig()}}}, Options{})
 }
 
 func TestAcquireRollsBackOnRefusal(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
+	rtupstream "github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 // fastRetry is routing.retry scaled down so backoffs never slow a test.
@@ -112,8 +113,7 @@ func newRig(t testing.TB, o rigOptions, provs ...prov) *rig {
 		Models:    table,
 		Limits:    proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: o.requestTimeout},
 		Retry:     fastRetry,
-		Breaker:   o.breaker,
-		ThrottleK: o.throttleK,
+		Policy:    rtupstream.Policy{Breaker: o.breaker, ThrottleK: o.throttleK},
 	})
 	if err != nil {
 		t.Fatal(err)
