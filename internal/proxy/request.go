@@ -44,8 +44,7 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 		s.answer(w, ex, unauthorized(r))
 		return
 	}
-	body, ierr := s.bodies.Read(w, r, intake.Limits{MaxBody: st.limits.MaxBodyBytes, Budget: st.limits.BodyBufferBytes,
-		ReadTimeout: st.limits.BodyReadTimeout})
+	body, ierr := s.bodies.Read(w, r, st.bodyLimits())
 	if ierr != nil {
 		s.answer(w, ex, result{err: ierr})
 		return
@@ -87,6 +86,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, ex *exchange, 
 		res = shape(res)
 	}
 	s.answer(w, ex, res)
+}
+
+// bodyLimits are the limits a request body is read within.
+func (st *state) bodyLimits() intake.Limits {
+	return intake.Limits{MaxBody: st.limits.MaxBodyBytes, Budget: st.limits.BodyBufferBytes, ReadTimeout: st.limits.BodyReadTimeout}
 }
 
 // unauthorized is the 401 for a missing or wrong client key; a body the

@@ -29,8 +29,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, ex, unauthorized(r))
 		return
 	}
-	body, ierr := s.bodies.Read(w, r, intake.Limits{MaxBody: st.limits.MaxBodyBytes, Budget: st.limits.BodyBufferBytes,
-		ReadTimeout: st.limits.BodyReadTimeout})
+	body, ierr := s.bodies.Read(w, r, st.bodyLimits())
 	if ierr != nil {
 		s.answer(w, ex, result{err: ierr})
 		return
