@@ -40,13 +40,8 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 	st := s.st.Load()
 	ex := s.newExchange(r, w, st, op)
 	defer s.logRequest(r, ex)
-	if !st.authorized(r) {
-		s.answer(w, ex, unauthorized(r))
-		return
-	}
-	body, ierr := s.bodies.Read(w, r, st.bodyLimits())
-	if ierr != nil {
-		s.answer(w, ex, result{err: ierr})
+	body := s.admit(w, r, ex, st)
+	if body == nil {
 		return
 	}
 	defer s.bodies.Free(body)
@@ -86,6 +81,22 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, ex *exchange, 
 		res = shape(res)
 	}
 	s.answer(w, ex, res)
+}
+
+// admit authenticates the client and reads its body within the limits;
+// nil means the request has been answered (401, or the body's refusal).
+// The caller frees the body.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, ex *exchange, st *state) *intake.Body {
+	if !st.authorized(r) {
+		s.answer(w, ex, unauthorized(r))
+		return nil
+	}
+	body, ierr := s.bodies.Read(w, r, st.bodyLimits())
+	if ierr != nil {
+		s.answer(w, ex, result{err: ierr})
+		return nil
+	}
+	return body
 }
 
 // bodyLimits are the limits a request body is read within.

@@ -25,13 +25,8 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	ex := s.newExchange(r, w, st, provider.OpChat)
 	ex.api = apiResponses
 	defer s.logRequest(r, ex)
-	if !st.authorized(r) {
-		s.answer(w, ex, unauthorized(r))
-		return
-	}
-	body, ierr := s.bodies.Read(w, r, st.bodyLimits())
-	if ierr != nil {
-		s.answer(w, ex, result{err: ierr})
+	body := s.admit(w, r, ex, st)
+	if body == nil {
 		return
 	}
 	defer s.bodies.Free(body)
