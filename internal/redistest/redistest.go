@@ -1,0 +1,144 @@
+// Package redistest runs a real redis-server for tests: shared state is
+// tested against the server operators run, never an in-memory imitation.
+//
+// The Debian package provides the binary (.ci/run installs it). Where it
+// is missing, tests that need it are skipped with a message, unless
+// LLMROUTER_REQUIRE_REDIS=1 (set by .ci/run), which makes them fail: CI
+// must never pass by skipping the shared-state tests.
+package redistest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is one redis-server process on a loopback port. Stop and Start
+// simulate losing Redis and getting it back on the same address.
+type Server struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	Port int
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+}
+
+// Start runs a fresh redis-server (no persistence) and stops it when the
+// test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("LLMROUTER_REQUIRE_REDIS") == "1" {
+			t.Fatalf("redis-server not found and LLMROUTER_REQUIRE_REDIS=1: %v", err)
+		}
+		t.Skip("redis-server not installed (apt-get install redis-server); skipping a shared-state test")
+	}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), Port: freePort(t)}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// URL is the server's redis:// URL (database 0).
+func (s *Server) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.Port) }
+
+// Addr is host:port.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
+
+// Start (re)starts the server on its port and waits until it answers.
+func (s *Server) Start() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return
+	}
+	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--daemonize", "no",
+		"--logfile", filepath.Join(s.dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("starting redis-server: %v", err)
+	}
+	s.cmd = cmd
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if s.ping() {
+			return
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+			s.t.Fatalf("redis-server did not answer on %s within 10s; its log:\n%s", s.Addr(), log)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Stop kills the server (as a crash would) and waits for it to exit.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Do sends one command in RESP and returns the raw first reply line, for
+// tests that inspect keys without a client library.
+func (s *Server) Do(args ...string) string {
+	s.t.Helper()
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		s.t.Fatalf("redis %v: %v", args, err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	msg := fmt.Sprintf("*%d\r\n", len(args))
+	for _, a := range args {
+		msg += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := c.Write([]byte(msg)); err != nil {
+		s.t.Fatalf("redis %v: %v", args, err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		s.t.Fatalf("redis %v: %v", args, err)
+	}
+	return line[:len(line)-2]
+}
+
+func (s *Server) ping() bool {
+	c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return err == nil && line == "+PONG\r\n"
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
