@@ -25,6 +25,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/llmrouter/llmrouter/internal/config"
+	"github.com/llmrouter/llmrouter/internal/fleet"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/statefile"
 )
@@ -45,6 +46,7 @@ type daemon struct {
 	cfgPath string
 	log     *slog.Logger
 	proxy   *proxy.Server
+	fleet   *fleet.Client // nil without shared_state
 	ready   atomic.Bool
 	api     *http.Server
 	admin   *http.Server
@@ -161,11 +163,23 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Registerer = reg
+	var fl *fleet.Client
+	if sc := cfg.SharedState; sc.On() {
+		// Redis down is no reason not to start: fleet.New decides locally
+		// until it answers (docs/ARCHITECTURE.md, "Fleet").
+		if fl, err = fleet.New(sc, log, reg); err != nil {
+			return nil, err
+		}
+		opts.Fleet = fl
+	}
 	p, err := proxy.New(opts)
 	if err != nil {
+		if fl != nil {
+			fl.Close()
+		}
 		return nil, err
 	}
-	d := &daemon{cfgPath: path, log: log, proxy: p, reg: reg}
+	d := &daemon{cfgPath: path, log: log, proxy: p, reg: reg, fleet: fl}
 	d.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_config_last_reload_successful",
 		Help: "1 if the last config reload succeeded (or none was tried), 0 if it failed."})
 	d.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_config_reloads_total",
@@ -175,6 +189,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 	d.cfg.Store(cfg)
 	if d.apiLn, err = net.Listen("tcp", cfg.Listen); err != nil {
 		p.Close()
+		d.closeFleet()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	// limits.max_connections: past it, connections wait in the kernel's
@@ -184,6 +199,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 	if d.adminLn, err = net.Listen("tcp", cfg.AdminListen); err != nil {
 		d.apiLn.Close()
 		p.Close()
+		d.closeFleet()
 		return nil, fmt.Errorf("admin_listen: %w", err)
 	}
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
@@ -265,8 +281,15 @@ func (d *daemon) shutdown() int {
 	<-d.stateDone
 	d.saveState()
 	d.proxy.Close()
+	d.closeFleet()
 	d.log.Info("stopped")
 	return code
+}
+
+func (d *daemon) closeFleet() {
+	if d.fleet != nil {
+		d.fleet.Close()
+	}
 }
 
 // reload re-reads the config file; an invalid file leaves the old config
@@ -298,6 +321,9 @@ func (d *daemon) reload() {
 	old := d.cfg.Swap(cfg)
 	if old.Listen != cfg.Listen || old.AdminListen != cfg.AdminListen {
 		d.log.Warn("listen addresses changed; they take effect at the next restart")
+	}
+	if old.SharedState != cfg.SharedState {
+		d.log.Warn("shared_state changed; it takes effect at the next restart")
 	}
 	d.log.Info("config reloaded", "providers", len(cfg.Providers), "models", len(cfg.Models))
 }

@@ -328,6 +328,8 @@ func (b *Breaker) finishProbe(ctx context.Context, err error) {
 		b.setStateLocked(Closed)
 	case errors.Is(ctx.Err(), context.Canceled):
 		// The owner gave up (shutdown); that says nothing about the provider.
+	case errors.Is(err, ErrProbeElsewhere):
+		// Another replica probed; its verdict was applied with Sync.
 	default:
 		kind := outcome.KindOf(err)
 		switch {

@@ -20,6 +20,7 @@ import (
 	"github.com/llmrouter/llmrouter/configs"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/fleet"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/responses"
@@ -50,6 +51,9 @@ type Config struct {
 	// atomically every 30s and at shutdown, loaded at start (a missing or
 	// corrupt file is a warning and a fresh start). "" means off.
 	StateFile string `mapstructure:"state_file"`
+	// SharedState shares every provider's state across a fleet of
+	// routers through Redis; off while its redis_url is "".
+	SharedState fleet.Config `mapstructure:"shared_state"`
 	// Log configures the process log.
 	Log Log `mapstructure:"log"`
 	// Pprof serves Go's profiler at /debug/pprof/ on the admin listener.
@@ -343,6 +347,7 @@ func (c *Config) Validate() error {
 	// The same check proxy.Update runs on the providers' shared policy.
 	add(upstream.Policy{Breaker: c.Breaker.Config, ThrottleK: c.Routing.AdaptiveThrottleK, QuotaRecheck: c.Breaker.QuotaRecheck}.Validate())
 	add(c.Responses.Validate())
+	add(c.SharedState.Validate())
 	if c.ShutdownTimeout < 0 {
 		add(fmt.Errorf("shutdown_timeout: must not be negative, got %s", c.ShutdownTimeout))
 	}

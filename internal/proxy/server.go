@@ -70,6 +70,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer receives the proxy's metrics; nil keeps them private.
 	Registerer prometheus.Registerer
+	// Fleet, when not nil, shares every provider's state with the other
+	// routers of a fleet (shared_state). Set at New; a reload keeps it.
+	Fleet upstream.Fleet
 	// Now is the clock for admission decisions (buckets, backoff); nil
 	// means time.Now. A test seam: waits still use real timers.
 	Now func() time.Time
@@ -154,7 +157,7 @@ func New(opts Options) (*Server, error) {
 	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
 	s.stored = responses.NewStore(opts.Responses)
 	s.m = newMetrics(opts.Registerer, s)
-	s.set = upstream.NewSet(upstream.Options{Now: s.now, Logger: s.log}, opts.Registerer)
+	s.set = upstream.NewSet(upstream.Options{Now: s.now, Logger: s.log, Fleet: opts.Fleet}, opts.Registerer)
 	s.loop = failover.New(failover.Options{Now: s.now, Logger: s.log, Freed: s.set.Freed}, opts.Registerer)
 	if err := s.Update(opts); err != nil {
 		s.set.Close()

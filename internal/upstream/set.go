@@ -83,6 +83,15 @@ func (s *Set) Update(specs []Spec) ([]*Upstream, error) {
 	for i, u := range next {
 		u.start(specs[i].Probe)
 	}
+	kept := make(map[*Upstream]bool, len(next))
+	for _, u := range next {
+		kept[u] = true
+	}
+	for _, u := range s.list {
+		if !kept[u] {
+			u.closeShared()
+		}
+	}
 	for name := range prev {
 		if !seen[name] {
 			s.opts.metrics.delete(name)
@@ -102,6 +111,7 @@ func (s *Set) Close() {
 	s.closed = true
 	for _, u := range s.list {
 		u.stopProber()
+		u.closeShared()
 	}
 }
 

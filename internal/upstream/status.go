@@ -88,6 +88,7 @@ func (u *Upstream) Status(now time.Time) Status {
 		st.LastErrorKind = k.String()
 	}
 	st.Domain = u.spec.Provider.Domain
+	st.Shared = u.shared != nil && u.shared.Up()
 	var left time.Duration
 	st.OutOfQuota, left, st.DisabledTargets = u.offState(now)
 	st.QuotaCheckSeconds = left.Seconds()

@@ -101,6 +101,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Freed, when not nil, is signalled whenever any bulkhead frees a slot.
 	Freed *bulkhead.Signal
+	// Fleet, when not nil, shares each provider's state with the other
+	// processes of a fleet (shared_state).
+	Fleet Fleet
 	// metrics are the Set's families; nil keeps them private.
 	metrics *metrics
 }
@@ -189,6 +192,9 @@ type Upstream struct {
 	quotaOff atomic.Bool
 	targetsN atomic.Int32
 
+	// shared is the fleet's view of the provider; nil without shared_state.
+	shared Shared
+
 	proberMu sync.Mutex // guards stop
 	stop     context.CancelFunc
 	prober   sync.WaitGroup
@@ -225,6 +231,9 @@ func New(spec Spec, opts Options) *Upstream {
 	})
 	u.bulk = bulkhead.New(spec.Provider.MaxConcurrency, opts.Freed)
 	u.limits = ratelimit.New(spec.Provider.RPM, spec.Provider.TPM)
+	if opts.Fleet != nil {
+		u.shared = opts.Fleet.For(spec.Settings, u.applyView)
+	}
 	return u
 }
 
@@ -251,11 +260,22 @@ type Permit struct {
 	// quotaCheck marks the one request that checks a provider out of
 	// quota.
 	quotaCheck bool
+	// shared: the fleet admitted the attempt in its breaker generation
+	// gen, charging tokens.
+	shared bool
+	gen    uint64
+	tokens int64
 }
 
 // Acquire admits one attempt of an estimated tokens at now, or refuses
 // with a *Refusal that holds nothing.
 func (u *Upstream) Acquire(now time.Time, tokens int64) (*Permit, error) {
+	if sh := u.shared; sh != nil && sh.Up() {
+		if p, err, decided := u.acquireShared(sh, now, tokens); decided {
+			return p, err
+		}
+		// The shared state failed this once: this process decides alone.
+	}
 	var quotaCheck bool
 	if u.quotaOff.Load() {
 		wait, check := u.quotaAdmit(now)
@@ -334,7 +354,11 @@ type Result struct {
 // over: a stream's response headers arrive long before its end, and the
 // next request must already respect them.
 func (p *Permit) Observe(now time.Time, rl outcome.RateLimit) {
-	p.u.limits.Observe(now, known(rl))
+	rl = known(rl)
+	p.u.limits.Observe(now, rl)
+	if p.shared {
+		p.u.shared.Record(SharedRecord{ObserveOnly: true, RateLimit: rl})
+	}
 }
 
 // known returns rl, or UnknownRateLimit for the zero value: an adapter that
@@ -376,12 +400,29 @@ func (p *Permit) Release(now time.Time, r Result) {
 		r.Kind == outcome.Quota:
 		health = outcome.Canceled
 	}
-	if p.quotaCheck || r.Kind == outcome.Quota {
-		u.quotaResult(now, r)
-	}
-	u.breaker.Done(now, p.ticket, health, r.RetryAfter)
+	var last outcome.Kind
 	if r.Kind != outcome.OK && r.Kind.Counts() {
+		last = r.Kind
 		u.lastKind.Store(uint32(r.Kind))
+	}
+	if p.shared {
+		// The fleet's breaker and quota block learn it; the local ones
+		// follow the fleet's view (applyView).
+		if r.Kind == outcome.Quota {
+			u.quotaResult(now, r)
+		}
+		rec := SharedRecord{Gen: p.gen, Health: health, LastKind: last, RateLimit: rl,
+			Cooldown: u.spec.Breaker.Cooldown.For(health, r.RetryAfter, 1),
+			Quota:    r.Kind == outcome.Quota, QuotaReset: r.RetryAfter, QuotaCheck: p.quotaCheck}
+		if used := r.Usage.Total(); used > 0 {
+			rec.TokensDelta = used - p.tokens
+		}
+		u.shared.Record(rec)
+	} else {
+		if p.quotaCheck || r.Kind == outcome.Quota {
+			u.quotaResult(now, r)
+		}
+		u.breaker.Done(now, p.ticket, health, r.RetryAfter)
 	}
 	u.stats.Observe(now, health, r.Latency)
 	if health.Counts() {
@@ -476,6 +517,9 @@ func (u *Upstream) DisableTarget(model, message string) bool {
 	}
 	u.targetsOff[model] = message
 	u.targetsN.Store(int32(len(u.targetsOff)))
+	if u.shared != nil && u.shared.Up() {
+		u.shared.DisableTarget(model, message)
+	}
 	u.log.Warn("target disabled: the provider says the model does not exist; fix the config and reload, or enable it",
 		"provider", u.name, "model", model, "error", u.Redact(message))
 	return true
@@ -504,6 +548,9 @@ func (u *Upstream) Enable() (quota bool, targets []string) {
 	}
 	u.targetsOff = nil
 	u.targetsN.Store(0)
+	if u.shared != nil && u.shared.Up() {
+		u.shared.Enable()
+	}
 	if quota || len(targets) > 0 {
 		u.log.Info("provider enabled by an operator", "provider", u.name, "quota_lifted", quota, "targets_enabled", len(targets))
 	}
@@ -589,7 +636,7 @@ func (u *Upstream) start(probe func(context.Context) error) {
 	if probe == nil {
 		probe = func(context.Context) error { return nil }
 	}
-	counted := func(ctx context.Context) error {
+	logged := func(ctx context.Context) error {
 		err := probe(ctx)
 		if err != nil {
 			u.log.Warn("probe failed", "provider", u.name, "error", u.Redact(err.Error()))
@@ -598,6 +645,20 @@ func (u *Upstream) start(probe func(context.Context) error) {
 		}
 		u.m.probe(err == nil)
 		return err
+	}
+	counted := func(ctx context.Context) error {
+		if sh := u.shared; sh != nil && sh.Up() {
+			// One probe for the whole fleet (docs/ARCHITECTURE.md, "Fleet").
+			res, err := sh.Probe(ctx, logged)
+			switch {
+			case err == nil:
+				u.applyView(res.View)
+				return breaker.ErrProbeElsewhere
+			case res.Ran:
+				return res.Err // the fleet did not hear it; this process did
+			}
+		}
+		return logged(ctx)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	u.proberMu.Lock()

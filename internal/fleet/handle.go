@@ -1,0 +1,226 @@
+package fleet
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/upstream"
+)
+
+// handle is one provider's shared state: upstream.Shared.
+type handle struct {
+	c *Client
+	// key is the provider's hash; lock and targets live beside it, in the
+	// same Cluster slot.
+	key, lock, targets string
+	set                upstream.Settings
+	sink               func(upstream.SharedView)
+	lockTTL            time.Duration
+	ttl                int64 // keyTTL in ms
+	targetsGen         atomic.Uint64
+}
+
+// For returns the shared state of the provider configured as s; sink
+// receives its view whenever the fleet reads it.
+func (c *Client) For(s upstream.Settings, sink func(upstream.SharedView)) upstream.Shared {
+	name := s.Provider.Name
+	key := c.cfg.KeyPrefix + "{" + name + "}:" + s.Fingerprint()
+	h := &handle{c: c, key: key, lock: key + ":probe", targets: key + ":targets", set: s, sink: sink,
+		// A process that dies holding the lock wedges nothing: it expires a
+		// little after the longest a probe may take.
+		lockTTL: s.Provider.WithDefaults().FirstTokenTimeout + time.Second,
+		ttl:     keyTTL.Milliseconds()}
+	c.mu.Lock()
+	c.handle[h] = struct{}{}
+	c.mu.Unlock()
+	return h
+}
+
+func (h *handle) Up() bool { return h.c.Up() }
+
+func (h *handle) Close() {
+	h.c.mu.Lock()
+	delete(h.c.handle, h)
+	h.c.mu.Unlock()
+}
+
+func ms(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// Admit is the one round trip on the request path.
+func (h *handle) Admit(tokens int64) (upstream.SharedDecision, error) {
+	ctx, cancel := h.c.call()
+	defer cancel()
+	p := h.set.Provider
+	cmd := admitScript.Run(ctx, h.c.rdb, []string{h.key}, max(tokens, 0), p.RPM, p.TPM,
+		h.lockTTL.Milliseconds(), h.ttl)
+	d, err := parseDecision(cmd)
+	if err != nil {
+		h.c.fail("admit", err)
+	}
+	return d, err
+}
+
+// Record queues the attempt's lesson for the writer loop.
+func (h *handle) Record(r upstream.SharedRecord) {
+	b := h.set.Breaker
+	th := b.FailureThreshold
+	health := int64(-1)
+	if r.Health.Counts() {
+		health = int64(r.Health)
+	}
+	instant := 0
+	if r.Health == outcome.Auth || r.Health == outcome.Quota {
+		instant = 1
+	}
+	rl := r.RateLimit
+	p := h.set.Provider
+	args := []any{b2i(r.ObserveOnly), r.Gen, health,
+		ms(r.Cooldown), strconv.FormatFloat(b.Cooldown.Multiplier, 'g', -1, 64), ms(b.Cooldown.Max),
+		th.Consecutive, strconv.FormatFloat(th.Ratio, 'g', -1, 64), th.MinRequests, ms(th.Window),
+		int64(r.LastKind), r.TokensDelta, p.RPM, p.TPM,
+		rl.LimitRequests, rl.RemainingRequests, ms(rl.ResetRequests),
+		rl.LimitTokens, rl.RemainingTokens, ms(rl.ResetTokens), ms(rl.RetryAfter),
+		b2i(r.Quota), ms(r.QuotaReset), b2i(r.QuotaCheck), ms(h.quotaRecheck()), h.ttl, instant}
+	h.c.enqueue(job{h: h, s: recordScript, args: args})
+}
+
+func (h *handle) quotaRecheck() time.Duration {
+	if d := h.set.QuotaRecheck; d > 0 {
+		return d
+	}
+	return upstream.DefaultQuotaRecheck
+}
+
+func (h *handle) DisableTarget(model, message string) {
+	h.c.enqueue(job{h: h, s: disableScript, args: []any{model, message, h.ttl}})
+}
+
+func (h *handle) Enable() {
+	h.c.enqueue(job{h: h, s: enableScript, args: []any{h.ttl}})
+}
+
+// Probe takes the fleet's probe lock and probes, or waits for the verdict
+// of the process that holds it.
+func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (upstream.SharedProbe, error) {
+	var res upstream.SharedProbe
+	token := h.c.token + ":" + strconv.FormatUint(h.c.seq.Add(1), 10)
+	cctx, cancel := h.c.call()
+	won, err := h.c.rdb.SetNX(cctx, h.lock, token, h.lockTTL).Result()
+	cancel()
+	if err != nil {
+		h.c.fail("probe", err)
+		return res, err
+	}
+	if won {
+		res.Ran = true
+		res.Err = probe(ctx)
+		kind := outcome.OK
+		if res.Err != nil {
+			kind = outcome.KindOf(res.Err)
+			switch {
+			case ctx.Err() == context.DeadlineExceeded:
+				kind = outcome.Timeout
+			case kind == outcome.OK || kind == outcome.Canceled:
+				kind = outcome.Unknown
+			}
+		}
+		if ctx.Err() == context.Canceled {
+			// Shut down mid-probe: no verdict; free the lock for another.
+			dctx, cancel := h.c.call()
+			h.c.rdb.Eval(dctx, `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end`, []string{h.lock}, token)
+			cancel()
+			return res, ctx.Err()
+		}
+		var retryAfter time.Duration
+		if oe := (*outcome.Error)(nil); asOutcome(res.Err, &oe) {
+			retryAfter = oe.RetryAfter
+		}
+		cd := h.set.Breaker.Cooldown
+		dctx, cancel := h.c.call()
+		defer cancel()
+		cmd := probeDoneScript.Run(dctx, h.c.rdb, []string{h.key, h.lock}, token, b2i(res.Err == nil), int64(kind),
+			ms(cd.For(kind, retryAfter, 1)), strconv.FormatFloat(cd.Multiplier, 'g', -1, 64), ms(cd.Max), h.ttl)
+		d, err := parseDecision(cmd)
+		if err != nil {
+			h.c.fail("probe", err)
+			return res, err
+		}
+		res.View = d.View
+		return res, nil
+	}
+	// Another process probes: its verdict is the fleet's.
+	t := time.NewTicker(probeWaitPoll)
+	defer t.Stop()
+	for {
+		vctx, cancel := h.c.call()
+		d, err := parseDecision(viewScript.Run(vctx, h.c.rdb, []string{h.key}))
+		cancel()
+		if err != nil {
+			h.c.fail("probe", err)
+			return res, err
+		}
+		res.View = d.View
+		if m := d.View.Breaker; m.State == breaker.Closed || m.Left > 0 {
+			return res, nil
+		}
+		select {
+		case <-ctx.Done():
+			return res, nil // still half-open: the prober asks again
+		case <-t.C:
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// parseDecision reads a script's reply: code, wait ms, gen, breaker state,
+// left ms, trips, trip kind, quota on, quota left ms, quota check,
+// targets gen.
+func parseDecision(cmd *redis.Cmd) (upstream.SharedDecision, error) {
+	var d upstream.SharedDecision
+	v, err := cmd.Int64Slice()
+	if err != nil {
+		return d, err
+	}
+	if len(v) != 11 {
+		return d, errReply
+	}
+	msd := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+	switch v[0] {
+	case codeOpen:
+		d.Reason = upstream.Open
+	case codeLimited:
+		d.Reason = upstream.Limited
+	case codeTooLarge:
+		d.Reason = upstream.TooLarge
+	case codeQuota:
+		d.Reason = upstream.Quota
+	}
+	d.Wait, d.Gen, d.QuotaCheck = msd(v[1]), uint64(v[2]), v[9] == 1
+	d.View = upstream.SharedView{
+		Breaker:    breaker.Mirror{Left: msd(v[4]), Trips: int(v[5]), Kind: outcome.Kind(v[6])},
+		Quota:      v[7] == 1,
+		QuotaLeft:  msd(v[8]),
+		TargetsGen: uint64(v[10]),
+	}
+	if v[3] == 2 {
+		d.View.Breaker.State = breaker.Open
+	}
+	return d, nil
+}
