@@ -144,6 +144,10 @@ func (c Config) options() (*redis.UniversalOptions, error) {
 	o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = timeout, timeout, timeout
 	o.ContextTimeoutEnabled = true
 	o.MaxRetries = -1 // no retries: fall back to local state at once
+	// One dial attempt (go-redis's default retries 5 times, 100ms apart:
+	// a request would wait 400ms on a Redis that refuses connections).
+	o.DialerRetries = 1
+	o.DialerRetryTimeout = time.Millisecond
 	o.MinIdleConns = 2
 	o.DisableIdentity = true // no CLIENT SETINFO round trips on old servers
 	return o, nil

@@ -153,7 +153,7 @@ func (c *Client) ping() bool {
 	if err := c.rdb.Ping(ctx).Err(); err != nil {
 		return false
 	}
-	for _, s := range []*redis.Script{admitScript, recordScript, probeDoneScript, viewScript, enableScript, disableScript} {
+	for _, s := range []*redis.Script{admitScript, recordScript, probeStartScript, probeDoneScript, viewScript, enableScript, disableScript} {
 		if err := s.Load(ctx, c.rdb).Err(); err != nil {
 			return false
 		}

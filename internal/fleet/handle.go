@@ -116,13 +116,17 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 	var res upstream.SharedProbe
 	token := h.c.token + ":" + strconv.FormatUint(h.c.seq.Add(1), 10)
 	cctx, cancel := h.c.call()
-	won, err := h.c.rdb.SetNX(cctx, h.lock, token, h.lockTTL).Result()
+	d, err := parseDecision(probeStartScript.Run(cctx, h.c.rdb, []string{h.key, h.lock}, token, h.lockTTL.Milliseconds()))
 	cancel()
 	if err != nil {
 		h.c.fail("probe", err)
 		return res, err
 	}
-	if won {
+	if m := d.View.Breaker; !d.QuotaCheck && (m.State == breaker.Closed || m.Left > 0) {
+		res.View = d.View // the verdict is in already
+		return res, nil
+	}
+	if d.QuotaCheck { // won the lock
 		res.Ran = true
 		res.Err = probe(ctx)
 		kind := outcome.OK

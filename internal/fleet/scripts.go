@@ -277,6 +277,17 @@ if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return view(0, 0, 0)
 `)
 
+// probeStart takes the probe lock (KEYS[2]) only if a probe is due: the
+// breaker is open, its cooldown over, and nobody holds the lock. A replica
+// whose view is a moment old must not probe again right after another's
+// verdict. ARGV: token, lock ms. The reply's check element is 1 when this
+// process won.
+var probeStartScript = redis.NewScript(prelude + `
+if num('b.st', 0) ~= 2 or num('b.ou', 0) > now then return view(0, 0, 0) end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return view(0, 0, 1) end
+return view(0, 0, 0)
+`)
+
 // viewScript reads the provider's state; it writes nothing.
 var viewScript = redis.NewScript(prelude + `return view(0, 0, 0)`)
 

@@ -99,6 +99,8 @@ type binConfig struct {
 	limits string
 	// auth turns client authentication on with the key clientKey.
 	auth bool
+	// top is more top-level YAML (a shared_state block, say).
+	top string
 	// models are more models after "m"; logLevel is log.level ("": warn).
 	models   []binModel
 	logLevel string
@@ -122,6 +124,9 @@ func (c binConfig) yaml(listen, admin string) string {
 		fmt.Fprintf(&b, "limits: {request_timeout: 30s, %s}\n", c.limits)
 	} else {
 		b.WriteString("limits: {request_timeout: 30s}\n")
+	}
+	if c.top != "" {
+		b.WriteString(strings.TrimSpace(c.top) + "\n")
 	}
 	if c.auth {
 		b.WriteString("auth: {api_keys_env: E2E_CLIENT_KEYS}\n")
@@ -314,6 +319,7 @@ type adminState struct {
 	Domain          string   `json:"domain"`
 	OutOfQuota      bool     `json:"out_of_quota"`
 	DisabledTargets []string `json:"disabled_targets"`
+	Shared          bool     `json:"shared"`
 }
 
 // providers returns GET /admin/providers.
