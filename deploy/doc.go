@@ -5,6 +5,8 @@
 //	                       an example app (ConfigMap, Deployment, metrics
 //	                       Service); secret.example.yaml shows the keys'
 //	                       Secret and is deliberately not a resource
+//	fleet/                 overlay: the same sidecars sharing provider state
+//	                       through a Redis (shared_state)
 //	prometheus/            pod-discovery scrape config and alert rules
 //	grafana/               the dashboard
 //	testdata/              promtool unit tests for the alert rules

@@ -22,7 +22,8 @@ type handle struct {
 	set                upstream.Settings
 	sink               func(upstream.SharedView)
 	lockTTL            time.Duration
-	ttl                int64 // keyTTL in ms
+	lease              time.Duration // a quota check's: the longest an attempt may take
+	ttl                int64         // keyTTL in ms
 	targetsGen         atomic.Uint64
 }
 
@@ -35,6 +36,7 @@ func (c *Client) For(s upstream.Settings, sink func(upstream.SharedView)) upstre
 		// A process that dies holding the lock wedges nothing: it expires a
 		// little after the longest a probe may take.
 		lockTTL: s.Provider.WithDefaults().FirstTokenTimeout + time.Second,
+		lease:   s.Provider.WithDefaults().Timeout + time.Second,
 		ttl:     keyTTL.Milliseconds()}
 	c.mu.Lock()
 	c.handle[h] = struct{}{}
@@ -63,7 +65,7 @@ func (h *handle) Admit(tokens int64) (upstream.SharedDecision, error) {
 	defer cancel()
 	p := h.set.Provider
 	cmd := admitScript.Run(ctx, h.c.rdb, []string{h.key}, max(tokens, 0), p.RPM, p.TPM,
-		h.lockTTL.Milliseconds(), h.ttl)
+		h.lease.Milliseconds(), h.ttl)
 	d, err := parseDecision(cmd)
 	if err != nil {
 		h.c.fail("admit", err)
