@@ -1,0 +1,44 @@
+package fleet
+
+import (
+	"testing"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/redistest"
+	"github.com/llmrouter/llmrouter/internal/upstream"
+)
+
+// BenchmarkSharedAttempt: one Acquire (the admit round trip) and one
+// Release (queued, written in pipelined batches) against a real
+// redis-server on loopback, in parallel.
+func BenchmarkSharedAttempt(b *testing.B) {
+	srv := redistest.Start(b)
+	c, err := New(Config{RedisURL: srv.URL(), Timeout: time.Second}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	set := upstream.NewSet(upstream.Options{Fleet: c}, nil)
+	defer set.Close()
+	sp := upstream.Spec{Settings: upstream.Settings{Provider: testSpec(0, nil).Provider, Policy: policy()}}
+	sp.Provider.MaxConcurrency = 0
+	ups, err := set.Update([]upstream.Spec{sp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	u := ups[0]
+	rl := outcome.RateLimit{LimitRequests: 1 << 40, RemainingRequests: 1 << 40, LimitTokens: -1, RemainingTokens: -1}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			p, err := u.Acquire(time.Now(), 100)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			p.Release(time.Now(), upstream.Result{Kind: outcome.OK, RateLimit: rl})
+		}
+	})
+}
