@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
@@ -33,6 +34,9 @@ type Config struct {
 	// (it replaces a password in the URL). The password is never logged
 	// nor shown in /admin.
 	PasswordEnv string `mapstructure:"password_env"`
+	// TLSCAFile is a PEM file of the CA(s) that sign Redis's certificate
+	// (rediss:// only); "" trusts the system's roots.
+	TLSCAFile string `mapstructure:"tls_ca_file"`
 	// Mode is "" (one server, or Sentinel when the URL names a
 	// master_name) or "cluster".
 	Mode string `mapstructure:"mode"`
@@ -136,6 +140,20 @@ func (c Config) options() (*redis.UniversalOptions, error) {
 	}
 	if o.TLSConfig != nil && o.TLSConfig.MinVersion < tls.VersionTLS12 {
 		o.TLSConfig.MinVersion = tls.VersionTLS12
+	}
+	if c.TLSCAFile != "" {
+		if o.TLSConfig == nil {
+			return nil, fmt.Errorf("shared_state.tls_ca_file: set, but redis_url is not rediss:// (TLS)")
+		}
+		pemData, err := os.ReadFile(c.TLSCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("shared_state.tls_ca_file: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemData) {
+			return nil, fmt.Errorf("shared_state.tls_ca_file: %s holds no PEM certificate", c.TLSCAFile)
+		}
+		o.TLSConfig.RootCAs = pool
 	}
 	timeout := c.WithDefaults().Timeout
 	// Every call is bounded by Timeout through its context; dialing gets

@@ -27,14 +27,27 @@ type Server struct {
 	bin  string
 	dir  string
 	Port int
+	opts Options
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
 }
 
+// Options make a server like the ones operators run.
+type Options struct {
+	// Password is required of clients (requirepass) when not "".
+	Password string
+	// TLS serves TLS only, with a certificate for 127.0.0.1 signed by a CA
+	// whose PEM is at Server.CAFile.
+	TLS bool
+}
+
 // Start runs a fresh redis-server (no persistence) and stops it when the
 // test ends.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { return StartWith(t, Options{}) }
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, o Options) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -43,14 +56,27 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("redis-server not installed (apt-get install redis-server); skipping a shared-state test")
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir(), Port: freePort(t)}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), Port: freePort(t), opts: o}
+	if o.TLS {
+		writeCerts(t, s.dir)
+	}
 	s.Start()
 	t.Cleanup(s.Stop)
 	return s
 }
 
-// URL is the server's redis:// URL (database 0).
-func (s *Server) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.Port) }
+// URL is the server's redis:// (rediss:// with TLS) URL, database 0,
+// without the password.
+func (s *Server) URL() string {
+	scheme := "redis"
+	if s.opts.TLS {
+		scheme = "rediss"
+	}
+	return fmt.Sprintf("%s://127.0.0.1:%d/0", scheme, s.Port)
+}
+
+// CAFile is the PEM file of the CA that signed a TLS server's certificate.
+func (s *Server) CAFile() string { return filepath.Join(s.dir, "ca.pem") }
 
 // Addr is host:port.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
@@ -63,16 +89,31 @@ func (s *Server) Start() {
 	if s.cmd != nil {
 		return
 	}
-	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+	args := []string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.dir, "--daemonize", "no",
-		"--logfile", filepath.Join(s.dir, "redis.log"))
+		"--logfile", filepath.Join(s.dir, "redis.log")}
+	if s.opts.TLS {
+		args = append(args, "--port", "0", "--tls-port", strconv.Itoa(s.Port),
+			"--tls-cert-file", filepath.Join(s.dir, "cert.pem"), "--tls-key-file", filepath.Join(s.dir, "key.pem"),
+			"--tls-ca-cert-file", s.CAFile(), "--tls-auth-clients", "no")
+	}
+	if s.opts.Password != "" {
+		args = append(args, "--requirepass", s.opts.Password)
+	}
+	cmd := exec.Command(s.bin, args...)
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v", err)
 	}
 	s.cmd = cmd
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if s.ping() {
+		if s.opts.TLS || s.opts.Password != "" {
+			// Ping speaks plain RESP without AUTH: wait for the port.
+			if c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond); err == nil {
+				c.Close()
+				return
+			}
+		} else if s.ping() {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -95,7 +136,7 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Do sends one command in RESP and returns the raw first reply line, for
+// Do sends one command in RESP (plain servers without a password only) and returns the raw first reply line, for
 // tests that inspect keys without a client library.
 func (s *Server) Do(args ...string) string {
 	s.t.Helper()
