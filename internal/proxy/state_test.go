@@ -3,12 +3,17 @@ package proxy
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/statefile"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -109,5 +114,71 @@ func TestRestoreState(t *testing.T) {
 		if !slices.Equal(ps.DisabledTargets, want) {
 			t.Errorf("%s: disabled targets %v, want %v", ps.Name, ps.DisabledTargets, want)
 		}
+	}
+}
+
+// BenchmarkStateSave measures one save of a busy router's state: n
+// providers, each with stats over its whole window, announced budgets, a
+// block, an open breaker, a throttle window and a disabled target. It
+// reports the file's size; the time per op includes the fsync and rename.
+func BenchmarkStateSave(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var ps []Provider
+			var targets []route.Target
+			for i := range n {
+				name := fmt.Sprintf("p%d", i)
+				ps = append(ps, Provider{Name: name, Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)},
+					Config: provider.Config{BaseURL: "http://" + name + ".example/v1"}})
+				targets = append(targets, route.Target{Provider: name, Model: "x"})
+			}
+			table, err := route.NewTable([]route.ModelConfig{{Name: "m", Targets: targets}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := New(Options{Providers: ps, Models: table, Policy: upstream.Policy{ThrottleK: 2},
+				Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			now := time.Now()
+			rl := outcome.UnknownRateLimit
+			rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests = 500, 400, 12*time.Second
+			rl.LimitTokens, rl.RemainingTokens, rl.ResetTokens = 200000, 150000, 8*time.Second
+			for _, p := range s.st.Load().order {
+				for i := range 600 { // one every 200ms over the last two minutes
+					at := now.Add(time.Duration(i-600) * 200 * time.Millisecond)
+					pm, err := p.Up.Acquire(at, 100)
+					if err != nil {
+						continue
+					}
+					kind := outcome.OK
+					if i%7 == 0 {
+						kind = outcome.ServerError
+					}
+					pm.Release(at, upstream.Result{Kind: kind, RateLimit: rl, Latency: time.Duration(50+i%400) * time.Millisecond})
+				}
+				for range 5 {
+					if pm, err := p.Up.Acquire(now, 1); err == nil {
+						pm.Release(now, upstream.Result{Kind: outcome.ServerError, RetryAfter: 0})
+					}
+				}
+				p.Up.DisableTarget("gone", "The model `gone` does not exist")
+			}
+			path := filepath.Join(b.TempDir(), "state.json")
+			b.ResetTimer()
+			for b.Loop() {
+				if err := statefile.Save(path, s.ExportState(time.Now())); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			fi, err := os.Stat(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(fi.Size()), "bytes/file")
+		})
 	}
 }
