@@ -121,8 +121,11 @@ func (d *daemon) restoreState() {
 		d.log.Info("provider starts fresh: its configuration changed since the state was saved",
 			"provider", name, "reason", r.Fresh[name].Error())
 	}
-	d.log.Info("restored learned state", "state_file", path, "providers", len(r.Providers),
-		"version", st.Version, "saved_ago", now.Round(0).Sub(st.SavedAt).Round(time.Millisecond).String(), "writer", st.Writer)
+	attrs := []any{"state_file", path, "providers", len(r.Providers), "version", st.Version}
+	if !st.SavedAt.IsZero() { // version 1 did not say
+		attrs = append(attrs, "saved_ago", now.Round(0).Sub(st.SavedAt).Round(time.Millisecond).String(), "writer", st.Writer)
+	}
+	d.log.Info("restored learned state", attrs...)
 }
 
 // saveState writes learned state to state_file, if set. Two routers on

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,5 +178,23 @@ func TestAnotherWriterIsNoticed(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	if !bytes.Contains(b, []byte(`"broken"`)) || bytes.Contains(b, []byte("elsewhere")) {
 		t.Errorf("the router's save did not replace the other writer's: %s", b)
+	}
+}
+
+// TestVersion1StateFileRestores: a state file an older router wrote
+// (version 1: stats and learned limits) still restores both.
+func TestVersion1StateFileRestores(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	write(t, path, fmt.Sprintf(`{"version":1,"providers":{"broken":{"stats":{"version":1,"saved_at_unix_ms":%d,"bucket_ms":5000,`+
+		`"buckets":[{"start_ago_ms":1000,"successes":7,"failures":0}],"since_success_ms":-1},"requests_limit":60}}}`, time.Now().UnixMilli()))
+	d, _, logs := startFile(t, stateConfig(path))
+	defer d.shutdown()
+	for _, ps := range d.proxy.Providers() {
+		if ps.Name == "broken" && (ps.RPMLimit != 60 || ps.Stats.Requests != 7 || ps.State != "closed") {
+			t.Errorf("restored from version 1: %+v, want 7 requests, rpm limit 60, closed", ps)
+		}
+	}
+	if !strings.Contains(logs.String(), `"msg":"restored learned state","state_file":"`+path+`","providers":1,"version":1}`) {
+		t.Errorf("no restore of one provider from version 1 in the log:\n%s", logs)
 	}
 }
