@@ -210,7 +210,7 @@ func testWarmBreaker(t *testing.T, bin string) {
 		t.Errorf("first scrape after the restart: breaker_state %v, want 2", g)
 	}
 	row := p.warmRow(t, flaky.name)
-	wantLeft := trip.Add(cooldown).Sub(time.Now()).Seconds()
+	wantLeft := time.Until(trip.Add(cooldown)).Seconds()
 	if row.State != "open" || row.ConsecutiveTrips != 1 || row.CooldownLeft > wantLeft+slack.Seconds() || row.CooldownLeft < wantLeft-0.5 {
 		t.Errorf("after the restart: %+v, want open, 1 trip, about %.2fs of cooldown left", row, wantLeft)
 	}
