@@ -58,19 +58,23 @@ type QuotaState struct {
 }
 
 // Fingerprint is what a provider's learned state depends on: where it is
-// (type and base_url), the ceilings its buckets count against (rpm, tpm)
-// and the policy its breaker and quota block follow (the breaker: block).
-// Timeouts, concurrency, the failure domain and the key do not change
-// what the provider told the router, so they are not in it (a rotated key
-// does not clear a breaker opened for auth: the probe decides, as after a
-// reload). base_url and the policy are kept as hashes: a URL may carry
-// credentials, and the file needs only to tell them apart.
+// (type and base_url), which account it is (where its key comes from:
+// api_key_env or api_key_file, never the key), the ceilings its buckets
+// count against (rpm, tpm) and the policy its breaker and quota block
+// follow (the breaker: block). Timeouts, concurrency, the failure domain
+// and adaptive throttling do not change what the provider told the
+// router, so they are not in it; nor does a new key read from the same
+// place (a rotated key does not clear a breaker opened for auth: the probe
+// decides, as after a reload). base_url, the key source and the policy
+// are kept as hashes: a URL may carry credentials, and the file needs
+// only to tell them apart.
 type Fingerprint struct {
-	Type    string `json:"type"`
-	BaseURL string `json:"base_url"`
-	RPM     int64  `json:"rpm"`
-	TPM     int64  `json:"tpm"`
-	Breaker string `json:"breaker"`
+	Type      string `json:"type"`
+	BaseURL   string `json:"base_url"`
+	KeySource string `json:"key_source"`
+	RPM       int64  `json:"rpm"`
+	TPM       int64  `json:"tpm"`
+	Breaker   string `json:"breaker"`
 }
 
 // fingerprintOf is the Fingerprint of s.
@@ -82,11 +86,12 @@ func fingerprintOf(s Settings) Fingerprint {
 	policy := fmt.Sprintf("consecutive=%d ratio=%g min_requests=%d window=%s failure=%s rate_limit=%s timeout=%s multiplier=%g max=%s quota_recheck=%s",
 		th.Consecutive, th.Ratio, th.MinRequests, th.Window, cd.Failure, cd.RateLimit, cd.Timeout, cd.Multiplier, cd.Max, p.QuotaRecheck)
 	return Fingerprint{
-		Type:    s.Provider.Type,
-		BaseURL: digest(s.Provider.BaseURL),
-		RPM:     s.Provider.RPM,
-		TPM:     s.Provider.TPM,
-		Breaker: digest(policy),
+		Type:      s.Provider.Type,
+		BaseURL:   digest(s.Provider.BaseURL),
+		KeySource: digest("env=" + s.Provider.APIKeyEnv + " file=" + s.Provider.APIKeyFile),
+		RPM:       s.Provider.RPM,
+		TPM:       s.Provider.TPM,
+		Breaker:   digest(policy),
 	}
 }
 
@@ -103,7 +108,7 @@ func (f Fingerprint) changed(g Fingerprint) []string {
 		key  string
 		diff bool
 	}{
-		{"type", f.Type != g.Type}, {"base_url", f.BaseURL != g.BaseURL},
+		{"type", f.Type != g.Type}, {"base_url", f.BaseURL != g.BaseURL}, {"api_key_env/api_key_file", f.KeySource != g.KeySource},
 		{"rpm", f.RPM != g.RPM}, {"tpm", f.TPM != g.TPM}, {"breaker", f.Breaker != g.Breaker},
 	} {
 		if c.diff {
@@ -117,7 +122,8 @@ func (f Fingerprint) changed(g Fingerprint) []string {
 // configuration of the provider, so none of it is true of this one.
 type ChangedError struct {
 	Provider string
-	// Keys are the settings that differ: type, base_url, rpm, tpm, breaker;
+	// Keys are the settings that differ: type, base_url,
+	// api_key_env/api_key_file, rpm, tpm, breaker;
 	// empty when the state has no fingerprint to compare.
 	Keys []string
 }

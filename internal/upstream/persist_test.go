@@ -154,9 +154,10 @@ func TestRestoreOnChangedConfig(t *testing.T) {
 		{"rpm and tpm", func(sp *Spec) { sp.Provider.RPM, sp.Provider.TPM = 60, 1000 }, "rpm, tpm"},
 		{"breaker cooldown", func(sp *Spec) { sp.Breaker.Cooldown.Failure = time.Minute }, "breaker"},
 		{"quota recheck", func(sp *Spec) { sp.QuotaRecheck = 2 * time.Hour }, "breaker"},
-		{"max_concurrency, timeouts, domain and key", func(sp *Spec) {
+		{"key source", func(sp *Spec) { sp.Provider.APIKeyEnv = "OTHER_ACCOUNT_KEY" }, "api_key_env/api_key_file"},
+		{"max_concurrency, timeouts, domain, throttling and a rotated key", func(sp *Spec) {
 			sp.Provider.MaxConcurrency, sp.Provider.Timeout, sp.Provider.FirstTokenTimeout = 3, time.Second, time.Second
-			sp.Provider.Domain, sp.Provider.APIKeyEnv, sp.Secrets = "eu", "OTHER_KEY", []string{"sk-new"}
+			sp.Provider.Domain, sp.Secrets = "eu", []string{"sk-new"}
 			sp.ThrottleK = 2
 		}, ""},
 	}
