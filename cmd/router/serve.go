@@ -8,11 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/net/netutil"
+	"golang.org/x/time/rate"
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/fleet"
@@ -63,6 +66,14 @@ type daemon struct {
 	stateCtx  context.Context
 	stopState context.CancelFunc
 	stateDone chan struct{}
+	// stateWriter names this process in the state file; savedFile is the
+	// file as this process last wrote it, to notice another writer; and
+	// otherWriter thins the warning about one. Only saveState uses them,
+	// and it never runs twice at once (the saver loop, then shutdown
+	// after the loop has ended).
+	stateWriter string
+	savedFile   os.FileInfo
+	otherWriter rate.Sometimes
 	// The config watcher: stopWatch ends it, watchDone closes when it has.
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
@@ -74,6 +85,14 @@ type daemon struct {
 // stateSaveInterval is how often learned state is saved to state_file.
 const stateSaveInterval = 30 * time.Second
 
+// stateSaveDelay is how soon after a change worth keeping (a breaker
+// transition, a rate-limit block, a quota block or lift, a target disabled
+// or enabled) the state is saved: long enough to gather the changes one
+// failure brings (a trip and a block) into one write, short enough that a
+// router killed a second later finds them on restart
+// (docs/ARCHITECTURE.md, "Warm restart").
+const stateSaveDelay = 250 * time.Millisecond
+
 // restoreState loads state_file, if set; trouble is a warning and a fresh
 // start, never a failure.
 func (d *daemon) restoreState() {
@@ -81,39 +100,99 @@ func (d *daemon) restoreState() {
 	if path == "" {
 		return
 	}
+	var raw json.RawMessage
+	err := statefile.Load(path, &raw)
 	var st proxy.State
-	if err := statefile.Load(path, &st); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			d.log.Info("no state file yet; starting fresh", "state_file", path)
-		} else {
-			d.log.Warn("ignoring state file; starting fresh", "state_file", path, "error", err.Error())
-		}
+	if err == nil {
+		st, err = proxy.DecodeState(raw)
+	}
+	var r proxy.Restored
+	now := time.Now()
+	if err == nil {
+		r, err = d.proxy.RestoreState(now, st)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.log.Info("no state file yet; starting fresh", "state_file", path)
+		return
+	case err != nil:
+		d.log.Warn("ignoring state file; starting fresh", "state_file", path, "error", err.Error())
 		return
 	}
-	n := d.proxy.RestoreState(time.Now(), st)
-	d.log.Info("restored learned state", "state_file", path, "providers", n)
+	for _, name := range slices.Sorted(maps.Keys(r.Fresh)) {
+		d.log.Info("provider starts fresh: its configuration changed since the state was saved",
+			"provider", name, "reason", r.Fresh[name].Error())
+	}
+	attrs := []any{"state_file", path, "providers", len(r.Providers), "version", st.Version}
+	if !st.SavedAt.IsZero() { // version 1 did not say
+		attrs = append(attrs, "saved_ago", now.Round(0).Sub(st.SavedAt).Round(time.Millisecond).String(), "writer", st.Writer)
+	}
+	d.log.Info("restored learned state", attrs...)
 }
 
-// saveState writes learned state to state_file, if set.
+// saveState writes learned state to state_file, if set. Two routers on
+// one file do not corrupt it (each save replaces it whole, atomically);
+// the newest save wins, and a router that finds the file replaced by
+// someone else since its own last save says so.
 func (d *daemon) saveState() {
 	path := d.cfg.Load().StateFile
 	if path == "" {
 		return
 	}
-	if err := statefile.Save(path, d.proxy.ExportState(time.Now())); err != nil {
-		d.log.Warn("saving state file failed", "state_file", path, "error", err.Error())
+	if prev := d.savedFile; prev != nil {
+		if cur, err := os.Stat(path); err == nil && !sameSave(prev, cur) {
+			d.otherWriter.Do(func() {
+				d.log.Warn("the state file was replaced by another process since this router's last save: "+
+					"routers sharing a state_file overwrite each other's state (the newest save wins); give each its own file",
+					"state_file", path)
+			})
+		}
 	}
+	st := d.proxy.ExportState(time.Now())
+	st.Writer = d.stateWriter
+	if err := statefile.Save(path, st); err != nil {
+		d.log.Warn("saving state file failed", "state_file", path, "error", err.Error())
+		return
+	}
+	d.savedFile, _ = os.Stat(path)
 }
 
+// sameSave reports whether cur is still the file a save of ours left
+// (the same inode, time and size: an inode can be reused).
+func sameSave(ours, cur os.FileInfo) bool {
+	return os.SameFile(ours, cur) && ours.ModTime().Equal(cur.ModTime()) && ours.Size() == cur.Size()
+}
+
+// saveStateLoop saves every stateSaveInterval, and stateSaveDelay after
+// a change worth keeping, until stopState.
 func (d *daemon) saveStateLoop() {
 	defer close(d.stateDone)
 	t := time.NewTicker(stateSaveInterval)
 	defer t.Stop()
+	soon := time.NewTimer(stateSaveDelay)
+	soon.Stop()
+	defer soon.Stop()
+	changed := d.proxy.StateChanged()
+	pending := false // soon is armed
 	for {
+		var due <-chan time.Time
+		if pending {
+			due = soon.C
+		}
 		select {
 		case <-d.stateCtx.Done():
 			return
+		case <-changed:
+			if !pending {
+				soon.Reset(stateSaveDelay)
+				pending = true
+			}
+		case <-due:
+			pending = false
+			d.saveState()
 		case <-t.C:
+			soon.Stop()
+			pending = false
 			d.saveState()
 		}
 	}
@@ -233,6 +312,9 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 	for _, h := range hooks {
 		h(d)
 	}
+	host, _ := os.Hostname()
+	d.stateWriter = fmt.Sprintf("%s pid %d", host, os.Getpid())
+	d.otherWriter = rate.Sometimes{Interval: 10 * time.Minute}
 	d.restoreState()
 	d.stateCtx, d.stopState = context.WithCancel(context.Background())
 	d.stateDone = make(chan struct{})

@@ -68,4 +68,14 @@
 //     (docs/ARCHITECTURE.md, "Time").
 //   - The only goroutine is RunProber's, owned by whoever starts it and
 //     stopped by its context.
+//
+// # Warm restart
+//
+// Export and Restore carry the state machine across a restart
+// (docs/ARCHITECTURE.md, "Warm restart"): the state, the probe deadline as
+// a wall-clock instant, the consecutive trips that grow the next cooldown,
+// and the kinds. A breaker restored open goes through OnStateChange like
+// a trip; one whose deadline passed while the router was down (or that was
+// half-open) comes back open with its probe due at once, so a probe, never
+// a real request, decides. The closed spell's window is not kept.
 package breaker

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -103,13 +104,13 @@ func TestStateSurvivesRestart(t *testing.T) {
 	if err := statefile.Load(path, &st); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.RestoreState(now, st); n != 1 {
-		t.Fatalf("restored %d providers, want 1", n)
+	if r, err := b.RestoreState(now, st); err != nil || len(r.Providers) != 1 || len(r.Fresh) != 0 {
+		t.Fatalf("restored %+v, %v; want provider p", r, err)
 	}
 	if got := b.Providers()[0].Stats.Requests; got != 7 {
 		t.Errorf("restored server reports %d requests in the window, want 7", got)
 	}
-	if b.RestoreState(now, State{Version: 99}) != 0 {
-		t.Error("a state of another version was restored")
+	if r, err := b.RestoreState(now, State{Version: 99}); !errors.Is(err, ErrStateVersion) || len(r.Providers) != 0 {
+		t.Errorf("a state of a newer version: restored %+v, %v; want ErrStateVersion", r, err)
 	}
 }

@@ -60,6 +60,18 @@
 // already seen is treated as that one, so callers racing for the lock
 // cannot make a bucket refill twice.
 //
+// # Warm restart
+//
+// Export and Restore carry a Limiter across a restart (docs/ARCHITECTURE.md,
+// "Warm restart"): announced limits, learned refill rates, each bucket's
+// level and the instant it was measured, the stale-detection fields and
+// every block, with instants on the wall clock. Restore turns deadlines
+// still ahead back into deadlines on the new process's clock, drops those
+// already past, and lets levels refill for the time the router was down.
+// Observe reports whether it set or extended a block, so the owner can
+// save soon after (a request must not reach a provider that announced it
+// has no budget left, not even after a restart).
+//
 // # Why not x/time/rate
 //
 // The buckets are a small type of our own (bucket: capacity, refill rate,

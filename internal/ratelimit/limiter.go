@@ -132,16 +132,22 @@ func (l *Limiter) waitLocked(now time.Time, tokens int64) (time.Duration, string
 // limit per minute; remaining 0 blocks that budget until the reset (a minute
 // when nothing says when); RetryAfter blocks everything until then,
 // extending and never shortening an existing block. Unknown values (counts
-// < 0, durations <= 0) change nothing.
-func (l *Limiter) Observe(now time.Time, rl outcome.RateLimit) {
+// < 0, durations <= 0) change nothing. blocked reports whether a block was
+// set or extended: news worth saving for a warm restart.
+func (l *Limiter) Observe(now time.Time, rl outcome.RateLimit) (blocked bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now = l.nowLocked(now)
+	req, tok := l.req.blockedUntil, l.tok.blockedUntil
 	l.req.observeLocked(now, rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests)
 	l.tok.observeLocked(now, rl.LimitTokens, rl.RemainingTokens, rl.ResetTokens)
+	blocked = !req.Equal(l.req.blockedUntil) || !tok.Equal(l.tok.blockedUntil)
 	if rl.RetryAfter > 0 {
-		l.blockedUntil = later(l.blockedUntil, now.Add(rl.RetryAfter))
+		if until := now.Add(rl.RetryAfter); until.After(l.blockedUntil) {
+			l.blockedUntil, blocked = until, true
+		}
 	}
+	return blocked
 }
 
 // Snapshot is a limiter's state at one instant, for /admin/providers and the

@@ -23,6 +23,10 @@
 // throttle would stand in for the breaker: in a full outage the breaker
 // must see its threshold of real failures and open, so that clients get a
 // fast 503 and no request reaches the dead provider between probes.
+//
+// Export and Restore carry the window across a restart
+// (docs/ARCHITECTURE.md, "Warm restart"), its buckets' starts on the wall
+// clock, aged by the time the router was down.
 package throttle
 
 import (

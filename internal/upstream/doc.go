@@ -17,7 +17,12 @@
 // refusal holds nothing and costs the provider nothing. A Permit is
 // released exactly once (a second Release panics, like an unbalanced
 // semaphore). Health is what ranking reads; Status is the /admin/providers
-// row; Export and Restore carry what outlives the process. A Set owns the
+// row; Export and Restore carry what outlives the process
+// (docs/ARCHITECTURE.md, "Warm restart"): each mechanism's own state,
+// deadlines as wall-clock instants, under a fingerprint of the settings it
+// was learned with, so a provider configured otherwise starts fresh; the
+// Set's Changed channel tells the saver when something worth keeping
+// changed. A Set owns the
 // Upstreams of one configuration: across a reload it keeps the state of
 // providers whose settings did not change, runs their probers, and deletes
 // the metric series of providers that are gone.

@@ -15,8 +15,9 @@ import (
 // keeps their state across reloads, runs their probers and renders their
 // gauges at scrape time.
 type Set struct {
-	opts  Options
-	freed *bulkhead.Signal
+	opts    Options
+	freed   *bulkhead.Signal
+	changed *changeSignal
 
 	mu     sync.Mutex // guards list and closed; serializes Update and Close
 	list   []*Upstream
@@ -26,8 +27,9 @@ type Set struct {
 // NewSet returns an empty Set whose Upstreams share opts; reg receives
 // the per-provider metrics (nil keeps them private).
 func NewSet(opts Options, reg prometheus.Registerer) *Set {
-	s := &Set{freed: bulkhead.NewSignal()}
+	s := &Set{freed: bulkhead.NewSignal(), changed: newChangeSignal()}
 	opts.Freed = s.freed
+	opts.changed = s.changed
 	opts.metrics = newMetrics(reg)
 	s.opts = opts
 	if reg != nil {

@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"time"
 
@@ -112,18 +111,15 @@ type SharedRecord struct {
 	QuotaCheck bool
 }
 
-// Fingerprint identifies a provider's account and policy: its name, type,
-// base URL, key source, configured budgets and breaker policy. Processes
-// share a provider's state only when their fingerprints are equal, so a
-// corrected base_url starts with a clean slate instead of the old breaker,
-// while settings that stay each process's own (max_concurrency, timeouts,
-// domain, throttling) may differ. It never includes a secret.
+// Fingerprint names a provider's shared state: its name and the
+// Fingerprint of its settings that the state file keeps (persist.go).
+// Processes share a provider's state only when they agree on what it is,
+// so a corrected base_url starts with a clean slate instead of the old
+// breaker, while settings that stay each process's own (max_concurrency,
+// timeouts, domain, throttling) may differ. It never includes a secret.
 func (s Settings) Fingerprint() string {
-	p := s.Provider
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%q %q %q %q %q %d %d %#v %d", p.Name, p.Type, p.BaseURL, p.APIKeyEnv, p.APIKeyFile,
-		p.RPM, p.TPM, s.Breaker, s.QuotaRecheck)
-	return fmt.Sprintf("%016x", h.Sum64())
+	f := fingerprintOf(s)
+	return digest(fmt.Sprintf("%q %q %q %q %d %d %q", s.Provider.Name, f.Type, f.BaseURL, f.KeySource, f.RPM, f.TPM, f.Breaker))[len("sha256:"):]
 }
 
 // acquireShared admits an attempt through the fleet's state: the bulkhead

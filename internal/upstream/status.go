@@ -6,7 +6,6 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/route"
-	"github.com/llmrouter/llmrouter/internal/stats"
 )
 
 // Status is one row of GET /admin/providers.
@@ -97,31 +96,4 @@ func (u *Upstream) Status(now time.Time) Status {
 	}
 	sort.Strings(st.DisabledTargets)
 	return st
-}
-
-// State is what a provider's runtime keeps across restarts: its windowed
-// stats and the request and token limits in force.
-type State struct {
-	Stats         stats.Persisted `json:"stats"`
-	RequestsLimit int64           `json:"requests_limit,omitempty"`
-	TokensLimit   int64           `json:"tokens_limit,omitempty"`
-}
-
-// Export captures the provider's lasting state at now.
-func (u *Upstream) Export(now time.Time) State {
-	l := u.limits.Snapshot(now)
-	return State{Stats: u.stats.Export(now), RequestsLimit: l.RequestsLimit, TokensLimit: l.TokensLimit}
-}
-
-// Restore loads a state Export produced (possibly in another process).
-func (u *Upstream) Restore(now time.Time, s State) {
-	u.stats.Restore(now, s.Stats)
-	rl := outcome.UnknownRateLimit
-	if s.RequestsLimit > 0 {
-		rl.LimitRequests = s.RequestsLimit
-	}
-	if s.TokensLimit > 0 {
-		rl.LimitTokens = s.TokensLimit
-	}
-	u.limits.Observe(now, rl)
 }

@@ -106,6 +106,8 @@ type Options struct {
 	Fleet Fleet
 	// metrics are the Set's families; nil keeps them private.
 	metrics *metrics
+	// changed is the Set's signal to the state-file saver; nil: none.
+	changed *changeSignal
 }
 
 // Reason says why Acquire refused.
@@ -170,6 +172,7 @@ type Upstream struct {
 	throttle *throttle.Throttle
 	stats    *stats.Stats
 	m        *providerMetrics
+	changed  *changeSignal // told of what a warm restart should keep
 	// closedAt is when the breaker last closed after a trip, as time
 	// since epoch; 0 means never tripped.
 	closedAt atomic.Int64
@@ -218,12 +221,14 @@ func New(spec Spec, opts Options) *Upstream {
 		opts.metrics = newMetrics(nil)
 	}
 	u.m = opts.metrics.forProvider(u.name)
+	u.changed = opts.changed
 	u.secrets.Store(&spec.Secrets)
 	u.epoch = u.now()
 	u.breaker = breaker.New(u.name, spec.Breaker, breaker.Options{
 		// Runs under the breaker's lock: a counter and an atomic only.
 		OnStateChange: func(_ string, from, to breaker.State) {
 			u.m.transition(to)
+			u.changed.notify()
 			if to == breaker.Closed && from != breaker.Closed {
 				u.closedAt.Store(max(1, int64(u.now().Sub(u.epoch))))
 			}
@@ -355,7 +360,9 @@ type Result struct {
 // next request must already respect them.
 func (p *Permit) Observe(now time.Time, rl outcome.RateLimit) {
 	rl = known(rl)
-	p.u.limits.Observe(now, rl)
+	if p.u.limits.Observe(now, rl) {
+		p.u.changed.notify()
+	}
 	if p.shared {
 		p.u.shared.Record(SharedRecord{ObserveOnly: true, RateLimit: rl})
 	}
@@ -387,7 +394,9 @@ func (p *Permit) Release(now time.Time, r Result) {
 		// retries of that response, not a block on the provider.
 		rl.RetryAfter = 0
 	}
-	u.limits.Observe(now, rl)
+	if u.limits.Observe(now, rl) {
+		u.changed.notify()
+	}
 	u.bulk.Release()
 	// What the health mechanisms (breaker, stats, throttle) learn. A rate
 	// limit that says when to come back is a budget, not a failure: the
@@ -489,9 +498,13 @@ func (u *Upstream) quotaResult(now time.Time, r Result) {
 		q.until = time.Time{}
 	}
 	u.quotaOff.Store(true)
+	u.changed.notify()
 }
 
 func (u *Upstream) liftQuotaLocked() {
+	if u.quota.on {
+		u.changed.notify()
+	}
 	u.quota = quotaBlock{}
 	u.quotaOff.Store(false)
 }
@@ -517,6 +530,7 @@ func (u *Upstream) DisableTarget(model, message string) bool {
 	}
 	u.targetsOff[model] = message
 	u.targetsN.Store(int32(len(u.targetsOff)))
+	u.changed.notify()
 	if u.shared != nil && u.shared.Up() {
 		u.shared.DisableTarget(model, message)
 	}
@@ -552,6 +566,7 @@ func (u *Upstream) Enable() (quota bool, targets []string) {
 		u.shared.Enable()
 	}
 	if quota || len(targets) > 0 {
+		u.changed.notify()
 		u.log.Info("provider enabled by an operator", "provider", u.name, "quota_lifted", quota, "targets_enabled", len(targets))
 	}
 	return quota, targets

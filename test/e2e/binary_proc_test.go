@@ -104,6 +104,8 @@ type binConfig struct {
 	// models are more models after "m"; logLevel is log.level ("": warn).
 	models   []binModel
 	logLevel string
+	// stateFile is state_file ("": off).
+	stateFile string
 }
 
 // clientKey is the client key of a scenario with auth on.
@@ -120,6 +122,9 @@ func (c binConfig) yaml(listen, admin string) string {
 		c.logLevel = "warn"
 	}
 	fmt.Fprintf(&b, "log: {level: %s, format: text}\n", c.logLevel)
+	if c.stateFile != "" {
+		fmt.Fprintf(&b, "state_file: %s\n", c.stateFile)
+	}
 	if c.limits != "" {
 		fmt.Fprintf(&b, "limits: {request_timeout: 30s, %s}\n", c.limits)
 	} else {
