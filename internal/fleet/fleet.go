@@ -44,7 +44,7 @@ const (
 )
 
 // Operations, the op label of llmrouter_shared_state_errors_total.
-var ops = []string{"admit", "record", "probe", "sync"}
+var ops = []string{"admit", "record", "probe", "sync", "responses"}
 
 // Client is the fleet's shared state. Build it with New; Close it when
 // done.
@@ -307,3 +307,20 @@ func parseView(cmd *redis.Cmd) (upstream.SharedView, error) {
 }
 
 func asOutcome(err error, target **outcome.Error) bool { return errors.As(err, target) }
+
+// Redis is the fleet's client, for other state kept in the same Redis
+// (the Responses API's stored responses). Calls must be bounded by
+// Timeout and go through Fail on error, so that every user of the shared
+// state sees the same up or down.
+func (c *Client) Redis() redis.UniversalClient { return c.rdb }
+
+// KeyPrefix starts every key (shared_state.key_prefix).
+func (c *Client) KeyPrefix() string { return c.cfg.KeyPrefix }
+
+// Timeout bounds one Redis call (shared_state.timeout).
+func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
+
+// Fail counts a failed call of op (a label of
+// llmrouter_shared_state_errors_total: admit, record, probe, sync,
+// responses) and marks the shared state down until a ping succeeds.
+func (c *Client) Fail(op string, err error) { c.fail(op, err) }
