@@ -15,6 +15,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -101,6 +102,9 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Client, erro
 	if reg != nil {
 		reg.MustRegister(c.upG, c.errs)
 	}
+	// go-redis's own notes (sentinel switches, pool trouble) go to the
+	// router's log at debug, structured, instead of raw lines on stderr.
+	redis.SetLogger(redisLogger{log})
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	if c.ping() {
 		c.markUp()
@@ -324,3 +328,10 @@ func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
 // llmrouter_shared_state_errors_total: admit, record, probe, sync,
 // responses) and marks the shared state down until a ping succeeds.
 func (c *Client) Fail(op string, err error) { c.fail(op, err) }
+
+// redisLogger hands go-redis's log lines to slog at debug.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
+}

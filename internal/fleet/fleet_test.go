@@ -366,3 +366,24 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestSentinel: through a Sentinel (redis_url with master_name), two
+// replicas share one breaker as with a direct connection.
+func TestSentinel(t *testing.T) {
+	srv := redistest.Start(t)
+	sentinel := redistest.StartSentinel(t, srv)
+	url := "redis://" + sentinel + "/0?master_name=mymaster"
+	if err := (Config{RedisURL: url}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a := newReplica(t, url, testSpec(0, nil))
+	b := newReplica(t, url, testSpec(0, nil))
+	eventually(t, "both up through the sentinel", func() bool { return a.c.Up() && b.c.Up() })
+	for range 4 {
+		a.attempt(outcome.ServerError, outcome.UnknownRateLimit)
+		a.flush(t)
+	}
+	if _, err := b.up.Acquire(time.Now(), 1); !errors.Is(err, breaker.ErrOpen) {
+		t.Fatalf("b after a's 4 failures through the sentinel: %v, want the breaker open", err)
+	}
+}

@@ -184,3 +184,35 @@ func freePort(t testing.TB) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// StartSentinel runs a Redis Sentinel (redis-server --sentinel) that
+// monitors master under the name "mymaster", and returns its address; it
+// stops when the test ends.
+func StartSentinel(t testing.TB, master *Server) string {
+	t.Helper()
+	port := freePort(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "sentinel.conf")
+	body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor mymaster 127.0.0.1 %d 1\n", port, dir, master.Port)
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(master.bin, conf, "--sentinel", "--logfile", filepath.Join(dir, "sentinel.log"))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting redis sentinel: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "sentinel.log"))
+			t.Fatalf("sentinel did not listen on %s within 10s; its log:\n%s", addr, log)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
