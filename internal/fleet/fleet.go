@@ -104,7 +104,9 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Client, erro
 	}
 	// go-redis's own notes (sentinel switches, pool trouble) go to the
 	// router's log at debug, structured, instead of raw lines on stderr.
-	redis.SetLogger(redisLogger{log})
+	// go-redis's logger is global: the first Client's log takes it (a
+	// router has one Client).
+	setLogger.Do(func() { redis.SetLogger(redisLogger{log}) })
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	if c.ping() {
 		c.markUp()
@@ -328,6 +330,8 @@ func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
 // llmrouter_shared_state_errors_total: admit, record, probe, sync,
 // responses) and marks the shared state down until a ping succeeds.
 func (c *Client) Fail(op string, err error) { c.fail(op, err) }
+
+var setLogger sync.Once
 
 // redisLogger hands go-redis's log lines to slog at debug.
 type redisLogger struct{ log *slog.Logger }
