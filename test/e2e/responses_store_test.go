@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	oaresp "github.com/openai/openai-go/v3/responses"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/proxy"
@@ -105,5 +107,86 @@ func TestResponsesStoreDown(t *testing.T) {
 	got := oc.received()
 	if m := join(oc.messages(got[len(got)-1])); m != "user: I am Ada. | assistant: Hi Ada. | user: What is my name?" {
 		t.Errorf("provider got %s", m)
+	}
+}
+
+// TestResponsesStoredGauges: llmrouter_responses_stored and
+// llmrouter_responses_stored_bytes exist from start-up at 0, count a
+// stored response and its bytes, leave out a store: false one, and fall
+// back to 0 when it is deleted (docs/ARCHITECTURE.md, "Metrics").
+func TestResponsesStoredGauges(t *testing.T) {
+	ctx := context.Background()
+	oc := newLLMFake(t, "local", openaiAPI)
+	rr := newResponsesRouter(t, tiered{f: oc})
+	read := func() (n, bytes float64) {
+		t.Helper()
+		return gauge(t, rr.reg, "llmrouter_responses_stored"), gauge(t, rr.reg, "llmrouter_responses_stored_bytes")
+	}
+	if n, b := read(); n != 0 || b != 0 {
+		t.Errorf("at start-up: stored %v, bytes %v; want both present at 0", n, b)
+	}
+	resp, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("hello")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, b := read()
+	if n != 1 || b < float64(len(resp.RawJSON())) {
+		t.Errorf("after one response: stored %v, bytes %v; want 1 and at least its %d bytes of JSON", n, b, len(resp.RawJSON()))
+	}
+	if _, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("x"), Store: oai.Bool(false)}); err != nil {
+		t.Fatal(err)
+	}
+	if n2, b2 := read(); n2 != n || b2 != b {
+		t.Errorf("after a store: false response: stored %v, bytes %v; want unchanged %v, %v", n2, b2, n, b)
+	}
+	if err := rr.client.Responses.Delete(ctx, resp.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, b := read(); n != 0 || b != 0 {
+		t.Errorf("after DELETE: stored %v, bytes %v; want 0, 0", n, b)
+	}
+}
+
+// gauge is the value of an unlabelled gauge; the test fails when the
+// registry has no such series.
+func gauge(t testing.TB, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no series %s", name)
+	return 0
+}
+
+// TestResponsesTooLargeToStore: with responses.max_bytes below what one
+// response takes, the response is served, says store: false, is not
+// stored (GET is a 404) and a warning is logged.
+func TestResponsesTooLargeToStore(t *testing.T) {
+	ctx := context.Background()
+	oc := newLLMFake(t, "local", openaiAPI)
+	var logs lockedBuffer
+	rr := newResponsesRouterWith(t, func(o *proxy.Options) {
+		o.Responses = store.Config{MaxBytes: 256}
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	}, tiered{f: oc})
+	resp, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("hello")})
+	if err != nil || resp.OutputText() != "hello from local" || gjson.Get(resp.RawJSON(), "store").Bool() {
+		t.Fatalf("got %v %s; want served with store false", err, resp.RawJSON())
+	}
+	var apiErr *oai.Error
+	if _, err := rr.client.Responses.Get(ctx, resp.ID, oaresp.ResponseGetParams{}); !errors.As(err, &apiErr) || apiErr.StatusCode != 404 {
+		t.Errorf("GET: %v, want 404", err)
+	}
+	// The warning follows the answer: wait for it.
+	if !eventually(hangBound, func() bool {
+		return strings.Contains(logs.String(), "not stored") && strings.Contains(logs.String(), "responses.max_bytes")
+	}) {
+		t.Errorf("no warning naming responses.max_bytes in the log:\n%s", logs.String())
 	}
 }

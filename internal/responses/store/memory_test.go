@@ -64,8 +64,8 @@ func TestMemory(t *testing.T) {
 
 	put(30*time.Second, record("d", nil)) // past the cap: a goes
 	have(30*time.Second, "b", "c", "d")
-	if m.Len() != 3 {
-		t.Errorf("Len = %d, want 3", m.Len())
+	if n, _ := m.Usage(); n != 3 {
+		t.Errorf("Usage: %d responses, want 3", n)
 	}
 	have(70*time.Second, "c", "d") // b stored at 10s expired at 70s
 	if got := fmt.Sprint(texts(b.Turn.Conversation())); got != "[a? a! b? b!]" {
@@ -103,5 +103,70 @@ func TestConfig(t *testing.T) {
 	}
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestMemoryBytes: a step table for responses.max_bytes: the count
+// follows what is stored and the turns a stored chain keeps alive; the
+// oldest go first when a response would pass the cap; a response whose
+// conversation alone is larger is refused with ErrTooLarge and changes
+// nothing; a lower cap on reload evicts at once; an empty store holds no
+// bytes.
+func TestMemoryBytes(t *testing.T) {
+	ctx := context.Background()
+	text := func(n int) string { return string(make([]byte, n)) }
+	record := func(id string, prev *Record, n int) *Record {
+		tr := &Turn{Input: []wire.Item{{Type: wire.TypeMessage, Role: "user", Text: text(n)}}}
+		if prev != nil {
+			tr.Prev = prev.Turn
+		}
+		return &Record{ID: id, Response: make([]byte, n), Turn: tr}
+	}
+	own := func(r *Record) int64 { return recordSize(r) + turnSize(r.Turn) }
+	a := record("a", nil, 1000)
+	b := record("b", a, 1000)
+	c := record("c", nil, 1000)
+	unit := own(a) // every record above has this size
+	m := NewMemory(Config{MaxBytes: 3 * unit}, nil)
+	type step struct {
+		name      string
+		do        func() error
+		wantErr   error
+		wantIDs   []string
+		wantBytes int64
+	}
+	for _, s := range []step{
+		{"a", func() error { return m.Put(ctx, a) }, nil, []string{"a"}, unit},
+		{"b continues a", func() error { return m.Put(ctx, b) }, nil, []string{"a", "b"}, 2 * unit},
+		{"deleting a keeps its turn: b holds it", func() error { return m.Delete(ctx, "a") }, nil, []string{"b"}, 2*unit - recordSize(a)},
+		{"c fits", func() error { return m.Put(ctx, c) }, nil, []string{"b", "c"}, 3*unit - recordSize(a)},
+		{"d passes the cap: b goes, and a's turn with it", func() error { return m.Put(ctx, record("d", nil, 1000)) }, nil, []string{"c", "d"}, 2 * unit},
+		{"a response alone larger than the cap", func() error { return m.Put(ctx, record("big", nil, int(3*unit))) }, ErrTooLarge, []string{"c", "d"}, 2 * unit},
+		{"a chain larger than the cap", func() error {
+			prev := c // held: counted once
+			for range 4 {
+				prev = record("x", prev, 1000) // never stored
+			}
+			return m.Put(ctx, record("z", prev, 1000))
+		}, ErrTooLarge, []string{"c", "d"}, 2 * unit},
+		{"a lower cap evicts the oldest", func() error { m.Configure(Config{MaxBytes: unit}); return nil }, nil, []string{"d"}, unit},
+		{"deleting the last empties the count", func() error { return m.Delete(ctx, "d") }, nil, nil, 0},
+	} {
+		if err := s.do(); !errors.Is(err, s.wantErr) {
+			t.Fatalf("%s: error %v, want %v", s.name, err, s.wantErr)
+		}
+		n, bytes := m.Usage()
+		var ids []string
+		for _, id := range []string{"a", "b", "c", "d", "big", "x", "z"} {
+			if _, err := m.Get(ctx, id); err == nil {
+				ids = append(ids, id)
+			}
+		}
+		if fmt.Sprint(ids) != fmt.Sprint(s.wantIDs) || n != len(s.wantIDs) || bytes != s.wantBytes {
+			t.Errorf("%s: holds %v (%d) in %d bytes; want %v in %d", s.name, ids, n, bytes, s.wantIDs, s.wantBytes)
+		}
+	}
+	if len(m.held) != 0 {
+		t.Errorf("an empty store still holds %d turns", len(m.held))
 	}
 }
