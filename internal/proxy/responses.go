@@ -120,6 +120,31 @@ func (s *Server) serveStoredResponse(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, ex, result{json: rec.Response})
 }
 
+// serveInputItems handles GET /v1/responses/{id}/input_items: the items a
+// stored response was given, a page at a time, as OpenAI lists them.
+func (s *Server) serveInputItems(w http.ResponseWriter, r *http.Request) {
+	st := s.st.Load()
+	ex := s.newExchange(r, w, st, provider.OpChat)
+	ex.api = apiResponses
+	defer s.logRequest(r, ex)
+	if !st.authorized(r) {
+		s.answer(w, ex, unauthorized(r))
+		return
+	}
+	id := r.PathValue("id")
+	rec, err := s.stored.Get(r.Context(), id)
+	if err != nil {
+		s.answer(w, ex, result{err: s.storeError(ex, id, err)})
+		return
+	}
+	b, rerr := responses.InputItems(rec, r.URL.Query())
+	if rerr != nil {
+		s.answer(w, ex, result{err: s.refusal(ex, rerr)})
+		return
+	}
+	s.answer(w, ex, result{json: b})
+}
+
 // storeError is the answer for a store's failure to read or delete id:
 // OpenAI's 404 when it holds nothing, else a 503.
 func (s *Server) storeError(ex *exchange, id string, err error) *intake.Error {

@@ -339,6 +339,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/responses", s.serveResponses)
 	mux.HandleFunc("GET /v1/responses/{id}", s.serveStoredResponse)
 	mux.HandleFunc("DELETE /v1/responses/{id}", s.serveStoredResponse)
+	mux.HandleFunc("GET /v1/responses/{id}/input_items", s.serveInputItems)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /v1/models/{model...}", s.serveModel)
 	mux.HandleFunc("/", s.serveNotFound)

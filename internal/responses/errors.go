@@ -32,11 +32,10 @@ func BadRequest(param, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: "invalid_request_error", Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// NotFound is the 404 for a response id the store does not hold, in
-// OpenAI's words.
+// NotFound is the 404 for a response id the store does not hold, as
+// OpenAI answers it: type invalid_request_error, param and code null.
 func NotFound(id string) *Error {
-	return &Error{Status: http.StatusNotFound, Code: "not_found",
-		Message: fmt.Sprintf("Response with id '%s' not found.", Cut(id))}
+	return &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("Response with id '%s' not found.", Cut(id))}
 }
 
 // Unavailable is the 503 for a store of responses that could not answer

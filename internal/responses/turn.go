@@ -53,6 +53,11 @@ func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Tim
 	finder, _ := s.(store.ItemFinder)
 	for i, it := range d.Items {
 		if it.Type != wire.TypeItemReference {
+			if it.ID == "" {
+				// Every stored item has an id: input_items pages by them,
+				// and an item_reference may name them.
+				it.ID = wire.NewID(idPrefix[it.Type])
+			}
 			t.input = append(t.input, it)
 			continue
 		}
@@ -63,8 +68,11 @@ func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Tim
 		}
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return nil, BadRequest("input", "Item with id '%s' not found (input[%d]). Items are not persisted when `store` is set to false, "+
-				"and the router keeps them for responses.ttl.", Cut(it.ID), i)
+			// OpenAI's words, and its null code.
+			e := BadRequest("input", "Item with id '%s' not found. Items are not persisted when `store` is set to false. "+
+				"Try again with `store` set to true, or remove this item from your input.", Cut(it.ID))
+			e.Code = ""
+			return nil, e
 		case err != nil:
 			return nil, Unavailable(fmt.Sprintf("input[%d]", i), err)
 		}
@@ -72,6 +80,9 @@ func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Tim
 	}
 	return t, nil
 }
+
+// idPrefix is the prefix of an input item's minted id, by its type.
+var idPrefix = map[string]string{wire.TypeMessage: "msg_", wire.TypeFunctionCall: "fc_", wire.TypeFunctionCallOutput: "fco_"}
 
 // ID is the response's id (resp_…).
 func (t *Turn) ID() string { return t.id }
