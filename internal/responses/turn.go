@@ -126,7 +126,7 @@ func (t *Turn) Keep(output []wire.Item, r *wire.Response) []byte {
 	if !t.d.store {
 		return b
 	}
-	rec := &store.Record{ID: t.id, Response: b, Turn: &store.Turn{Prev: t.prev, Input: t.input, Output: output}}
+	rec := &store.Record{ID: t.id, Response: b, Turn: &store.Turn{ID: t.id, Prev: t.prev, Input: t.input, Output: output}}
 	if t.storeErr = t.store.Put(t.ctx, rec); t.storeErr != nil {
 		r.Store = false
 		b, _ = openaiwire.Append(b[:0], r)

@@ -61,6 +61,9 @@ type Record struct {
 // it, so a chain expands into the whole conversation even after the
 // earlier responses left the store. Turns never change once stored.
 type Turn struct {
+	// ID is the id of the response that ended the turn: how a store
+	// across the network (Redis) names the turn a new one continues.
+	ID string
 	// Prev is the turn this one continued (previous_response_id); nil for
 	// a first turn.
 	Prev          *Turn
