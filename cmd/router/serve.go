@@ -30,6 +30,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/fleet"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/statefile"
 )
 
@@ -250,6 +251,12 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 			return nil, err
 		}
 		opts.Fleet = fl
+		// Stored responses live in the same Redis, so that any replica
+		// continues a conversation; while it is down, in this process
+		// (docs/ARCHITECTURE.md, "Responses API").
+		opts.Store = store.NewShared(
+			store.NewRedis(fl.Redis(), fl.KeyPrefix(), fl.Timeout(), fl.Fail, cfg.Responses),
+			store.NewMemory(cfg.Responses, nil), fl.Up)
 	}
 	p, err := proxy.New(opts)
 	if err != nil {

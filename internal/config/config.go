@@ -23,7 +23,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/fleet"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
-	"github.com/llmrouter/llmrouter/internal/responses"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
@@ -70,7 +70,7 @@ type Config struct {
 	Breaker Breaker `mapstructure:"breaker"`
 	// Responses bounds the responses kept for the Responses API's
 	// GET /v1/responses/{id}, previous_response_id and item_reference.
-	Responses responses.Config `mapstructure:"responses"`
+	Responses store.Config `mapstructure:"responses"`
 
 	unknownEnv []string // see UnknownEnv
 }

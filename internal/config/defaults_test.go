@@ -7,7 +7,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/proxy"
-	"github.com/llmrouter/llmrouter/internal/responses"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
@@ -38,7 +38,7 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	if c.Breaker.QuotaRecheck != upstream.DefaultQuotaRecheck {
 		t.Errorf("breaker.quota_recheck: embedded %v, package default %v", c.Breaker.QuotaRecheck, upstream.DefaultQuotaRecheck)
 	}
-	if got, want := c.Responses, responses.DefaultConfig(); got != want {
+	if got, want := c.Responses, store.DefaultConfig(); got != want {
 		t.Errorf("responses: embedded %+v, package default %+v", got, want)
 	}
 	if c.Routing.ShedOpenFraction != proxy.DefaultShedOpenFraction {

@@ -22,7 +22,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/responses"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/shed"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -64,8 +64,11 @@ type Options struct {
 	// authentication.
 	ClientKeys []string
 	// Responses bounds the stored responses of the Responses API; zero
-	// fields take responses.DefaultConfig's. The store outlives reloads.
-	Responses responses.Config
+	// fields take store.DefaultConfig's. The store outlives reloads.
+	Responses store.Config
+	// Store keeps the Responses API's stored responses; nil means a
+	// store.Memory configured by Responses. Read by New only.
+	Store store.Store
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
 	// Registerer receives the proxy's metrics; nil keeps them private.
@@ -127,7 +130,7 @@ type Server struct {
 	set      *upstream.Set  // the providers' runtimes
 	loop     *failover.Loop // the attempt loop
 	bodies   intake.Budget  // request body bytes held (limits.body_buffer_bytes)
-	stored   *responses.Store
+	stored   store.Store
 	now      func() time.Time
 	m        *metrics
 
@@ -136,6 +139,8 @@ type Server struct {
 	// failing provider at thousands of requests per second, one line per
 	// few seconds says enough (the metrics count every one).
 	streamWarn rate.Sometimes
+	// storeWarn thins the warnings of a store of responses that fails.
+	storeWarn rate.Sometimes
 
 	mu     sync.Mutex // serializes Update and Close
 	closed bool
@@ -145,7 +150,8 @@ type Server struct {
 // Close stops them.
 func New(opts Options) (*Server, error) {
 	s := &Server{log: opts.Logger, now: opts.Now, shedGate: shed.New(),
-		streamWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
+		streamWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second},
+		storeWarn:  rate.Sometimes{First: 3, Interval: 5 * time.Second}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -155,7 +161,10 @@ func New(opts Options) (*Server, error) {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
-	s.stored = responses.NewStore(opts.Responses)
+	s.stored = opts.Store
+	if s.stored == nil {
+		s.stored = store.NewMemory(opts.Responses, s.now)
+	}
 	s.m = newMetrics(opts.Registerer, s)
 	s.set = upstream.NewSet(upstream.Options{Now: s.now, Logger: s.log, Fleet: opts.Fleet}, opts.Registerer)
 	s.loop = failover.New(failover.Options{Now: s.now, Logger: s.log, Freed: s.set.Freed}, opts.Registerer)
@@ -286,7 +295,9 @@ func (s *Server) Update(opts Options) error {
 		names[i] = p.Name
 	}
 	s.loop.Prepare(names, removedProviders, tierPairs(opts.Models))
-	s.stored.Configure(opts.Responses, s.now())
+	if c, ok := s.stored.(interface{ Configure(store.Config) }); ok {
+		c.Configure(opts.Responses)
+	}
 	s.st.Store(st)
 	return nil
 }
@@ -331,6 +342,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/responses", s.serveResponses)
 	mux.HandleFunc("GET /v1/responses/{id}", s.serveStoredResponse)
 	mux.HandleFunc("DELETE /v1/responses/{id}", s.serveStoredResponse)
+	mux.HandleFunc("GET /v1/responses/{id}/input_items", s.serveInputItems)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /v1/models/{model...}", s.serveModel)
 	mux.HandleFunc("/", s.serveNotFound)

@@ -10,5 +10,5 @@
 // ending a stream the provider broke after the commit with one error event
 // and no [DONE]. Translate is the same relay with a Framer writing the
 // chunks, the end and an after-commit failure as another API's events (the
-// Responses API's, internal/responses).
+// Responses API's, internal/responses/chat).
 package relay

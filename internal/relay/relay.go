@@ -90,7 +90,7 @@ type End struct {
 }
 
 // Framer writes a provider's chat stream as another API's event stream
-// (the Responses API's: internal/responses). Each method appends the SSE
+// (the Responses API's: internal/responses/chat). Each method appends the SSE
 // bytes to write to dst; appending nothing is fine. After End or Fail it
 // is not called again.
 type Framer interface {

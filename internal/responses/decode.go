@@ -4,36 +4,42 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
 // Decoded is a request read and checked: what the router can honour,
 // typed. Decode refused everything else.
 type Decoded struct {
-	Request
-	// input is the request's input as items; item_reference entries are
+	wire.Request
+	// Items is the request's input as items; item_reference entries are
 	// still unresolved (NewTurn resolves them from the store).
-	input []Item
-	// tools are the function tools, in order.
-	tools []FunctionTool
-	// choice is tool_choice.
-	choice toolChoice
-	// format is text.format; nil means plain text.
-	format *Format
+	Items []wire.Item
+	// Functions are the function tools, in order.
+	Functions []wire.FunctionTool
+	// Choice is tool_choice.
+	Choice ToolChoice
+	// Format is text.format; nil means plain text.
+	Format *wire.Format
 	// stream and store are the flags with their defaults applied.
 	stream, store bool
 }
 
-// toolChoice is tool_choice: mode is "" (absent: auto), none, auto or
-// required; name a forced function; allowed, when not nil, the only
+// ToolChoice is tool_choice: Mode is "" (absent: auto), none, auto or
+// required; Name a forced function; Allowed, when not nil, the only
 // tools the model may use this turn (allowed_tools).
-type toolChoice struct {
-	mode    string
-	name    string
-	allowed map[string]bool
+type ToolChoice struct {
+	Mode    string
+	Name    string
+	Allowed map[string]bool
 }
 
 // Stream reports whether the client asked for an event stream.
 func (d *Decoded) Stream() bool { return d.stream }
+
+// Stored reports whether the response is to be stored (store, default
+// true).
+func (d *Decoded) Stored() bool { return d.store }
 
 // Decode reads a POST /v1/responses body the proxy has checked is valid
 // JSON, and refuses, with a 400 naming the field, what the router cannot
@@ -47,32 +53,32 @@ func Decode(body []byte) (*Decoded, *Error) {
 	}
 	r := &d.Request
 	if r.Model == "" {
-		return nil, badRequest("model", "you must provide a model parameter")
+		return nil, BadRequest("model", "you must provide a model parameter")
 	}
 	if e := refuseUnsupported(r); e != nil {
 		return nil, e
 	}
 	if r.MaxOutputTokens != nil && *r.MaxOutputTokens < 1 {
-		return nil, badRequest("max_output_tokens", "max_output_tokens must be a positive integer, got %d", *r.MaxOutputTokens)
+		return nil, BadRequest("max_output_tokens", "max_output_tokens must be a positive integer, got %d", *r.MaxOutputTokens)
 	}
 	if e := checkMetadata(r.Metadata); e != nil {
 		return nil, e
 	}
 	var e *Error
-	if d.format, e = textFormat(r.Text); e != nil {
+	if d.Format, e = textFormat(r.Text); e != nil {
 		return nil, e
 	}
-	if d.tools, e = functionTools(r.Tools); e != nil {
+	if d.Functions, e = functionTools(r.Tools); e != nil {
 		return nil, e
 	}
-	if d.choice, e = decodeToolChoice(r.ToolChoice); e != nil {
+	if d.Choice, e = decodeToolChoice(r.ToolChoice); e != nil {
 		return nil, e
 	}
-	if d.input, e = decodeInput(r.Input); e != nil {
+	if d.Items, e = decodeInput(r.Input); e != nil {
 		return nil, e
 	}
-	if len(d.input) == 0 && (r.PreviousResponseID == nil || *r.PreviousResponseID == "") {
-		return nil, badRequest("input", "missing required parameter: 'input'")
+	if len(d.Items) == 0 && (r.PreviousResponseID == nil || *r.PreviousResponseID == "") {
+		return nil, BadRequest("input", "missing required parameter: 'input'")
 	}
 	d.stream = r.Stream != nil && *r.Stream
 	d.store = r.Store == nil || *r.Store
@@ -80,29 +86,29 @@ func Decode(body []byte) (*Decoded, *Error) {
 }
 
 // refuseUnsupported refuses the request fields the router cannot honour.
-func refuseUnsupported(r *Request) *Error {
+func refuseUnsupported(r *wire.Request) *Error {
 	switch {
 	case r.Background != nil && *r.Background:
-		return badRequest("background", "background responses are not supported: the router answers while the request is open (send background: false)")
+		return BadRequest("background", "background responses are not supported: the router answers while the request is open (send background: false)")
 	case !isNull(r.Conversation):
-		return badRequest("conversation", "conversations are not supported by the router: continue a conversation with previous_response_id")
+		return BadRequest("conversation", "conversations are not supported by the router: continue a conversation with previous_response_id")
 	case !isNull(r.Prompt):
-		return badRequest("prompt", "prompt templates are hosted by OpenAI and not supported by the router: send input and instructions")
+		return BadRequest("prompt", "prompt templates are hosted by OpenAI and not supported by the router: send input and instructions")
 	case !isNull(r.MaxToolCalls):
-		return badRequest("max_tool_calls", "max_tool_calls is not supported: it limits built-in tool calls, which the router does not have")
+		return BadRequest("max_tool_calls", "max_tool_calls is not supported: it limits built-in tool calls, which the router does not have")
 	case !isNull(r.ContextManagement):
-		return badRequest("context_management", "context_management is not supported by the router")
+		return BadRequest("context_management", "context_management is not supported by the router")
 	case r.TopLogprobs != nil && *r.TopLogprobs > 0:
-		return badRequest("top_logprobs", "top_logprobs is not supported by the router")
+		return BadRequest("top_logprobs", "top_logprobs is not supported by the router")
 	case r.Truncation != nil && *r.Truncation != "disabled":
-		return badRequest("truncation", "truncation %q is not supported: the router does not drop items from a conversation (send \"disabled\")", cut(*r.Truncation))
+		return BadRequest("truncation", "truncation %q is not supported: the router does not drop items from a conversation (send \"disabled\")", Cut(*r.Truncation))
 	}
 	for i, inc := range r.Include {
 		// No reasoning items are returned, so there is no encrypted
 		// reasoning to include: asking for it is harmless (the Vercel AI
 		// SDK does with store: false).
 		if inc != "reasoning.encrypted_content" {
-			return badRequest(fmt.Sprintf("include[%d]", i), "include %q is not supported by the router", cut(inc))
+			return BadRequest(fmt.Sprintf("include[%d]", i), "include %q is not supported by the router", Cut(inc))
 		}
 	}
 	return nil
@@ -112,21 +118,21 @@ func refuseUnsupported(r *Request) *Error {
 // characters, values up to 512.
 func checkMetadata(m map[string]string) *Error {
 	if len(m) > 16 {
-		return badRequest("metadata", "metadata holds at most 16 pairs, got %d", len(m))
+		return BadRequest("metadata", "metadata holds at most 16 pairs, got %d", len(m))
 	}
 	for k, v := range m {
 		if len([]rune(k)) > 64 {
-			return badRequest("metadata", "metadata keys are at most 64 characters: %q", cut(k))
+			return BadRequest("metadata", "metadata keys are at most 64 characters: %q", Cut(k))
 		}
 		if len([]rune(v)) > 512 {
-			return badRequest("metadata", "metadata values are at most 512 characters (key %q)", cut(k))
+			return BadRequest("metadata", "metadata values are at most 512 characters (key %q)", Cut(k))
 		}
 	}
 	return nil
 }
 
 // textFormat checks text.format; nil is plain text.
-func textFormat(t *TextConfig) (*Format, *Error) {
+func textFormat(t *wire.TextConfig) (*wire.Format, *Error) {
 	if t == nil || t.Format == nil {
 		return nil, nil
 	}
@@ -138,21 +144,21 @@ func textFormat(t *TextConfig) (*Format, *Error) {
 		return f, nil
 	case "json_schema":
 		if f.Name == "" {
-			return nil, badRequest("text.format.name", "missing required parameter: 'text.format.name'")
+			return nil, BadRequest("text.format.name", "missing required parameter: 'text.format.name'")
 		}
 		if isNull(f.Schema) {
-			return nil, badRequest("text.format.schema", "missing required parameter: 'text.format.schema'")
+			return nil, BadRequest("text.format.schema", "missing required parameter: 'text.format.schema'")
 		}
 		return f, nil
 	}
-	return nil, badRequest("text.format.type", "text.format.type must be text, json_object or json_schema, got %q", cut(f.Type))
+	return nil, BadRequest("text.format.type", "text.format.type must be text, json_object or json_schema, got %q", Cut(f.Type))
 }
 
 // functionTools reads tools: function tools only. A built-in tool
 // (web_search, file_search, code_interpreter, image_generation,
 // computer_use, mcp, custom, shell…) has no chat completions equivalent.
-func functionTools(raw []json.RawMessage) ([]FunctionTool, *Error) {
-	var out []FunctionTool
+func functionTools(raw []json.RawMessage) ([]wire.FunctionTool, *Error) {
+	var out []wire.FunctionTool
 	for i, r := range raw {
 		param := fmt.Sprintf("tools[%d]", i)
 		var head struct {
@@ -162,15 +168,15 @@ func functionTools(raw []json.RawMessage) ([]FunctionTool, *Error) {
 			return nil, decodeError(param, err)
 		}
 		if head.Type != "function" {
-			return nil, badRequest(param+".type", "the tool type %q is not supported: the router translates the Responses API onto chat completions, "+
-				"which have function tools only (built-in tools such as web_search or code_interpreter are OpenAI's own)", cut(head.Type))
+			return nil, BadRequest(param+".type", "the tool type %q is not supported: the router translates the Responses API onto chat completions, "+
+				"which have function tools only (built-in tools such as web_search or code_interpreter are OpenAI's own)", Cut(head.Type))
 		}
-		var t FunctionTool
+		var t wire.FunctionTool
 		if err := json.Unmarshal(r, &t); err != nil {
 			return nil, decodeError(param, err)
 		}
 		if t.Name == "" {
-			return nil, badRequest(param+".name", "missing required parameter: '%s.name'", param)
+			return nil, BadRequest(param+".name", "missing required parameter: '%s.name'", param)
 		}
 		if isNull(t.Parameters) {
 			t.Parameters = nil
@@ -182,18 +188,18 @@ func functionTools(raw []json.RawMessage) ([]FunctionTool, *Error) {
 
 // decodeToolChoice reads tool_choice: "none", "auto", "required",
 // {type:"function",name} or {type:"allowed_tools",mode,tools}.
-func decodeToolChoice(raw json.RawMessage) (toolChoice, *Error) {
-	var tc toolChoice
+func decodeToolChoice(raw json.RawMessage) (ToolChoice, *Error) {
+	var tc ToolChoice
 	if isNull(raw) {
 		return tc, nil
 	}
 	if raw[0] == '"' {
-		_ = json.Unmarshal(raw, &tc.mode) // a valid JSON string
-		switch tc.mode {
+		_ = json.Unmarshal(raw, &tc.Mode) // a valid JSON string
+		switch tc.Mode {
 		case "none", "auto", "required":
 			return tc, nil
 		}
-		return tc, badRequest("tool_choice", "tool_choice must be none, auto, required or an object, got %q", cut(tc.mode))
+		return tc, BadRequest("tool_choice", "tool_choice must be none, auto, required or an object, got %q", Cut(tc.Mode))
 	}
 	var obj struct {
 		Type  string `json:"type"`
@@ -210,24 +216,24 @@ func decodeToolChoice(raw json.RawMessage) (toolChoice, *Error) {
 	switch obj.Type {
 	case "function":
 		if obj.Name == "" {
-			return tc, badRequest("tool_choice.name", "missing required parameter: 'tool_choice.name'")
+			return tc, BadRequest("tool_choice.name", "missing required parameter: 'tool_choice.name'")
 		}
-		tc.name = obj.Name
+		tc.Name = obj.Name
 		return tc, nil
 	case "allowed_tools":
 		if obj.Mode != "auto" && obj.Mode != "required" {
-			return tc, badRequest("tool_choice.mode", "tool_choice.mode must be auto or required, got %q", cut(obj.Mode))
+			return tc, BadRequest("tool_choice.mode", "tool_choice.mode must be auto or required, got %q", Cut(obj.Mode))
 		}
-		tc.mode, tc.allowed = obj.Mode, map[string]bool{}
+		tc.Mode, tc.Allowed = obj.Mode, map[string]bool{}
 		for i, t := range obj.Tools {
 			if t.Type != "function" {
-				return tc, badRequest(fmt.Sprintf("tool_choice.tools[%d].type", i), "only function tools can be allowed, got %q", cut(t.Type))
+				return tc, BadRequest(fmt.Sprintf("tool_choice.tools[%d].type", i), "only function tools can be allowed, got %q", Cut(t.Type))
 			}
-			tc.allowed[t.Name] = true
+			tc.Allowed[t.Name] = true
 		}
 		return tc, nil
 	}
-	return tc, badRequest("tool_choice.type", "tool_choice type %q is not supported: the router has function tools only", cut(obj.Type))
+	return tc, BadRequest("tool_choice.type", "tool_choice type %q is not supported: the router has function tools only", Cut(obj.Type))
 }
 
 // inputItem is an input item as sent; which fields apply depends on Type.
@@ -258,7 +264,7 @@ type inputPart struct {
 // decodeInput reads input: a string (one user message) or an array of
 // items. Reasoning items are dropped: chat completions cannot take them
 // back, and their ids (rs_…) are the only thing a client could refer to.
-func decodeInput(raw json.RawMessage) ([]Item, *Error) {
+func decodeInput(raw json.RawMessage) ([]wire.Item, *Error) {
 	if isNull(raw) {
 		return nil, nil
 	}
@@ -266,18 +272,18 @@ func decodeInput(raw json.RawMessage) ([]Item, *Error) {
 	case '"':
 		var s string
 		_ = json.Unmarshal(raw, &s) // a valid JSON string
-		return []Item{{Type: TypeMessage, Role: "user", Text: s}}, nil
+		return []wire.Item{{Type: wire.TypeMessage, Role: "user", Text: s}}, nil
 	case '[':
 	default:
-		return nil, badRequest("input", "input must be a string or an array of items")
+		return nil, BadRequest("input", "input must be a string or an array of items")
 	}
 	var raws []json.RawMessage
 	_ = json.Unmarshal(raw, &raws) // a valid JSON array
-	out := make([]Item, 0, len(raws))
+	out := make([]wire.Item, 0, len(raws))
 	for i, r := range raws {
 		param := fmt.Sprintf("input[%d]", i)
 		if r = bytes.TrimSpace(r); len(r) == 0 || r[0] != '{' {
-			return nil, badRequest(param, "%s must be an object", param)
+			return nil, BadRequest(param, "%s must be an object", param)
 		}
 		var in inputItem
 		if err := json.Unmarshal(r, &in); err != nil {
@@ -286,46 +292,46 @@ func decodeInput(raw json.RawMessage) ([]Item, *Error) {
 		if in.Type == "" {
 			switch {
 			case in.Role != "":
-				in.Type = TypeMessage // an "easy" message: type is optional
+				in.Type = wire.TypeMessage // an "easy" message: type is optional
 			case in.ID != "" && isNull(in.Content):
-				in.Type = typeItemReference
+				in.Type = wire.TypeItemReference
 			default:
-				return nil, badRequest(param+".type", "missing required parameter: '%s.type'", param)
+				return nil, BadRequest(param+".type", "missing required parameter: '%s.type'", param)
 			}
 		}
-		it := Item{Type: in.Type, ID: in.ID}
+		it := wire.Item{Type: in.Type, ID: in.ID}
 		switch in.Type {
-		case TypeMessage:
+		case wire.TypeMessage:
 			if e := message(param, &in, &it); e != nil {
 				return nil, e
 			}
-		case TypeFunctionCall:
+		case wire.TypeFunctionCall:
 			switch {
 			case in.CallID == "":
-				return nil, badRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
+				return nil, BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
 			case in.Name == "":
-				return nil, badRequest(param+".name", "missing required parameter: '%s.name'", param)
+				return nil, BadRequest(param+".name", "missing required parameter: '%s.name'", param)
 			case in.Arguments == nil:
-				return nil, badRequest(param+".arguments", "missing required parameter: '%s.arguments'", param)
+				return nil, BadRequest(param+".arguments", "missing required parameter: '%s.arguments'", param)
 			}
 			it.CallID, it.Name, it.Arguments = in.CallID, in.Name, *in.Arguments
-		case TypeFunctionCallOutput:
+		case wire.TypeFunctionCallOutput:
 			if in.CallID == "" {
-				return nil, badRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
+				return nil, BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
 			}
 			it.CallID = in.CallID
 			if e := content(param+".output", in.Output, "tool", &it); e != nil {
 				return nil, e
 			}
-		case typeItemReference:
+		case wire.TypeItemReference:
 			if in.ID == "" {
-				return nil, badRequest(param+".id", "missing required parameter: '%s.id'", param)
+				return nil, BadRequest(param+".id", "missing required parameter: '%s.id'", param)
 			}
-		case typeReasoning:
+		case wire.TypeReasoning:
 			continue
 		default:
-			return nil, badRequest(param+".type", "the input item type %q is not supported: the router translates the Responses API onto chat completions, "+
-				"which take messages, function calls and function call outputs only", cut(in.Type))
+			return nil, BadRequest(param+".type", "the input item type %q is not supported: the router translates the Responses API onto chat completions, "+
+				"which take messages, function calls and function call outputs only", Cut(in.Type))
 		}
 		out = append(out, it)
 	}
@@ -333,17 +339,17 @@ func decodeInput(raw json.RawMessage) ([]Item, *Error) {
 }
 
 // message reads a message item's role and content into it.
-func message(param string, in *inputItem, it *Item) *Error {
+func message(param string, in *inputItem, it *wire.Item) *Error {
 	switch in.Role {
 	case "user", "assistant", "system", "developer":
 	case "":
-		return badRequest(param+".role", "missing required parameter: '%s.role'", param)
+		return BadRequest(param+".role", "missing required parameter: '%s.role'", param)
 	default:
-		return badRequest(param+".role", "%s.role must be user, assistant, system or developer, got %q", param, cut(in.Role))
+		return BadRequest(param+".role", "%s.role must be user, assistant, system or developer, got %q", param, Cut(in.Role))
 	}
 	it.Role = in.Role
 	if isNull(in.Content) {
-		return badRequest(param+".content", "missing required parameter: '%s.content'", param)
+		return BadRequest(param+".content", "missing required parameter: '%s.content'", param)
 	}
 	return content(param+".content", in.Content, in.Role, it)
 }
@@ -351,9 +357,9 @@ func message(param string, in *inputItem, it *Item) *Error {
 // content reads a message's content or a function output (role "tool"):
 // a string, or an array of parts. Images and files are for user messages
 // and function outputs; refusals and output text for assistant messages.
-func content(param string, raw json.RawMessage, role string, it *Item) *Error {
+func content(param string, raw json.RawMessage, role string, it *wire.Item) *Error {
 	if isNull(raw) {
-		return badRequest(param, "missing required parameter: '%s'", param)
+		return BadRequest(param, "missing required parameter: '%s'", param)
 	}
 	switch raw[0] {
 	case '"':
@@ -361,49 +367,49 @@ func content(param string, raw json.RawMessage, role string, it *Item) *Error {
 		return nil
 	case '[':
 	default:
-		return badRequest(param, "%s must be a string or an array of content parts", param)
+		return BadRequest(param, "%s must be a string or an array of content parts", param)
 	}
 	var parts []inputPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return decodeError(param, err)
 	}
-	it.Parts = make([]Part, 0, len(parts))
+	it.Parts = make([]wire.Part, 0, len(parts))
 	media := role == "user" || role == "tool"
 	for j, p := range parts {
 		pp := fmt.Sprintf("%s[%d]", param, j)
 		switch {
-		case p.Type == PartInputText || p.Type == PartOutputText:
-			it.Parts = append(it.Parts, Part{Type: p.Type, Text: p.Text})
-		case p.Type == PartRefusal && role == "assistant":
-			it.Parts = append(it.Parts, Part{Type: PartRefusal, Text: p.Refusal})
-		case p.Type == PartInputImage && media:
+		case p.Type == wire.PartInputText || p.Type == wire.PartOutputText:
+			it.Parts = append(it.Parts, wire.Part{Type: p.Type, Text: p.Text})
+		case p.Type == wire.PartRefusal && role == "assistant":
+			it.Parts = append(it.Parts, wire.Part{Type: wire.PartRefusal, Text: p.Refusal})
+		case p.Type == wire.PartInputImage && media:
 			if p.FileID != nil && *p.FileID != "" {
-				return badRequest(pp+".file_id", "OpenAI file ids are not supported by the router: send image_url (an https or data: URL)")
+				return BadRequest(pp+".file_id", "OpenAI file ids are not supported by the router: send image_url (an https or data: URL)")
 			}
 			if p.ImageURL == nil || *p.ImageURL == "" {
-				return badRequest(pp+".image_url", "missing required parameter: '%s.image_url'", pp)
+				return BadRequest(pp+".image_url", "missing required parameter: '%s.image_url'", pp)
 			}
 			detail := p.Detail
 			if detail == "" {
 				detail = "auto" // required by the spec, often left out
 			}
-			it.Parts = append(it.Parts, Part{Type: PartInputImage, ImageURL: *p.ImageURL, Detail: detail})
-		case p.Type == PartInputFile && media:
+			it.Parts = append(it.Parts, wire.Part{Type: wire.PartInputImage, ImageURL: *p.ImageURL, Detail: detail})
+		case p.Type == wire.PartInputFile && media:
 			switch {
 			case p.FileID != nil && *p.FileID != "":
-				return badRequest(pp+".file_id", "OpenAI file ids are not supported by the router: send file_data (a base64 data: URL)")
+				return BadRequest(pp+".file_id", "OpenAI file ids are not supported by the router: send file_data (a base64 data: URL)")
 			case p.FileURL != nil && *p.FileURL != "":
-				return badRequest(pp+".file_url", "file URLs are not supported by the router: send file_data (a base64 data: URL)")
+				return BadRequest(pp+".file_url", "file URLs are not supported by the router: send file_data (a base64 data: URL)")
 			case p.FileData == "":
-				return badRequest(pp+".file_data", "missing required parameter: '%s.file_data'", pp)
+				return BadRequest(pp+".file_data", "missing required parameter: '%s.file_data'", pp)
 			}
-			it.Parts = append(it.Parts, Part{Type: PartInputFile, FileData: p.FileData, Filename: p.Filename})
+			it.Parts = append(it.Parts, wire.Part{Type: wire.PartInputFile, FileData: p.FileData, Filename: p.Filename})
 		default:
 			where := "a " + role + " message"
 			if role == "tool" {
 				where = "a function call output"
 			}
-			return badRequest(pp+".type", "the content part type %q is not supported in %s", cut(p.Type), where)
+			return BadRequest(pp+".type", "the content part type %q is not supported in %s", Cut(p.Type), where)
 		}
 	}
 	return nil

@@ -1,77 +1,94 @@
 package responses
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
+	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
-// Turn is one Responses request on its way through the router: the chat
-// completions request to send, and what turns the provider's chat answer
-// back into a Response and stores it.
+// Turn is one Responses request on its way through the router: its id,
+// the conversation it continues and its own input, resolved from the
+// store; the Response it echoes; and the storing of the answer. How it
+// is served (translated onto chat completions, internal/responses/chat)
+// is not its business.
 type Turn struct {
 	d         *Decoded
 	id        string
 	createdAt int64
-	parent    *Entry // previous_response_id's entry; nil for a first turn
-	input     []Item // this turn's input, item_references resolved
-	store     *Store
-	now       func() time.Time
-
-	// Chat is the chat completions request body, its "model" the client's
-	// model name, between ModelStart and ModelEnd (the JSON string, quotes
-	// included) for the adapters to swap.
-	Chat                 []byte
-	ModelStart, ModelEnd int
+	prev      *store.Turn // previous_response_id's turn; nil for a first turn
+	input     []wire.Item // this turn's input, item_references resolved
+	store     store.Store
+	ctx       context.Context // for the store: the request's, without its cancellation
+	storeErr  error
 }
 
-// NewTurn resolves d's previous_response_id and item_references from s and
-// builds the chat request over the whole conversation. now is the clock
-// (nil means time.Now): the store's expiry and created_at read it.
-func NewTurn(d *Decoded, s *Store, now func() time.Time) (*Turn, *Error) {
+// NewTurn resolves d's previous_response_id and item_references from s.
+// now is the clock (nil means time.Now) for created_at. A store that
+// cannot answer is a 503 (Unavailable), never a conversation served
+// without its history.
+func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Time) (*Turn, *Error) {
 	if now == nil {
 		now = time.Now
 	}
-	at := now()
-	t := &Turn{d: d, id: newID("resp_"), createdAt: at.Unix(), store: s, now: now}
+	t := &Turn{d: d, id: wire.NewID("resp_"), createdAt: now().Unix(), store: s, ctx: context.WithoutCancel(ctx)}
 	if p := d.PreviousResponseID; p != nil && *p != "" {
-		if t.parent = s.get(at, *p); t.parent == nil {
-			return nil, &Error{Status: 400, Code: "previous_response_not_found", Param: "previous_response_id",
-				Message: fmt.Sprintf("Previous response with id '%s' not found.", cut(*p))}
+		rec, err := s.Get(ctx, *p)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil, &Error{Status: http.StatusBadRequest, Code: "previous_response_not_found", Param: "previous_response_id",
+				Message: fmt.Sprintf("Previous response with id '%s' not found.", Cut(*p))}
+		case err != nil:
+			return nil, Unavailable("previous_response_id", err)
 		}
+		t.prev = rec.Turn
 	}
-	t.input = make([]Item, 0, len(d.input))
-	for i, it := range d.input {
-		if it.Type != typeItemReference {
+	t.input = make([]wire.Item, 0, len(d.Items))
+	finder, _ := s.(store.ItemFinder)
+	for i, it := range d.Items {
+		if it.Type != wire.TypeItemReference {
+			if it.ID == "" {
+				// Every stored item has an id: input_items pages by them,
+				// and an item_reference may name them.
+				it.ID = wire.NewID(idPrefix[it.Type])
+			}
 			t.input = append(t.input, it)
 			continue
 		}
-		ref, ok := s.item(at, it.ID)
-		if !ok {
-			return nil, badRequest("input", "Item with id '%s' not found (input[%d]). Items are not persisted when `store` is set to false, "+
-				"and the router keeps them for responses.ttl.", cut(it.ID), i)
+		err := store.ErrNotFound
+		var ref wire.Item
+		if finder != nil {
+			ref, err = finder.FindItem(ctx, it.ID)
+		}
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			// OpenAI's words, and its null code.
+			e := BadRequest("input", "Item with id '%s' not found. Items are not persisted when `store` is set to false. "+
+				"Try again with `store` set to true, or remove this item from your input.", Cut(it.ID))
+			e.Code = ""
+			return nil, e
+		case err != nil:
+			return nil, Unavailable(fmt.Sprintf("input[%d]", i), err)
 		}
 		t.input = append(t.input, ref)
 	}
-	items := t.input
-	if t.parent != nil {
-		items = append(t.parent.context(), t.input...)
-	}
-	var e *Error
-	if t.Chat, e = d.chatBody(items); e != nil {
-		return nil, e
-	}
-	// The model is the first key (chatRequest): {"model":"…",
-	m, _ := openaiwire.Append(nil, &d.Model)
-	t.ModelStart, t.ModelEnd = len(`{"model":`), len(`{"model":`)+len(m)
 	return t, nil
 }
 
+// idPrefix is the prefix of an input item's minted id, by its type.
+var idPrefix = map[string]string{wire.TypeMessage: "msg_", wire.TypeFunctionCall: "fc_", wire.TypeFunctionCallOutput: "fco_"}
+
 // ID is the response's id (resp_…).
 func (t *Turn) ID() string { return t.id }
+
+// Decoded is the request.
+func (t *Turn) Decoded() *Decoded { return t.d }
 
 // Stream reports whether the client asked for an event stream.
 func (t *Turn) Stream() bool { return t.d.stream }
@@ -84,123 +101,61 @@ func (t *Turn) MaxTokens() int64 {
 	return 0
 }
 
-// chatAnswer is a chat completion as far as a Response needs it.
-type chatAnswer struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Message struct {
-			Content   *string               `json:"content"`
-			Refusal   *string               `json:"refusal"`
-			ToolCalls []openaiwire.ToolCall `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *openaiwire.Usage `json:"usage"`
+// Conversation is what the provider is to see: the chain's items, oldest
+// first, then this turn's input.
+func (t *Turn) Conversation() []wire.Item {
+	if t.prev == nil {
+		return t.input
+	}
+	return append(t.prev.Conversation(), t.input...)
 }
 
-// errNoChoice is Answer's error for a chat completion without a choice.
-var errNoChoice = errors.New("the chat completion has no choice")
+// StoreErr is why the answer could not be stored (nil when it was, or was
+// not to be): the answer then says store: false.
+func (t *Turn) StoreErr() error { return t.storeErr }
 
-// Answer turns a provider's chat completion into the Response JSON (one
-// line and a newline) and stores it unless the client sent store: false.
-// The error says why the chat completion could not be read.
-func (t *Turn) Answer(chat []byte) ([]byte, error) {
-	var a chatAnswer
-	if err := json.Unmarshal(chat, &a); err != nil {
-		return nil, fmt.Errorf("reading the chat completion: %w", err)
-	}
-	if len(a.Choices) == 0 {
-		return nil, errNoChoice
-	}
-	c := &a.Choices[0]
-	status, details := finishStatus(c.FinishReason)
-	var out []Item
-	msg := Item{Type: TypeMessage, Role: "assistant"}
-	if s := c.Message.Content; s != nil && *s != "" {
-		msg.Parts = append(msg.Parts, Part{Type: PartOutputText, Text: *s})
-	}
-	if s := c.Message.Refusal; s != nil && *s != "" {
-		msg.Parts = append(msg.Parts, Part{Type: PartRefusal, Text: *s})
-	}
-	if msg.Parts != nil || len(c.Message.ToolCalls) == 0 {
-		if msg.Parts == nil {
-			msg.Parts = []Part{{Type: PartOutputText}} // an empty answer is still a message
-		}
-		msg.ID = newID("msg_")
-		out = append(out, msg)
-	}
-	for _, tc := range c.Message.ToolCalls {
-		out = append(out, functionCall(tc.ID, tc.Function.Name, tc.Function.Arguments))
-	}
-	itemStatus := StatusCompleted
-	if status == StatusIncomplete {
-		itemStatus = StatusIncomplete
-	}
-	items := make([]OutputItem, len(out))
-	for i := range out {
-		items[i] = OutputItem{Item: out[i], Status: itemStatus}
-	}
-	r := t.response(status, a.Model, items, usage(a.Usage))
-	r.IncompleteDetails = details
+// Keep returns r as JSON (one line and a newline), storing it with output
+// unless the client sent store: false. A response the store refused is
+// still answered, saying store: false, and StoreErr says why.
+func (t *Turn) Keep(output []wire.Item, r *wire.Response) []byte {
 	b, err := openaiwire.Append(nil, r)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the response: %w", err)
+		return nil // cannot happen: every raw value in r came from valid JSON
 	}
 	b = append(b, '\n')
-	t.keep(out, b)
-	return b, nil
-}
-
-// functionCall is an output function call item: the provider's call id
-// (call_…, toolu_…) kept as call_id, a minted fc_ id.
-func functionCall(callID, name, args string) Item {
-	if callID == "" {
-		callID = newCallID()
-	}
-	return Item{Type: TypeFunctionCall, ID: newID("fc_"), CallID: callID, Name: name, Arguments: args}
-}
-
-// finishStatus maps a chat finish reason to a response status: length
-// and content_filter leave it incomplete, everything else completed.
-func finishStatus(reason string) (string, *IncompleteDetails) {
-	switch reason {
-	case openaiwire.FinishLength:
-		return StatusIncomplete, &IncompleteDetails{Reason: "max_output_tokens"}
-	case openaiwire.FinishContentFilter:
-		return StatusIncomplete, &IncompleteDetails{Reason: "content_filter"}
-	}
-	return StatusCompleted, nil
-}
-
-// keep stores the finished response unless the client said store: false.
-func (t *Turn) keep(output []Item, response []byte) {
 	if !t.d.store {
-		return
+		return b
 	}
-	t.store.put(t.now(), &Entry{id: t.id, parent: t.parent, input: t.input, output: output, response: response})
+	rec := &store.Record{ID: t.id, Response: b, Turn: &store.Turn{ID: t.id, Prev: t.prev, Input: t.input, Output: output}}
+	if t.storeErr = t.store.Put(t.ctx, rec); t.storeErr != nil {
+		r.Store = false
+		b, _ = openaiwire.Append(b[:0], r)
+		b = append(b, '\n')
+	}
+	return b
 }
 
 // autoChoice is tool_choice's echo when the client sent none.
 var autoChoice = json.RawMessage(`"auto"`)
 
-// response is the Response for t with status, the model the provider
-// named (the client's when it named none), output and usage; the request's
-// parameters are echoed.
-func (t *Turn) response(status, model string, output []OutputItem, u *Usage) *Response {
+// Response is the Response for t with status, the model the provider
+// named (the client's when it named none), output and usage; the
+// request's parameters are echoed.
+func (t *Turn) Response(status, model string, output []wire.OutputItem, u *wire.Usage) *wire.Response {
 	r := &t.d.Request
 	if model == "" {
 		model = r.Model
 	}
 	if output == nil {
-		output = []OutputItem{}
+		output = []wire.OutputItem{}
 	}
-	resp := &Response{
-		ID: t.id, Object: ObjectResponse, CreatedAt: t.createdAt, Status: status,
+	resp := &wire.Response{
+		ID: t.id, Object: wire.ObjectResponse, CreatedAt: t.createdAt, Status: status,
 		Instructions: r.Instructions, MaxOutputTokens: r.MaxOutputTokens, Model: model, Output: output,
 		ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls, PreviousResponseID: r.PreviousResponseID,
 		ServiceTier: r.ServiceTier, Store: t.d.store, Temperature: 1, TopP: 1, Truncation: "disabled",
 		Usage: u, User: r.User, SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey,
-		Metadata: r.Metadata, Tools: t.d.tools, ToolChoice: autoChoice,
+		Metadata: r.Metadata, Tools: t.d.Functions, ToolChoice: autoChoice,
 	}
 	if r.Temperature != nil {
 		resp.Temperature = *r.Temperature
@@ -211,7 +166,7 @@ func (t *Turn) response(status, model string, output []OutputItem, u *Usage) *Re
 	if r.Reasoning != nil {
 		resp.Reasoning = *r.Reasoning
 	}
-	if f := t.d.format; f != nil {
+	if f := t.d.Format; f != nil {
 		resp.Text.Format = f
 	} else {
 		resp.Text.Format = &plainText
@@ -226,10 +181,10 @@ func (t *Turn) response(status, model string, output []OutputItem, u *Usage) *Re
 		resp.Metadata = map[string]string{}
 	}
 	if resp.Tools == nil {
-		resp.Tools = []FunctionTool{}
+		resp.Tools = []wire.FunctionTool{}
 	}
 	return resp
 }
 
 // plainText is text.format's echo for plain text; nothing writes to it.
-var plainText = Format{Type: "text"}
+var plainText = wire.Format{Type: "text"}

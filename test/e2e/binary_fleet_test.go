@@ -15,11 +15,13 @@ import (
 // fake providers, as sidecars of one application are. What an operator
 // must see: the fleet acts as one router per provider (one breaker
 // threshold, one probe at a time, one budget), and losing Redis costs
-// nothing but the sharing.
+// nothing but the sharing. A conversation of the Responses API begun on
+// one continues on any other.
 func testBinaryFleet(t *testing.T, bin string) {
 	t.Run("one breaker and one probe", func(t *testing.T) { testFleetOutage(t, bin) })
 	t.Run("one budget", func(t *testing.T) { testFleetBudget(t, bin) })
 	t.Run("lost redis", func(t *testing.T) { testFleetLostRedis(t, bin) })
+	t.Run("responses across routers", func(t *testing.T) { testFleetResponses(t, bin) })
 }
 
 func fleetTop(url string) string {

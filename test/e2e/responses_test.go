@@ -39,6 +39,13 @@ type responsesRouter struct {
 
 func newResponsesRouter(t *testing.T, fakes ...tiered) *responsesRouter {
 	t.Helper()
+	return newResponsesRouterWith(t, nil, fakes...)
+}
+
+// newResponsesRouterWith is newResponsesRouter with opts, when not nil,
+// changing the proxy's options first.
+func newResponsesRouterWith(t *testing.T, opts func(*proxy.Options), fakes ...tiered) *responsesRouter {
+	t.Helper()
 	mc := route.ModelConfig{Name: "m"}
 	var ps []proxy.Provider
 	for _, p := range fakes {
@@ -71,8 +78,12 @@ func newResponsesRouter(t *testing.T, fakes ...tiered) *responsesRouter {
 		t.Fatal(err)
 	}
 	rr := &responsesRouter{reg: prometheus.NewRegistry()}
-	s, err := proxy.New(proxy.Options{Providers: ps, Models: table, Retry: fastRetry, Registerer: rr.reg,
-		Limits: proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second}})
+	o := proxy.Options{Providers: ps, Models: table, Retry: fastRetry, Registerer: rr.reg,
+		Limits: proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second}}
+	if opts != nil {
+		opts(&o)
+	}
+	s, err := proxy.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

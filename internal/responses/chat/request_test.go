@@ -1,9 +1,15 @@
-package responses
+package chat
 
 import (
+	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmrouter/llmrouter/internal/responses"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 )
 
 // TestChatTranslation: requests (and the conversation a chain holds) →
@@ -81,16 +87,9 @@ func TestChatTranslation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, e := Decode([]byte(tt.body))
-			if e != nil {
-				t.Fatalf("decode: %v", e)
-			}
-			turn, e := NewTurn(d, NewStore(Config{}), nil)
-			if e != nil {
-				t.Fatalf("turn: %v", e)
-			}
-			sameJSON(t, turn.Chat, tt.want)
-			if got := string(turn.Chat[turn.ModelStart:turn.ModelEnd]); got != `"m"` {
+			tr := translate(t, store.NewMemory(store.Config{}, nil), tt.body)
+			sameJSON(t, tr.Body, tt.want)
+			if got := string(tr.Body[tr.ModelStart:tr.ModelEnd]); got != `"m"` {
 				t.Errorf("model offsets delimit %q, want %q", got, `"m"`)
 			}
 		})
@@ -105,11 +104,15 @@ func TestChatTranslationRefusesUnpairedCalls(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, e := Decode([]byte(`{"model":"m","input":` + tt.input + `}`))
+			d, e := responses.Decode([]byte(`{"model":"m","input":` + tt.input + `}`))
 			if e != nil {
 				t.Fatal(e)
 			}
-			_, e = NewTurn(d, NewStore(Config{}), nil)
+			turn, e := responses.NewTurn(context.Background(), d, store.NewMemory(store.Config{}, nil), nil)
+			if e != nil {
+				t.Fatal(e)
+			}
+			_, e = Translate(turn)
 			if e == nil || e.Status != 400 || e.Param != "input" || !strings.Contains(e.Message, tt.wantMsg) {
 				t.Fatalf("got %+v, want 400 param input %q", e, tt.wantMsg)
 			}
@@ -123,27 +126,19 @@ func TestChatTranslationRefusesUnpairedCalls(t *testing.T) {
 func TestChain(t *testing.T) {
 	clock := time.Unix(1767225600, 0)
 	now := func() time.Time { return clock }
-	s := NewStore(Config{})
-	turn := func(body string) *Turn {
+	s := store.NewMemory(store.Config{}, now)
+	turn := func(body string) *Translation {
 		t.Helper()
-		d, e := Decode([]byte(body))
-		if e != nil {
-			t.Fatal(e)
-		}
-		tr, e := NewTurn(d, s, now)
-		if e != nil {
-			t.Fatal(e)
-		}
-		return tr
+		return translate(t, s, body)
 	}
 	first := turn(`{"model":"m","instructions":"first rules","input":"what is the weather?","tools":[{"type":"function","name":"w"}]}`)
 	if _, err := first.Answer([]byte(`{"model":"up","choices":[{"message":{"role":"assistant","content":null,
 		"tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"w","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	second := turn(`{"model":"m","instructions":"second rules","previous_response_id":"` + first.ID() + `",
+	second := turn(`{"model":"m","instructions":"second rules","previous_response_id":"` + first.t.ID() + `",
 		"input":[{"type":"function_call_output","call_id":"toolu_1","output":"18C"}]}`)
-	sameJSON(t, second.Chat, `{"model":"m","messages":[{"role":"system","content":"second rules"},{"role":"user","content":"what is the weather?"},
+	sameJSON(t, second.Body, `{"model":"m","messages":[{"role":"system","content":"second rules"},{"role":"user","content":"what is the weather?"},
 		{"role":"assistant","content":null,"tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"w","arguments":"{\"city\":\"Paris\"}"}}]},
 		{"role":"tool","content":"18C","tool_call_id":"toolu_1"}]}`)
 	out, err := second.Answer([]byte(`{"model":"up","choices":[{"message":{"role":"assistant","content":"18C in Paris."},"finish_reason":"stop"}]}`))
@@ -155,30 +150,44 @@ func TestChain(t *testing.T) {
 	// A third turn refers to the second's answer by id (the Vercel AI
 	// SDK's way) instead of continuing it.
 	third := turn(`{"model":"m","input":[{"role":"user","content":"again?"},{"type":"item_reference","id":"` + msgID + `"},{"role":"user","content":"thanks"}]}`)
-	sameJSON(t, third.Chat, `{"model":"m","messages":[{"role":"user","content":"again?"},{"role":"assistant","content":"18C in Paris."},{"role":"user","content":"thanks"}]}`)
+	sameJSON(t, third.Body, `{"model":"m","messages":[{"role":"user","content":"again?"},{"role":"assistant","content":"18C in Paris."},{"role":"user","content":"thanks"}]}`)
 
 	for _, tt := range []struct{ name, body, param, code string }{
 		{"unknown previous id", `{"model":"m","previous_response_id":"resp_nope","input":"x"}`, "previous_response_id", "previous_response_not_found"},
-		{"unknown item reference", `{"model":"m","input":[{"type":"item_reference","id":"msg_nope"}]}`, "input", "invalid_request_error"},
+		{"unknown item reference", `{"model":"m","input":[{"type":"item_reference","id":"msg_nope"}]}`, "input", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d, e := Decode([]byte(tt.body))
+			d, e := responses.Decode([]byte(tt.body))
 			if e != nil {
 				t.Fatal(e)
 			}
-			if _, e = NewTurn(d, s, now); e == nil || e.Status != 400 || e.Param != tt.param || e.Code != tt.code {
+			if _, e = responses.NewTurn(context.Background(), d, s, now); e == nil || e.Status != 400 || e.Param != tt.param || e.Code != tt.code {
 				t.Fatalf("got %+v; want 400 param %q code %q", e, tt.param, tt.code)
 			}
 		})
 	}
 
 	// store: false keeps nothing.
-	d, _ := Decode([]byte(`{"model":"m","input":"hi","store":false}`))
-	unstored, _ := NewTurn(d, s, now)
+	unstored := translate(t, s, `{"model":"m","input":"hi","store":false}`)
 	if _, err := unstored.Answer([]byte(`{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	if s.Response(clock, unstored.ID()) != nil {
+	if stored(t, s, unstored.t.ID()) != nil {
 		t.Error("a store: false response was stored")
+	}
+}
+
+// sameJSON fails t unless got and want are the same JSON value.
+func sameJSON(t testing.TB, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("got is not JSON: %v: %s", err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("want is not JSON: %v: %s", err, want)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -1,15 +1,15 @@
-package responses
+package wire
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 )
 
-// newID returns prefix and 48 random hex digits: ids are unguessable,
+// NewID returns prefix and 48 random hex digits: ids are unguessable,
 // since GET /v1/responses/{id} returns a conversation to whoever names
 // it. Prefixes are OpenAI's (resp_, msg_, fc_): OpenAI checks them when
 // a client sends an item the router minted on to OpenAI itself.
-func newID(prefix string) string {
+func NewID(prefix string) string {
 	var b [24]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return prefix + hex.EncodeToString(b[:])
@@ -18,9 +18,9 @@ func newID(prefix string) string {
 // callAlphabet is what OpenAI's call ids are made of.
 const callAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
-// newCallID returns "call_" and 24 random alphanumerics, for a tool call
+// NewCallID returns "call_" and 24 random alphanumerics, for a tool call
 // whose provider gave it no id.
-func newCallID() string {
+func NewCallID() string {
 	var b [24]byte
 	_, _ = rand.Read(b[:])
 	out := make([]byte, 0, 5+len(b))

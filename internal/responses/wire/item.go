@@ -1,12 +1,12 @@
-package responses
+package wire
 
 // Item types.
 const (
 	TypeMessage            = "message"
 	TypeFunctionCall       = "function_call"
 	TypeFunctionCallOutput = "function_call_output"
-	typeItemReference      = "item_reference" // input only: resolved from the store
-	typeReasoning          = "reasoning"      // input only: dropped (no chat equivalent)
+	TypeItemReference      = "item_reference" // input only: resolved from the store
+	TypeReasoning          = "reasoning"      // input only: dropped (no chat equivalent)
 )
 
 // Content part types.

@@ -1,6 +1,7 @@
-package responses
+package chat
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -8,12 +9,14 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/responses"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 )
 
-// FuzzTurn: whatever JSON object a client sends, Decode and NewTurn either
-// refuse it with a 4xx naming a field or build a chat request that is
-// valid JSON with the client's model at the offsets the adapters swap;
-// nothing panics.
+// FuzzTurn: whatever JSON object a client sends, Decode, NewTurn and
+// Translate either refuse it with a 4xx naming a field or build a chat
+// request that is valid JSON with the client's model at the offsets the
+// adapters swap; nothing panics.
 func FuzzTurn(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"m","input":"hi","instructions":"x","tools":[{"type":"function","name":"f","parameters":{"type":"object"}}],"tool_choice":"required"}`,
@@ -24,23 +27,27 @@ func FuzzTurn(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	s := NewStore(Config{})
+	s := store.NewMemory(store.Config{}, nil)
+	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if !json.Valid(body) || !gjson.ParseBytes(body).IsObject() {
 			return // the proxy's own check (intake.Check) refuses these
 		}
-		d, e := Decode(body)
+		d, e := responses.Decode(body)
 		if e == nil {
-			var tr *Turn
-			if tr, e = NewTurn(d, s, nil); e == nil {
-				if !json.Valid(tr.Chat) {
-					t.Fatalf("chat request is not JSON: %s", tr.Chat)
+			var turn *responses.Turn
+			if turn, e = responses.NewTurn(ctx, d, s, nil); e == nil {
+				var tr *Translation
+				if tr, e = Translate(turn); e == nil {
+					if !json.Valid(tr.Body) {
+						t.Fatalf("chat request is not JSON: %s", tr.Body)
+					}
+					var model string
+					if err := json.Unmarshal(tr.Body[tr.ModelStart:tr.ModelEnd], &model); err != nil || model != d.Model {
+						t.Fatalf("offsets hold %q, want the model %q", tr.Body[tr.ModelStart:tr.ModelEnd], d.Model)
+					}
+					return
 				}
-				var model string
-				if err := json.Unmarshal(tr.Chat[tr.ModelStart:tr.ModelEnd], &model); err != nil || model != d.Model {
-					t.Fatalf("offsets hold %q, want the model %q", tr.Chat[tr.ModelStart:tr.ModelEnd], d.Model)
-				}
-				return
 			}
 		}
 		if e.Status < 400 || e.Status > 499 || e.Message == "" {
@@ -55,7 +62,7 @@ func FuzzEvents(f *testing.F) {
 	f.Add([]byte(`{"model":"x","choices":[{"index":0,"delta":{"content":"hi"}}]}`), []byte(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{"}}]},"finish_reason":"tool_calls"}]}`), false)
 	f.Add([]byte(`{"choices":[{"index":0,"delta":{"refusal":"no"}}]}`), []byte(`{"choices":[],"usage":{"prompt_tokens":1}}`), true)
 	f.Fuzz(func(t *testing.T, a, b []byte, fail bool) {
-		tr := newTestTurn(t, `{"model":"m","input":"hi","stream":true}`)
+		tr := translate(t, store.NewMemory(store.Config{}, nil), `{"model":"m","input":"hi","stream":true}`)
 		ev := tr.Events()
 		var out []byte
 		for _, c := range [][]byte{a, b} {

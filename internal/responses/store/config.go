@@ -1,4 +1,4 @@
-package responses
+package store
 
 import (
 	"errors"
@@ -10,12 +10,13 @@ import (
 const (
 	DefaultTTL       = time.Hour
 	DefaultMaxStored = 10000
+	DefaultMaxBytes  = 64 << 20
 )
 
-// Config is the `responses:` block: how long and how many stored
-// responses the router keeps for GET /v1/responses/{id},
-// previous_response_id and item_reference (docs/ARCHITECTURE.md,
-// "Responses API").
+// Config is the `responses:` block: how long, how many and how much of
+// the stored responses the router keeps for GET /v1/responses/{id},
+// previous_response_id, item_reference and input_items
+// (docs/ARCHITECTURE.md, "Responses API" and "Memory").
 type Config struct {
 	// TTL is how long a stored response can be read, deleted or continued
 	// after it was stored; past it the id is unknown (404 for GET and
@@ -29,10 +30,20 @@ type Config struct {
 	// (docs/ARCHITECTURE.md, "Memory"). Default 10000; 0 means the
 	// default.
 	MaxStored int `mapstructure:"max_stored"`
+	// MaxBytes caps the memory the stored responses take at once, as
+	// estimated from what they hold (their items' text, their Response
+	// JSON and a fixed cost per item), the turns a stored chain keeps
+	// alive included; storing past it evicts the oldest until it fits. A
+	// response whose conversation alone is larger is not stored (its
+	// answer says store: false; a warning is logged). Both caps apply;
+	// the first reached evicts. Default 64 MiB; 0 means the default.
+	MaxBytes int64 `mapstructure:"max_bytes"`
 }
 
 // DefaultConfig is the block's defaults.
-func DefaultConfig() Config { return Config{TTL: DefaultTTL, MaxStored: DefaultMaxStored} }
+func DefaultConfig() Config {
+	return Config{TTL: DefaultTTL, MaxStored: DefaultMaxStored, MaxBytes: DefaultMaxBytes}
+}
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
@@ -41,6 +52,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxStored == 0 {
 		c.MaxStored = DefaultMaxStored
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
 	}
 	return c
 }
@@ -53,6 +67,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxStored < 0 {
 		errs = append(errs, fmt.Errorf("responses.max_stored: must not be negative, got %d", c.MaxStored))
+	}
+	if c.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("responses.max_bytes: must not be negative, got %d", c.MaxBytes))
 	}
 	return errors.Join(errs...)
 }

@@ -1,4 +1,4 @@
-package responses
+package chat
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 )
 
 // event is one SSE event the Events wrote.
@@ -114,7 +115,8 @@ func TestEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := newTestTurn(t, `{"model":"m","input":"hi","stream":true}`)
+			s := store.NewMemory(store.Config{}, nil)
+			tr := translate(t, s, `{"model":"m","input":"hi","stream":true}`)
 			ev := tr.Events()
 			var b []byte
 			for _, c := range tt.chunks {
@@ -139,7 +141,7 @@ func TestEvents(t *testing.T) {
 				}
 			}
 			checkItems(t, evs)
-			stored := tr.store.Response(tr.now(), tr.ID())
+			stored := stored(t, s, tr.t.ID())
 			if tt.fail {
 				if stored != nil {
 					t.Error("a failed response was stored")
@@ -217,7 +219,7 @@ func checkItems(t testing.TB, evs []event) {
 }
 
 func TestEventsRefuseAChunkThatIsNotJSON(t *testing.T) {
-	ev := newTestTurn(t, `{"model":"m","input":"hi","stream":true}`).Events()
+	ev := translate(t, store.NewMemory(store.Config{}, nil), `{"model":"m","input":"hi","stream":true}`).Events()
 	if _, err := ev.Chunk(nil, []byte(`{"choices": not json`)); outcome.KindOf(err) != outcome.ServerError {
 		t.Fatalf("got %v, want a server_error", err)
 	}

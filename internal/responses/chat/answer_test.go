@@ -1,10 +1,14 @@
-package responses
+package chat
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/responses"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 )
 
 func gjsonString(t testing.TB, b []byte, path string) string {
@@ -16,17 +20,32 @@ func gjsonString(t testing.TB, b []byte, path string) string {
 	return r.String()
 }
 
-func newTestTurn(t testing.TB, body string) *Turn {
+// translate decodes body, makes its turn over s and translates it.
+func translate(t testing.TB, s store.Store, body string) *Translation {
 	t.Helper()
-	d, e := Decode([]byte(body))
+	d, e := responses.Decode([]byte(body))
 	if e != nil {
 		t.Fatal(e)
 	}
-	tr, e := NewTurn(d, NewStore(Config{}), nil)
+	turn, e := responses.NewTurn(context.Background(), d, s, nil)
+	if e != nil {
+		t.Fatal(e)
+	}
+	tr, e := Translate(turn)
 	if e != nil {
 		t.Fatal(e)
 	}
 	return tr
+}
+
+// stored is the Response JSON s holds for id; nil when none.
+func stored(t testing.TB, s store.Store, id string) []byte {
+	t.Helper()
+	r, err := s.Get(context.Background(), id)
+	if err != nil {
+		return nil
+	}
+	return r.Response
 }
 
 // TestAnswer: a chat completion → the Response object.
@@ -58,13 +77,14 @@ func TestAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := newTestTurn(t, `{"model":"m","input":"hi","instructions":"be brief","metadata":{"k":"v"}}`)
+			s := store.NewMemory(store.Config{}, nil)
+			tr := translate(t, s, `{"model":"m","input":"hi","instructions":"be brief","metadata":{"k":"v"}}`)
 			b, err := tr.Answer([]byte(tt.chat))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := gjson.GetBytes(b, "id").Str; got != tr.ID() || !strings.HasPrefix(got, "resp_") {
-				t.Errorf("id = %q, want the turn's %q", got, tr.ID())
+			if got := gjson.GetBytes(b, "id").Str; got != tr.t.ID() || !strings.HasPrefix(got, "resp_") {
+				t.Errorf("id = %q, want the turn's %q", got, tr.t.ID())
 			}
 			for path, want := range tt.want {
 				if got := gjson.GetBytes(b, path).String(); got != want {
@@ -80,13 +100,13 @@ func TestAnswer(t *testing.T) {
 					t.Error("function call without call_id")
 				}
 			}
-			if got := tr.store.Response(tr.now(), tr.ID()); string(got) != string(b) {
+			if got := stored(t, s, tr.t.ID()); string(got) != string(b) {
 				t.Errorf("stored %s, want the answer", got)
 			}
 		})
 	}
 	t.Run("not a chat completion", func(t *testing.T) {
-		tr := newTestTurn(t, `{"model":"m","input":"hi"}`)
+		tr := translate(t, store.NewMemory(store.Config{}, nil), `{"model":"m","input":"hi"}`)
 		for _, bad := range []string{`<html>`, `{"choices":[]}`} {
 			if _, err := tr.Answer([]byte(bad)); err == nil {
 				t.Errorf("%s: no error", bad)

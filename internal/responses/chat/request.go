@@ -1,10 +1,12 @@
-package responses
+package chat
 
 import (
 	"encoding/json"
 	"strings"
 
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
+	"github.com/llmrouter/llmrouter/internal/responses"
+	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
 // chatRequest is the chat completions request a Responses request becomes.
@@ -127,11 +129,25 @@ type chatJSONSchema struct {
 	Strict      *bool           `json:"strict,omitempty"`
 }
 
-// chatBody is the chat completions request for d over the conversation
-// items (the chain's and this turn's, resolved).
-func (d *Decoded) chatBody(items []Item) ([]byte, *Error) {
+// Translation is a turn sent as a chat completions request: the body to
+// send, and what turns the provider's chat answer or chat stream back
+// into the Responses API's.
+type Translation struct {
+	t *responses.Turn
+	// Body is the chat completions request body, its "model" the client's
+	// model name, between ModelStart and ModelEnd (the JSON string, quotes
+	// included) for the adapters to swap.
+	Body                 []byte
+	ModelStart, ModelEnd int
+}
+
+// Translate builds the chat completions request for t over its whole
+// conversation. A conversation chat cannot take (a function call without
+// its output…) is OpenAI's 400.
+func Translate(t *responses.Turn) (*Translation, *responses.Error) {
+	d := t.Decoded()
 	r := &d.Request
-	msgs, e := chatMessages(r.Instructions, items)
+	msgs, e := chatMessages(r.Instructions, t.Conversation())
 	if e != nil {
 		return nil, e
 	}
@@ -141,17 +157,17 @@ func (d *Decoded) chatBody(items []Item) ([]byte, *Error) {
 		User: deref(r.User), SafetyIdentifier: deref(r.SafetyIdentifier), PromptCacheKey: deref(r.PromptCacheKey),
 		ServiceTier: deref(r.ServiceTier),
 	}
-	for _, t := range d.tools {
-		if d.choice.allowed != nil && !d.choice.allowed[t.Name] {
+	for _, f := range d.Functions {
+		if d.Choice.Allowed != nil && !d.Choice.Allowed[f.Name] {
 			continue // allowed_tools: chat has no such filter everywhere, so the list is cut here
 		}
 		c.Tools = append(c.Tools, chatTool{Type: "function", Function: chatFunction{
-			Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: t.Strict}})
+			Name: f.Name, Description: f.Description, Parameters: f.Parameters, Strict: f.Strict}})
 	}
-	if d.choice.mode != "" || d.choice.name != "" {
-		c.ToolChoice = &chatToolChoice{mode: d.choice.mode, name: d.choice.name}
+	if d.Choice.Mode != "" || d.Choice.Name != "" {
+		c.ToolChoice = &chatToolChoice{mode: d.Choice.Mode, name: d.Choice.Name}
 	}
-	if f := d.format; f != nil {
+	if f := d.Format; f != nil {
 		c.ResponseFormat = &chatResponseFormat{Type: f.Type}
 		if f.Type == "json_schema" {
 			c.ResponseFormat.JSONSchema = &chatJSONSchema{Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict}
@@ -163,16 +179,18 @@ func (d *Decoded) chatBody(items []Item) ([]byte, *Error) {
 	if r.Reasoning != nil {
 		c.ReasoningEffort = deref(r.Reasoning.Effort)
 	}
-	if d.stream {
+	if d.Stream() {
 		// Chat upstreams report a stream's usage only when asked.
 		c.Stream, c.StreamOptions = true, &chatStreamOptions{IncludeUsage: true}
 	}
 	b, err := openaiwire.Append(make([]byte, 0, 512), &c)
 	if err != nil {
 		// Raw values came from a body that was valid JSON.
-		return nil, badRequest("", "the request could not be translated: %v", err)
+		return nil, responses.BadRequest("", "the request could not be translated: %v", err)
 	}
-	return b, nil
+	// The model is the first key (chatRequest): {"model":"…",
+	m, _ := openaiwire.Append(nil, &r.Model)
+	return &Translation{t: t, Body: b, ModelStart: len(`{"model":`), ModelEnd: len(`{"model":`) + len(m)}, nil
 }
 
 // chatMessages is the conversation as chat messages: instructions first
@@ -183,7 +201,7 @@ func (d *Decoded) chatBody(items []Item) ([]byte, *Error) {
 // results there while the Responses API lets other items come between. A
 // call without an output, or an output without a call, is a 400, as
 // OpenAI's own.
-func chatMessages(instructions *string, items []Item) ([]chatMessage, *Error) {
+func chatMessages(instructions *string, items []wire.Item) ([]chatMessage, *responses.Error) {
 	msgs := make([]chatMessage, 0, len(items)+1)
 	if instructions != nil && *instructions != "" {
 		msgs = append(msgs, chatMessage{Role: "system", Content: chatContent{text: *instructions}})
@@ -191,13 +209,13 @@ func chatMessages(instructions *string, items []Item) ([]chatMessage, *Error) {
 	for i := range items {
 		it := &items[i]
 		switch it.Type {
-		case TypeMessage:
+		case wire.TypeMessage:
 			if it.Role == "assistant" {
 				msgs = append(msgs, chatMessage{Role: "assistant", Content: chatContent{text: assistantText(it)}})
 			} else {
 				msgs = append(msgs, chatMessage{Role: it.Role, Content: partsContent(it)})
 			}
-		case TypeFunctionCall:
+		case wire.TypeFunctionCall:
 			tc := openaiwire.ToolCall{ID: it.CallID, Type: "function", Function: openaiwire.FunctionCall{Name: it.Name, Arguments: it.Arguments}}
 			if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
 				last := &msgs[n-1]
@@ -208,7 +226,7 @@ func chatMessages(instructions *string, items []Item) ([]chatMessage, *Error) {
 			} else {
 				msgs = append(msgs, chatMessage{Role: "assistant", Content: chatContent{null: true}, ToolCalls: []openaiwire.ToolCall{tc}})
 			}
-		case TypeFunctionCallOutput:
+		case wire.TypeFunctionCallOutput:
 			msgs = append(msgs, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: partsContent(it)})
 		}
 	}
@@ -217,7 +235,7 @@ func chatMessages(instructions *string, items []Item) ([]chatMessage, *Error) {
 
 // pairToolResults moves each tool result right after the assistant turn
 // that made its call, in the order of the calls.
-func pairToolResults(msgs []chatMessage) ([]chatMessage, *Error) {
+func pairToolResults(msgs []chatMessage) ([]chatMessage, *responses.Error) {
 	results := map[string][]int{} // call id → indices of its tool results, ascending
 	for i := range msgs {
 		if msgs[i].Role == "tool" {
@@ -233,7 +251,7 @@ func pairToolResults(msgs []chatMessage) ([]chatMessage, *Error) {
 		m := &msgs[i]
 		if m.Role == "tool" {
 			if !used[i] {
-				return nil, badRequest("input", "No tool call found for function call output with call_id %s.", cut(m.ToolCallID))
+				return nil, responses.BadRequest("input", "No tool call found for function call output with call_id %s.", responses.Cut(m.ToolCallID))
 			}
 			continue
 		}
@@ -244,7 +262,7 @@ func pairToolResults(msgs []chatMessage) ([]chatMessage, *Error) {
 				q = q[1:]
 			}
 			if len(q) == 0 {
-				return nil, badRequest("input", "No tool output found for function call %s.", cut(tc.ID))
+				return nil, responses.BadRequest("input", "No tool output found for function call %s.", responses.Cut(tc.ID))
 			}
 			used[q[0]] = true
 			out = append(out, msgs[q[0]])
@@ -265,7 +283,7 @@ func hasCalls(msgs []chatMessage) bool {
 
 // assistantText is an assistant message's text: its output text and
 // refusals, in order.
-func assistantText(it *Item) string {
+func assistantText(it *wire.Item) string {
 	if it.Parts == nil {
 		return it.Text
 	}
@@ -278,7 +296,7 @@ func assistantText(it *Item) string {
 
 // partsContent is a user, system or developer message's content, or a
 // function output's: a string as it was, else chat parts.
-func partsContent(it *Item) chatContent {
+func partsContent(it *wire.Item) chatContent {
 	if it.Parts == nil {
 		return chatContent{text: it.Text}
 	}
@@ -289,13 +307,13 @@ func partsContent(it *Item) chatContent {
 	for i := range it.Parts {
 		p := &it.Parts[i]
 		switch p.Type {
-		case PartInputImage:
+		case wire.PartInputImage:
 			detail := p.Detail
 			if detail != "low" && detail != "high" {
 				detail = "" // auto is chat's default; "original" is the Responses API's own
 			}
 			parts = append(parts, chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: p.ImageURL, Detail: detail}})
-		case PartInputFile:
+		case wire.PartInputFile:
 			parts = append(parts, chatPart{Type: "file", File: &chatFile{FileData: p.FileData, Filename: p.Filename}})
 		default:
 			parts = append(parts, chatPart{Type: "text", Text: &p.Text})
@@ -304,9 +322,9 @@ func partsContent(it *Item) chatContent {
 	return chatContent{parts: parts}
 }
 
-func textOnly(parts []Part) bool {
+func textOnly(parts []wire.Part) bool {
 	for _, p := range parts {
-		if p.Type != PartInputText && p.Type != PartOutputText {
+		if p.Type != wire.PartInputText && p.Type != wire.PartOutputText {
 			return false
 		}
 	}
