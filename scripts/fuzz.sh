@@ -41,8 +41,8 @@ targets=(
   "./internal/provider/gemini FuzzClassifyError"
   "./internal/provider/gemini FuzzStream"
   "./internal/provider/gemini FuzzTranslateCompletion"
-  "./internal/responses FuzzTurn"
-  "./internal/responses FuzzEvents"
+  "./internal/responses/chat FuzzTurn"
+  "./internal/responses/chat FuzzEvents"
 )
 
 # A target added to a package but not to the list above is an error, so
