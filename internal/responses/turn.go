@@ -32,7 +32,9 @@ type Turn struct {
 // NewTurn resolves d's previous_response_id and item_references from s.
 // now is the clock (nil means time.Now) for created_at. A store that
 // cannot answer is a 503 (Unavailable), never a conversation served
-// without its history.
+// without its history. An id s does not hold is OpenAI's 400, unless the
+// request goes to a native Responses API (d.Native): the provider may
+// hold it, so it is left for the provider to resolve.
 func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Time) (*Turn, *Error) {
 	if now == nil {
 		now = time.Now
@@ -41,13 +43,21 @@ func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Tim
 	if p := d.PreviousResponseID; p != nil && *p != "" {
 		rec, err := s.Get(ctx, *p)
 		switch {
+		case errors.Is(err, store.ErrNotFound) && d.Native != nil:
 		case errors.Is(err, store.ErrNotFound):
 			return nil, &Error{Status: http.StatusBadRequest, Code: "previous_response_not_found", Param: "previous_response_id",
 				Message: fmt.Sprintf("Previous response with id '%s' not found.", Cut(*p))}
 		case err != nil:
 			return nil, Unavailable("previous_response_id", err)
+		case rec.Owner != "" && d.Native != nil:
+			// Running at its provider: the router has no output to expand;
+			// the provider resolves the id.
+		case rec.Owner != "":
+			return nil, BadRequest("previous_response_id", "Previous response with id '%s' is still running in the background: "+
+				"retrieve it (GET /v1/responses/%s) once it has completed, then continue it.", Cut(*p), Cut(*p))
+		default:
+			t.prev = rec.Turn
 		}
-		t.prev = rec.Turn
 	}
 	t.input = make([]wire.Item, 0, len(d.Items))
 	finder, _ := s.(store.ItemFinder)
@@ -67,6 +77,10 @@ func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Tim
 			ref, err = finder.FindItem(ctx, it.ID)
 		}
 		switch {
+		case errors.Is(err, store.ErrNotFound) && d.Native != nil:
+			it.Raw = d.Sent[i] // for the provider to resolve
+			t.input = append(t.input, it)
+			continue
 		case errors.Is(err, store.ErrNotFound):
 			// OpenAI's words, and its null code.
 			e := BadRequest("input", "Item with id '%s' not found. Items are not persisted when `store` is set to false. "+
@@ -101,6 +115,14 @@ func (t *Turn) MaxTokens() int64 {
 	return 0
 }
 
+// Prev is the turn previous_response_id continues, from the store; nil
+// for a first turn, and for an id left to a native provider.
+func (t *Turn) Prev() *store.Turn { return t.prev }
+
+// Input is this turn's input, aligned with Decoded.Items: item_references
+// resolved (an unresolved one, left to a native provider, keeps its Raw).
+func (t *Turn) Input() []wire.Item { return t.input }
+
 // Conversation is what the provider is to see: the chain's items, oldest
 // first, then this turn's input.
 func (t *Turn) Conversation() []wire.Item {
@@ -133,6 +155,31 @@ func (t *Turn) Keep(output []wire.Item, r *wire.Response) []byte {
 		b = append(b, '\n')
 	}
 	return b
+}
+
+// KeepAs stores a provider's own Response (a native answer) under its
+// id, with its JSON and output items, unless the client sent store:
+// false; StoreErr says why the store refused it.
+func (t *Turn) KeepAs(id string, output []wire.Item, response []byte) {
+	t.id = id
+	if !t.d.store {
+		return
+	}
+	rec := &store.Record{ID: id, Response: response, Turn: &store.Turn{Prev: t.prev, Input: t.input, Output: output}}
+	t.storeErr = t.store.Put(t.ctx, rec)
+}
+
+// KeepRunning stores a response its provider (owner) is still running in
+// the background, under the provider's id, with this turn's input and the
+// provider's first answer, unless the client sent store: false: reads of
+// it go to the provider until it finishes.
+func (t *Turn) KeepRunning(id, owner string, response []byte) {
+	t.id = id
+	if !t.d.store {
+		return
+	}
+	rec := &store.Record{ID: id, Response: response, Owner: owner, Turn: &store.Turn{Prev: t.prev, Input: t.input}}
+	t.storeErr = t.store.Put(t.ctx, rec)
 }
 
 // autoChoice is tool_choice's echo when the client sent none.
