@@ -15,6 +15,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/chat"
 	"github.com/llmrouter/llmrouter/internal/responses/native"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
+	"github.com/llmrouter/llmrouter/internal/responses/turn"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 	"github.com/llmrouter/llmrouter/internal/route"
 )
@@ -60,7 +61,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, ex, result{err: s.refusal(ex, d.Native)})
 		return
 	}
-	turn, rerr := responses.NewTurn(r.Context(), d, s.stored, s.now)
+	tn, rerr := turn.New(r.Context(), d, s.stored, s.now)
 	if rerr != nil {
 		s.answer(w, ex, result{err: s.refusal(ex, rerr)})
 		return
@@ -72,23 +73,23 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 		what    string
 	)
 	if d.Native == nil {
-		tr, rerr := chat.Translate(turn)
+		tr, rerr := chat.Translate(tn)
 		if rerr != nil {
 			s.answer(w, ex, result{err: s.refusal(ex, rerr)})
 			return
 		}
 		req = &provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
-			Stream: turn.Stream(), IncludeUsage: turn.Stream()}
+			Stream: tn.Stream(), IncludeUsage: tn.Stream()}
 		answer := func(body []byte, _ string) ([]byte, error) { return tr.Answer(body) }
 		events, reshape, what = func() relay.Framer { return tr.Events() }, answer, "a chat completion"
 	} else {
-		c, rerr := native.Prepare(turn, body.B)
+		c, rerr := native.Prepare(tn, body.B)
 		if rerr != nil {
 			s.answer(w, ex, result{err: s.refusal(ex, rerr)})
 			return
 		}
 		ex.Op = provider.OpResponses
-		req = &provider.Request{Op: provider.OpResponses, Body: c.Body, ModelStart: c.ModelStart, ModelEnd: c.ModelEnd, Stream: turn.Stream()}
+		req = &provider.Request{Op: provider.OpResponses, Body: c.Body, ModelStart: c.ModelStart, ModelEnd: c.ModelEnd, Stream: tn.Stream()}
 		events, reshape, what = func() relay.Framer { return c.Events() }, c.Answer, "a response"
 	}
 	if int64(len(req.Body)) > st.limits.MaxBodyBytes {
@@ -99,10 +100,10 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 			Message: "the conversation, with the earlier turns previous_response_id brings in, is larger than limits.max_body_bytes"}})
 		return
 	}
-	defer s.storeFailed(ex, turn)
+	defer s.storeFailed(ex, tn)
 	// The provider's answer becomes the client's Response (stored), a
 	// stream the Responses events.
-	s.dispatch(w, r, ex, st, req, intake.EstimateTokens(req.Body, turn.MaxTokens()), func(res result) result {
+	s.dispatch(w, r, ex, st, req, intake.EstimateTokens(req.Body, tn.MaxTokens()), func(res result) result {
 		sv := res.served
 		if sv == nil {
 			return res
@@ -159,7 +160,7 @@ func (s *Server) serveStoredResponse(w http.ResponseWriter, r *http.Request, sub
 	}
 	switch {
 	case sub == "input_items":
-		b, rerr := responses.InputItems(rec, r.URL.Query())
+		b, rerr := turn.InputItems(rec, r.URL.Query())
 		if rerr != nil {
 			s.answer(w, ex, result{err: s.refusal(ex, rerr)})
 			return
@@ -266,7 +267,7 @@ func (s *Server) refusal(ex *exchange, e *responses.Error) *intake.Error {
 
 // storeFailed logs an answer the store refused to keep (it said store:
 // false to the client).
-func (s *Server) storeFailed(ex *exchange, t *responses.Turn) {
+func (s *Server) storeFailed(ex *exchange, t *turn.Turn) {
 	if err := t.StoreErr(); err != nil {
 		s.storeWarn.Do(func() {
 			s.log.Warn("response answered but not stored (thinned: one of several)", "request_id", ex.ID, "response_id", t.ID(), "error", err.Error())

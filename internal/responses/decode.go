@@ -13,7 +13,7 @@ import (
 type Decoded struct {
 	wire.Request
 	// Items is the request's input as items; item_reference entries are
-	// still unresolved (NewTurn resolves them from the store).
+	// still unresolved (turn.New resolves them from the store).
 	Items []wire.Item
 	// Functions are the function tools, in order.
 	Functions []wire.FunctionTool

@@ -8,13 +8,14 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/responses"
+	"github.com/llmrouter/llmrouter/internal/responses/turn"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
 // Call is a turn sent to a provider's own Responses API: the body to send
 // and what reads the provider's answer or events back.
 type Call struct {
-	t *responses.Turn
+	t *turn.Turn
 	// Body is the request body, its "model" the client's model name,
 	// between ModelStart and ModelEnd (the JSON string, quotes included)
 	// for the adapters to swap.
@@ -31,7 +32,7 @@ type Call struct {
 // becomes the conversation they stand for (the chain's items, oldest
 // first, then this turn's, the client's as sent) and previous_response_id
 // leaves the body; otherwise the body is the client's.
-func Prepare(t *responses.Turn, body []byte) (*Call, *responses.Error) {
+func Prepare(t *turn.Turn, body []byte) (*Call, *responses.Error) {
 	c := &Call{t: t, Body: body}
 	d := t.Decoded()
 	in := t.Input()
@@ -78,7 +79,7 @@ func Prepare(t *responses.Turn, body []byte) (*Call, *responses.Error) {
 }
 
 // Turn is the turn c sends.
-func (c *Call) Turn() *responses.Turn { return c.t }
+func (c *Call) Turn() *turn.Turn { return c.t }
 
 // patch sets the response's previous_response_id (at path: "" the
 // document, "response" an event's) back to what the client sent, when the

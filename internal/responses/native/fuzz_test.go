@@ -11,6 +11,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
+	"github.com/llmrouter/llmrouter/internal/responses/turn"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
@@ -42,14 +43,14 @@ func FuzzPrepare(f *testing.F) {
 		if e != nil || d.Native == nil {
 			return
 		}
-		turn, e := responses.NewTurn(ctx, d, s, nil)
+		tn, e := turn.New(ctx, d, s, nil)
 		if e != nil {
 			if e.Status < 400 || e.Status > 499 {
 				t.Fatalf("refusal %+v", e)
 			}
 			return
 		}
-		c, e := Prepare(turn, body)
+		c, e := Prepare(tn, body)
 		if e != nil {
 			t.Fatalf("a body the router checked could not be prepared: %v", e)
 		}

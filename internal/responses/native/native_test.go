@@ -10,6 +10,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
+	"github.com/llmrouter/llmrouter/internal/responses/turn"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
@@ -23,11 +24,11 @@ func prepare(t testing.TB, s store.Store, body string) *Call {
 	if d.Native == nil {
 		t.Fatalf("%s does not need a native Responses API", body)
 	}
-	turn, e := responses.NewTurn(context.Background(), d, s, nil)
+	tn, e := turn.New(context.Background(), d, s, nil)
 	if e != nil {
 		t.Fatal(e)
 	}
-	c, e := Prepare(turn, []byte(body))
+	c, e := Prepare(tn, []byte(body))
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -126,7 +127,7 @@ func TestAnswer(t *testing.T) {
 	o := rec.Turn.Output
 	if len(o) != 3 || o[0].Raw == nil || o[0].Type != "web_search_call" || o[1].Raw != nil || o[1].Parts[0].Text != "hi" ||
 		o[2].CallID != "call_1" || o[2].Raw != nil || rec.Turn.Input[0].Text != "x" {
-		t.Errorf("stored turn %+v", rec.Turn)
+		t.Errorf("stored tn %+v", rec.Turn)
 	}
 	if _, err := s.FindItem(ctx, "msg_1"); err != nil {
 		t.Errorf("an item_reference to its message: %v", err)

@@ -1,6 +1,7 @@
-package responses
+package turn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
+	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
@@ -16,10 +18,10 @@ import (
 // Turn is one Responses request on its way through the router: its id,
 // the conversation it continues and its own input, resolved from the
 // store; the Response it echoes; and the storing of the answer. How it
-// is served (translated onto chat completions, internal/responses/chat)
-// is not its business.
+// is served (translated onto chat completions, internal/responses/chat,
+// or natively, internal/responses/native) is not its business.
 type Turn struct {
-	d         *Decoded
+	d         *responses.Decoded
 	id        string
 	createdAt int64
 	prev      *store.Turn // previous_response_id's turn; nil for a first turn
@@ -29,13 +31,13 @@ type Turn struct {
 	storeErr  error
 }
 
-// NewTurn resolves d's previous_response_id and item_references from s.
+// New resolves d's previous_response_id and item_references from s.
 // now is the clock (nil means time.Now) for created_at. A store that
 // cannot answer is a 503 (Unavailable), never a conversation served
 // without its history. An id s does not hold is OpenAI's 400, unless the
 // request goes to a native Responses API (d.Native): the provider may
 // hold it, so it is left for the provider to resolve.
-func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Time) (*Turn, *Error) {
+func New(ctx context.Context, d *responses.Decoded, s store.Store, now func() time.Time) (*Turn, *responses.Error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -45,16 +47,16 @@ func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Tim
 		switch {
 		case errors.Is(err, store.ErrNotFound) && d.Native != nil:
 		case errors.Is(err, store.ErrNotFound):
-			return nil, &Error{Status: http.StatusBadRequest, Code: "previous_response_not_found", Param: "previous_response_id",
-				Message: fmt.Sprintf("Previous response with id '%s' not found.", Cut(*p))}
+			return nil, &responses.Error{Status: http.StatusBadRequest, Code: "previous_response_not_found", Param: "previous_response_id",
+				Message: fmt.Sprintf("Previous response with id '%s' not found.", responses.Cut(*p))}
 		case err != nil:
-			return nil, Unavailable("previous_response_id", err)
+			return nil, responses.Unavailable("previous_response_id", err)
 		case rec.Owner != "" && d.Native != nil:
 			// Running at its provider: the router has no output to expand;
 			// the provider resolves the id.
 		case rec.Owner != "":
-			return nil, BadRequest("previous_response_id", "Previous response with id '%s' is still running in the background: "+
-				"retrieve it (GET /v1/responses/%s) once it has completed, then continue it.", Cut(*p), Cut(*p))
+			return nil, responses.BadRequest("previous_response_id", "Previous response with id '%s' is still running in the background: "+
+				"retrieve it (GET /v1/responses/%s) once it has completed, then continue it.", responses.Cut(*p), responses.Cut(*p))
 		default:
 			t.prev = rec.Turn
 		}
@@ -83,12 +85,12 @@ func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Tim
 			continue
 		case errors.Is(err, store.ErrNotFound):
 			// OpenAI's words, and its null code.
-			e := BadRequest("input", "Item with id '%s' not found. Items are not persisted when `store` is set to false. "+
-				"Try again with `store` set to true, or remove this item from your input.", Cut(it.ID))
+			e := responses.BadRequest("input", "Item with id '%s' not found. Items are not persisted when `store` is set to false. "+
+				"Try again with `store` set to true, or remove this item from your input.", responses.Cut(it.ID))
 			e.Code = ""
 			return nil, e
 		case err != nil:
-			return nil, Unavailable(fmt.Sprintf("input[%d]", i), err)
+			return nil, responses.Unavailable(fmt.Sprintf("input[%d]", i), err)
 		}
 		t.input = append(t.input, ref)
 	}
@@ -102,10 +104,10 @@ var idPrefix = map[string]string{wire.TypeMessage: "msg_", wire.TypeFunctionCall
 func (t *Turn) ID() string { return t.id }
 
 // Decoded is the request.
-func (t *Turn) Decoded() *Decoded { return t.d }
+func (t *Turn) Decoded() *responses.Decoded { return t.d }
 
 // Stream reports whether the client asked for an event stream.
-func (t *Turn) Stream() bool { return t.d.stream }
+func (t *Turn) Stream() bool { return t.d.Stream() }
 
 // MaxTokens is max_output_tokens, 0 when absent: for the token estimate.
 func (t *Turn) MaxTokens() int64 {
@@ -145,7 +147,7 @@ func (t *Turn) Keep(output []wire.Item, r *wire.Response) []byte {
 		return nil // cannot happen: every raw value in r came from valid JSON
 	}
 	b = append(b, '\n')
-	if !t.d.store {
+	if !t.d.Stored() {
 		return b
 	}
 	rec := &store.Record{ID: t.id, Response: b, Turn: &store.Turn{Prev: t.prev, Input: t.input, Output: output}}
@@ -162,7 +164,7 @@ func (t *Turn) Keep(output []wire.Item, r *wire.Response) []byte {
 // false; StoreErr says why the store refused it.
 func (t *Turn) KeepAs(id string, output []wire.Item, response []byte) {
 	t.id = id
-	if !t.d.store {
+	if !t.d.Stored() {
 		return
 	}
 	rec := &store.Record{ID: id, Response: response, Turn: &store.Turn{Prev: t.prev, Input: t.input, Output: output}}
@@ -175,7 +177,7 @@ func (t *Turn) KeepAs(id string, output []wire.Item, response []byte) {
 // it go to the provider until it finishes.
 func (t *Turn) KeepRunning(id, owner string, response []byte) {
 	t.id = id
-	if !t.d.store {
+	if !t.d.Stored() {
 		return
 	}
 	rec := &store.Record{ID: id, Response: response, Owner: owner, Turn: &store.Turn{Prev: t.prev, Input: t.input}}
@@ -200,7 +202,7 @@ func (t *Turn) Response(status, model string, output []wire.OutputItem, u *wire.
 		ID: t.id, Object: wire.ObjectResponse, CreatedAt: t.createdAt, Status: status,
 		Instructions: r.Instructions, MaxOutputTokens: r.MaxOutputTokens, Model: model, Output: output,
 		ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls, PreviousResponseID: r.PreviousResponseID,
-		ServiceTier: r.ServiceTier, Store: t.d.store, Temperature: 1, TopP: 1, Truncation: "disabled",
+		ServiceTier: r.ServiceTier, Store: t.d.Stored(), Temperature: 1, TopP: 1, Truncation: "disabled",
 		Usage: u, User: r.User, SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey,
 		Metadata: r.Metadata, Tools: t.d.Functions, ToolChoice: autoChoice,
 	}
@@ -221,7 +223,7 @@ func (t *Turn) Response(status, model string, output []wire.OutputItem, u *wire.
 	if r.Text != nil {
 		resp.Text.Verbosity = r.Text.Verbosity
 	}
-	if !isNull(r.ToolChoice) {
+	if tc := bytes.TrimSpace(r.ToolChoice); len(tc) > 0 && string(tc) != "null" {
 		resp.ToolChoice = r.ToolChoice
 	}
 	if resp.Metadata == nil {
