@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
@@ -34,9 +35,11 @@ type Turn struct {
 // New resolves d's previous_response_id and item_references from s.
 // now is the clock (nil means time.Now) for created_at. A store that
 // cannot answer is a 503 (Unavailable), never a conversation served
-// without its history. An id s does not hold is OpenAI's 400, unless the
-// request goes to a native Responses API (d.Native): the provider may
-// hold it, so it is left for the provider to resolve.
+// without its history. An id s does not hold is OpenAI's 400, but for
+// two: a request for a native Responses API (d.Native) leaves it to the
+// provider, which may hold it; an item_reference to a reasoning item
+// (rs_…) is kept as sent, as a turn translated onto chat could not use
+// the item anyway.
 func New(ctx context.Context, d *responses.Decoded, s store.Store, now func() time.Time) (*Turn, *responses.Error) {
 	if now == nil {
 		now = time.Now
@@ -79,8 +82,11 @@ func New(ctx context.Context, d *responses.Decoded, s store.Store, now func() ti
 			ref, err = finder.FindItem(ctx, it.ID)
 		}
 		switch {
-		case errors.Is(err, store.ErrNotFound) && d.Native != nil:
-			it.Raw = d.Sent[i] // for the provider to resolve
+		case errors.Is(err, store.ErrNotFound) && (d.Native != nil || strings.HasPrefix(it.ID, "rs_")):
+			// For a native provider to resolve; or a reasoning item (the
+			// Vercel AI SDK refers to them by id), which a turn translated
+			// onto chat could not use anyway: kept as sent, not refused.
+			it.Raw = d.Sent[i]
 			t.input = append(t.input, it)
 			continue
 		case errors.Is(err, store.ErrNotFound):
