@@ -15,6 +15,12 @@ const (
 	OpChat        Op = iota // POST /v1/chat/completions
 	OpCompletions           // POST /v1/completions (legacy)
 	OpEmbeddings            // POST /v1/embeddings
+	// OpResponses is POST /v1/responses sent natively to a provider's own
+	// Responses API (OpenAI, Azure): the body is the client's, and a
+	// stream is the Responses API's events, not chat chunks. Only
+	// adapters that say so serve it; the Responses API translated onto
+	// chat is OpChat.
+	OpResponses
 )
 
 func (o Op) String() string {
@@ -25,6 +31,8 @@ func (o Op) String() string {
 		return "completions"
 	case OpEmbeddings:
 		return "embeddings"
+	case OpResponses:
+		return "responses"
 	}
 	return "op(" + strconv.Itoa(int(o)) + ")"
 }
@@ -36,6 +44,8 @@ func (o Op) Path() string {
 		return "/completions"
 	case OpEmbeddings:
 		return "/embeddings"
+	case OpResponses:
+		return "/responses"
 	}
 	return "/chat/completions"
 }
@@ -86,7 +96,8 @@ type Response struct {
 }
 
 // Stream yields the OpenAI chat.completion.chunk (or completion) JSON
-// payloads of a streamed answer, without SSE framing.
+// payloads of a streamed answer, without SSE framing; for OpResponses,
+// the Responses API's event payloads (each carries its type).
 type Stream interface {
 	// Next returns the next payload. The slice is valid until the next call.
 	// io.EOF means the provider ended the stream properly; any other error
@@ -114,4 +125,16 @@ type Adapter interface {
 // tokens. A nil error means healthy; an *outcome.Error says why not.
 type Prober interface {
 	Probe(ctx context.Context) error
+}
+
+// ResponseFetcher is implemented by adapters whose provider keeps the
+// responses of its own Responses API (OpenAI, Azure): it forwards a
+// request about one of them (a background response the provider is still
+// running) to the provider. method is GET, DELETE or POST; path is below
+// /responses/ ("resp_1", "resp_1/input_items", "resp_1/cancel"), its
+// segments escaped; query is the raw query ("" none). A 2xx answer's body
+// is returned in Response.Body; any other answer is an error carrying an
+// *outcome.Error, classified as Do's are.
+type ResponseFetcher interface {
+	FetchResponse(ctx context.Context, method, path, query string) (*Response, error)
 }

@@ -1,29 +1,39 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/relay"
 	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/chat"
+	"github.com/llmrouter/llmrouter/internal/responses/native"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
+	"github.com/llmrouter/llmrouter/internal/responses/turn"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
+	"github.com/llmrouter/llmrouter/internal/route"
 )
 
 // apiResponses is the api label of the Responses API's requests.
 const apiResponses = "responses"
 
 // serveResponses handles POST /v1/responses (docs/ARCHITECTURE.md,
-// "Responses API"): the request, its previous_response_id chain and
-// item_references become one chat completions request (internal/responses),
-// which then takes the chat path unchanged: shedding, ranking, admission,
-// failover before the commit point, the one answer writer. The provider's
-// chat answer is turned into a Response before anything is written; a
-// stream is written as the Responses events by the relay.
+// "Responses API"). The request, its previous_response_id chain and
+// item_references become one chat completions request
+// (internal/responses/chat), which then takes the chat path unchanged:
+// shedding, ranking, admission, failover before the commit point, the one
+// answer writer; the provider's chat answer is turned into a Response
+// before anything is written, a stream into the Responses events by the
+// relay. A request only a provider's own Responses API can honour (a
+// built-in tool, background…) goes the same way to the model's openai and
+// azure targets only, natively (internal/responses/native); a model with
+// none gets the 400 naming the field.
 func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	st := s.st.Load()
 	ex := s.newExchange(r, w, st, provider.OpChat)
@@ -47,17 +57,42 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, ex, result{err: modelNotFound(d.Model)})
 		return
 	}
-	turn, rerr := responses.NewTurn(r.Context(), d, s.stored, s.now)
+	if d.Native != nil && !st.servesNatively(ex.Model) {
+		s.answer(w, ex, result{err: s.refusal(ex, d.Native)})
+		return
+	}
+	tn, rerr := turn.New(r.Context(), d, s.stored, s.now)
 	if rerr != nil {
 		s.answer(w, ex, result{err: s.refusal(ex, rerr)})
 		return
 	}
-	tr, rerr := chat.Translate(turn)
-	if rerr != nil {
-		s.answer(w, ex, result{err: s.refusal(ex, rerr)})
-		return
+	var (
+		req     *provider.Request
+		events  func() relay.Framer
+		reshape func(body []byte, provider string) ([]byte, error)
+		what    string
+	)
+	if d.Native == nil {
+		tr, rerr := chat.Translate(tn)
+		if rerr != nil {
+			s.answer(w, ex, result{err: s.refusal(ex, rerr)})
+			return
+		}
+		req = &provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
+			Stream: tn.Stream(), IncludeUsage: tn.Stream()}
+		answer := func(body []byte, _ string) ([]byte, error) { return tr.Answer(body) }
+		events, reshape, what = func() relay.Framer { return tr.Events() }, answer, "a chat completion"
+	} else {
+		c, rerr := native.Prepare(tn, body.B)
+		if rerr != nil {
+			s.answer(w, ex, result{err: s.refusal(ex, rerr)})
+			return
+		}
+		ex.Op = provider.OpResponses
+		req = &provider.Request{Op: provider.OpResponses, Body: c.Body, ModelStart: c.ModelStart, ModelEnd: c.ModelEnd, Stream: tn.Stream()}
+		events, reshape, what = func() relay.Framer { return c.Events() }, c.Answer, "a response"
 	}
-	if int64(len(tr.Body)) > st.limits.MaxBodyBytes {
+	if int64(len(req.Body)) > st.limits.MaxBodyBytes {
 		// A chain grows with every turn; the conversation it expands to is
 		// held to the body limit like any request.
 		s.answer(w, ex, result{err: &intake.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
@@ -65,35 +100,46 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 			Message: "the conversation, with the earlier turns previous_response_id brings in, is larger than limits.max_body_bytes"}})
 		return
 	}
-	req := &provider.Request{
-		Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
-		Stream: turn.Stream(), IncludeUsage: turn.Stream(),
-	}
-	defer s.storeFailed(ex, turn)
-	// The chat answer becomes a Response (stored), a stream the Responses
-	// events.
-	s.dispatch(w, r, ex, st, req, intake.EstimateTokens(tr.Body, turn.MaxTokens()), func(res result) result {
+	defer s.storeFailed(ex, tn)
+	// The provider's answer becomes the client's Response (stored), a
+	// stream the Responses events.
+	s.dispatch(w, r, ex, st, req, intake.EstimateTokens(req.Body, tn.MaxTokens()), func(res result) result {
 		sv := res.served
 		if sv == nil {
 			return res
 		}
 		if sv.Resp.Stream != nil {
-			res.framer = tr.Events()
-		} else if b, err := tr.Answer(sv.Resp.Body); err == nil {
+			res.framer = events()
+		} else if b, err := reshape(sv.Resp.Body, sv.Provider.Name); err == nil {
 			sv.Resp.Body = b
 		} else {
 			sv.Done(outcome.OK)
 			res = result{err: &intake.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
-				Message: "the provider's answer could not be read as a chat completion: " + err.Error()}}
+				Message: "the provider's answer could not be read as " + what + ": " + err.Error()}}
 		}
 		return res
 	})
 }
 
-// serveStoredResponse handles GET and DELETE /v1/responses/{id}: what the
-// router stored, for responses.ttl; an id it does not hold is a 404, a
-// store that cannot answer a 503.
-func (s *Server) serveStoredResponse(w http.ResponseWriter, r *http.Request) {
+// servesNatively reports whether a target of m can take the Responses API
+// natively (an openai or azure provider): only those serve a request that
+// needs it.
+func (st *state) servesNatively(m *route.Model) bool {
+	for _, tg := range m.Targets {
+		if st.providers[tg.Provider].Adapter.Supports(provider.OpResponses) {
+			return true
+		}
+	}
+	return false
+}
+
+// serveStoredResponse handles GET and DELETE /v1/responses/{id}, GET
+// /v1/responses/{id}/input_items and POST /v1/responses/{id}/cancel: what
+// the router stored, for responses.ttl; an id it does not hold is a 404,
+// a store that cannot answer a 503. A response its provider still runs
+// in the background is the provider's: the request goes to it.
+// sub is what the path names below the id: "", input_items or cancel.
+func (s *Server) serveStoredResponse(w http.ResponseWriter, r *http.Request, sub string) {
 	st := s.st.Load()
 	ex := s.newExchange(r, w, st, provider.OpChat)
 	ex.api = apiResponses
@@ -103,46 +149,96 @@ func (s *Server) serveStoredResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if r.Method == http.MethodDelete {
+	rec, err := s.stored.Get(r.Context(), id)
+	if err != nil {
+		s.answer(w, ex, result{err: s.storeError(ex, id, err)})
+		return
+	}
+	if rec.Owner != "" {
+		s.answer(w, ex, s.forward(w, r, ex, st, rec, sub))
+		return
+	}
+	switch {
+	case sub == "input_items":
+		b, rerr := turn.InputItems(rec, r.URL.Query())
+		if rerr != nil {
+			s.answer(w, ex, result{err: s.refusal(ex, rerr)})
+			return
+		}
+		s.answer(w, ex, result{json: b})
+	case sub == "cancel":
+		s.answer(w, ex, result{err: s.refusal(ex, responses.BadRequest("", "Response with id '%s' is not running in the background: "+
+			"only background responses can be cancelled.", responses.Cut(id)))})
+	case r.Method == http.MethodDelete:
 		if err := s.stored.Delete(r.Context(), id); err != nil {
 			s.answer(w, ex, result{err: s.storeError(ex, id, err)})
 			return
 		}
 		b, _ := openaiwire.Append(nil, &wire.Deleted{ID: id, Object: wire.ObjectResponse, Deleted: true})
 		s.answer(w, ex, result{json: append(b, '\n')})
-		return
+	default:
+		s.answer(w, ex, result{json: rec.Response})
 	}
-	rec, err := s.stored.Get(r.Context(), id)
-	if err != nil {
-		s.answer(w, ex, result{err: s.storeError(ex, id, err)})
-		return
-	}
-	s.answer(w, ex, result{json: rec.Response})
 }
 
-// serveInputItems handles GET /v1/responses/{id}/input_items: the items a
-// stored response was given, a page at a time, as OpenAI lists them.
-func (s *Server) serveInputItems(w http.ResponseWriter, r *http.Request) {
-	st := s.st.Load()
-	ex := s.newExchange(r, w, st, provider.OpChat)
-	ex.api = apiResponses
-	defer s.logRequest(r, ex)
-	if !st.authorized(r) {
-		s.answer(w, ex, unauthorized(r))
-		return
+// forward sends a request about rec, a response its provider runs in the
+// background (rec.Owner), to that provider, and returns what it answered:
+// its 2xx body, its client error passed through, or a 502. A GET that
+// shows the response finished replaces the record with the whole
+// response, so it can be continued; a DELETE the provider accepted
+// removes it. Forwarded requests bypass the provider's admission
+// (breaker, buckets): they are free, and about a response it is working
+// on.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, st *state, rec *store.Record, sub string) result {
+	p := st.providers[rec.Owner]
+	var f provider.ResponseFetcher
+	if p != nil {
+		f, _ = p.Adapter.(provider.ResponseFetcher)
 	}
-	id := r.PathValue("id")
-	rec, err := s.stored.Get(r.Context(), id)
+	if f == nil {
+		// Its provider left the config: nobody can read it any more.
+		return result{err: s.refusal(ex, responses.NotFound(rec.ID))}
+	}
+	setHeader(w.Header(), hdrProvider, p.Name)
+	path := url.PathEscape(rec.ID)
+	if sub != "" {
+		path += "/" + sub
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), p.Config.Timeout)
+	defer cancel()
+	resp, err := f.FetchResponse(ctx, r.Method, path, r.URL.RawQuery)
 	if err != nil {
-		s.answer(w, ex, result{err: s.storeError(ex, id, err)})
-		return
+		var oe *outcome.Error
+		if !errors.As(err, &oe) {
+			oe = &outcome.Error{Kind: outcome.KindOf(err), Message: err.Error()}
+		}
+		switch {
+		case r.Context().Err() != nil:
+			return result{gone: true}
+		case oe.Kind == outcome.ClientError || oe.Kind == outcome.TargetMissing:
+			c := *oe
+			c.Message = p.Up.Redact(c.Message)
+			return result{err: clientError(&c), provider: p.Name}
+		}
+		return result{err: &intake.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
+			Message: "the provider running the response in the background failed (" + oe.Kind.String() + "): " + p.Up.Redact(oe.Message)}}
 	}
-	b, rerr := responses.InputItems(rec, r.URL.Query())
-	if rerr != nil {
-		s.answer(w, ex, result{err: s.refusal(ex, rerr)})
-		return
+	switch {
+	case r.Method == http.MethodGet && sub == "":
+		if done := native.Finished(rec, resp.Body); done != nil {
+			if err := s.stored.Put(context.WithoutCancel(r.Context()), done); err != nil {
+				s.storeWarn.Do(func() {
+					s.log.Warn("a finished background response could not be stored (thinned: one of several)", "request_id", ex.ID,
+						"response_id", rec.ID, "error", err.Error())
+				})
+			}
+		}
+	case r.Method == http.MethodDelete:
+		// The provider's answer is the client's; a failure here shows at
+		// the store's next read.
+		_ = s.stored.Delete(context.WithoutCancel(r.Context()), rec.ID)
 	}
-	s.answer(w, ex, result{json: b})
+	return result{json: resp.Body}
 }
 
 // storeError is the answer for a store's failure to read or delete id:
@@ -171,7 +267,7 @@ func (s *Server) refusal(ex *exchange, e *responses.Error) *intake.Error {
 
 // storeFailed logs an answer the store refused to keep (it said store:
 // false to the client).
-func (s *Server) storeFailed(ex *exchange, t *responses.Turn) {
+func (s *Server) storeFailed(ex *exchange, t *turn.Turn) {
 	if err := t.StoreErr(); err != nil {
 		s.storeWarn.Do(func() {
 			s.log.Warn("response answered but not stored (thinned: one of several)", "request_id", ex.ID, "response_id", t.ID(), "error", err.Error())

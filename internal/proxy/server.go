@@ -340,9 +340,13 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpCompletions) })
 	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpEmbeddings) })
 	mux.HandleFunc("POST /v1/responses", s.serveResponses)
-	mux.HandleFunc("GET /v1/responses/{id}", s.serveStoredResponse)
-	mux.HandleFunc("DELETE /v1/responses/{id}", s.serveStoredResponse)
-	mux.HandleFunc("GET /v1/responses/{id}/input_items", s.serveInputItems)
+	stored := func(sub string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { s.serveStoredResponse(w, r, sub) }
+	}
+	mux.HandleFunc("GET /v1/responses/{id}", stored(""))
+	mux.HandleFunc("DELETE /v1/responses/{id}", stored(""))
+	mux.HandleFunc("GET /v1/responses/{id}/input_items", stored("input_items"))
+	mux.HandleFunc("POST /v1/responses/{id}/cancel", stored("cancel"))
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /v1/models/{model...}", s.serveModel)
 	mux.HandleFunc("/", s.serveNotFound)

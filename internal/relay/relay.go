@@ -17,10 +17,10 @@ import (
 // commit point; past it the stream commits anyway.
 const maxHeld = 16
 
-// Preamble reads a stream up to its first chunk with content and returns
-// the chunks read (copies), so nothing is written before the provider has
-// shown it can answer. A stream that ends cleanly before any content
-// returns what it had.
+// Preamble reads a stream up to its first chunk with content (hasContent)
+// and returns the chunks read (copies), so nothing is written before the
+// provider has shown it can answer. A stream that ends cleanly before any
+// content returns what it had.
 func Preamble(st provider.Stream) ([][]byte, error) {
 	var held [][]byte
 	for {
@@ -40,10 +40,19 @@ func Preamble(st provider.Stream) ([][]byte, error) {
 
 // hasContent reports whether a chunk carries anything beyond the role-only
 // opening delta: text, a tool call, a finish reason, usage, or a shape we
-// do not know (which we must not hold back).
+// do not know (which we must not hold back). A Responses API event (a
+// native stream) has content unless it is one of the lifecycle events
+// that open a stream (response.created, response.in_progress,
+// response.queued), which a provider sends before it has produced
+// anything.
 func hasContent(p []byte) bool {
-	ch := gjson.GetBytes(p, "choices")
+	res := gjson.GetManyBytes(p, "choices", "type")
+	ch := res[0]
 	if !ch.IsArray() {
+		switch res[1].Str {
+		case "response.created", "response.in_progress", "response.queued":
+			return false
+		}
 		return true
 	}
 	content, n := false, 0

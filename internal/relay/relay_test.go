@@ -48,6 +48,10 @@ func TestPreambleHoldsUntilContent(t *testing.T) {
 		{"ends before content", []string{roleOnly}, io.EOF, 1, false},
 		{"dies before content", []string{roleOnly}, &outcome.Error{Kind: outcome.Network, Message: "reset"}, 0, true},
 		{"unknown shape is content", []string{`{"x":1}`}, io.EOF, 1, false},
+		{"responses lifecycle then output", []string{`{"type":"response.created","response":{"status":"queued"}}`, `{"type":"response.queued"}`,
+			`{"type":"response.in_progress"}`, `{"type":"response.output_item.added","item":{}}`, text}, io.EOF, 4, false},
+		{"responses stream dies before output", []string{`{"type":"response.created"}`, `{"type":"response.in_progress"}`},
+			&outcome.Error{Kind: outcome.Quota, Message: "insufficient_quota"}, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

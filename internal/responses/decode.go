@@ -13,7 +13,7 @@ import (
 type Decoded struct {
 	wire.Request
 	// Items is the request's input as items; item_reference entries are
-	// still unresolved (NewTurn resolves them from the store).
+	// still unresolved (turn.New resolves them from the store).
 	Items []wire.Item
 	// Functions are the function tools, in order.
 	Functions []wire.FunctionTool
@@ -21,9 +21,31 @@ type Decoded struct {
 	Choice ToolChoice
 	// Format is text.format; nil means plain text.
 	Format *wire.Format
+	// Sent holds each input item as the client sent it, aligned with
+	// Items; nil when input was a string.
+	Sent []json.RawMessage
+	// Native, when not nil, is why only a provider's own Responses API
+	// can serve the request (a built-in tool, background, an input item
+	// chat has no equivalent for…): the 400 naming the field for a model
+	// with no openai or azure target. Decode goes on past it, checking
+	// the rest.
+	Native *Error
 	// stream and store are the flags with their defaults applied.
 	stream, store bool
 }
+
+// needs records the first reason the request needs a native Responses
+// API.
+func (d *Decoded) needs(e *Error) {
+	if d.Native == nil {
+		d.Native = e
+	}
+}
+
+// nativeOnly is the end of every message about a field only a native
+// Responses API serves.
+const nativeOnly = ": the router translates the Responses API onto chat completions, which have no such thing; " +
+	"only an openai or azure target receives it, natively, and this model has none"
 
 // ToolChoice is tool_choice: Mode is "" (absent: auto), none, auto or
 // required; Name a forced function; Allowed, when not nil, the only
@@ -42,10 +64,11 @@ func (d *Decoded) Stream() bool { return d.stream }
 func (d *Decoded) Stored() bool { return d.store }
 
 // Decode reads a POST /v1/responses body the proxy has checked is valid
-// JSON, and refuses, with a 400 naming the field, what the router cannot
-// honour on a chat completions upstream: built-in tools, background
-// responses, conversations, hosted prompts, input items with no chat
-// equivalent, OpenAI file ids, truncation "auto", logprobs.
+// JSON, refusing with a 400 naming the field what is invalid anywhere. What
+// only a provider's own Responses API can honour (built-in tools,
+// background responses, conversations, hosted prompts, input items with
+// no chat equivalent, OpenAI file ids, truncation "auto", logprobs…) is
+// not refused: Decoded.Native says why, and names the field.
 func Decode(body []byte) (*Decoded, *Error) {
 	d := &Decoded{}
 	if err := json.Unmarshal(body, &d.Request); err != nil {
@@ -55,9 +78,7 @@ func Decode(body []byte) (*Decoded, *Error) {
 	if r.Model == "" {
 		return nil, BadRequest("model", "you must provide a model parameter")
 	}
-	if e := refuseUnsupported(r); e != nil {
-		return nil, e
-	}
+	d.Native = nativeFields(r)
 	if r.MaxOutputTokens != nil && *r.MaxOutputTokens < 1 {
 		return nil, BadRequest("max_output_tokens", "max_output_tokens must be a positive integer, got %d", *r.MaxOutputTokens)
 	}
@@ -68,13 +89,13 @@ func Decode(body []byte) (*Decoded, *Error) {
 	if d.Format, e = textFormat(r.Text); e != nil {
 		return nil, e
 	}
-	if d.Functions, e = functionTools(r.Tools); e != nil {
+	if e = d.functionTools(r.Tools); e != nil {
 		return nil, e
 	}
-	if d.Choice, e = decodeToolChoice(r.ToolChoice); e != nil {
+	if e = d.decodeToolChoice(r.ToolChoice); e != nil {
 		return nil, e
 	}
-	if d.Items, e = decodeInput(r.Input); e != nil {
+	if e = d.decodeInput(r.Input); e != nil {
 		return nil, e
 	}
 	if len(d.Items) == 0 && (r.PreviousResponseID == nil || *r.PreviousResponseID == "") {
@@ -85,30 +106,31 @@ func Decode(body []byte) (*Decoded, *Error) {
 	return d, nil
 }
 
-// refuseUnsupported refuses the request fields the router cannot honour.
-func refuseUnsupported(r *wire.Request) *Error {
+// nativeFields is the first top-level field only a native Responses API
+// honours, as the 400 for a model without one; nil when there is none.
+func nativeFields(r *wire.Request) *Error {
 	switch {
 	case r.Background != nil && *r.Background:
-		return BadRequest("background", "background responses are not supported: the router answers while the request is open (send background: false)")
+		return BadRequest("background", "background responses are not supported (send background: false)"+nativeOnly)
 	case !isNull(r.Conversation):
-		return BadRequest("conversation", "conversations are not supported by the router: continue a conversation with previous_response_id")
+		return BadRequest("conversation", "conversations are not supported (continue a conversation with previous_response_id)"+nativeOnly)
 	case !isNull(r.Prompt):
-		return BadRequest("prompt", "prompt templates are hosted by OpenAI and not supported by the router: send input and instructions")
+		return BadRequest("prompt", "prompt templates are hosted by OpenAI (send input and instructions)"+nativeOnly)
 	case !isNull(r.MaxToolCalls):
-		return BadRequest("max_tool_calls", "max_tool_calls is not supported: it limits built-in tool calls, which the router does not have")
+		return BadRequest("max_tool_calls", "max_tool_calls limits built-in tool calls"+nativeOnly)
 	case !isNull(r.ContextManagement):
-		return BadRequest("context_management", "context_management is not supported by the router")
+		return BadRequest("context_management", "context_management is not supported"+nativeOnly)
 	case r.TopLogprobs != nil && *r.TopLogprobs > 0:
-		return BadRequest("top_logprobs", "top_logprobs is not supported by the router")
+		return BadRequest("top_logprobs", "top_logprobs is not supported"+nativeOnly)
 	case r.Truncation != nil && *r.Truncation != "disabled":
-		return BadRequest("truncation", "truncation %q is not supported: the router does not drop items from a conversation (send \"disabled\")", Cut(*r.Truncation))
+		return BadRequest("truncation", "truncation %q is not supported (send \"disabled\")"+nativeOnly, Cut(*r.Truncation))
 	}
 	for i, inc := range r.Include {
-		// No reasoning items are returned, so there is no encrypted
-		// reasoning to include: asking for it is harmless (the Vercel AI
-		// SDK does with store: false).
+		// A translated answer has no reasoning items, so there is no
+		// encrypted reasoning to include: asking for it is harmless (the
+		// Vercel AI SDK does with store: false).
 		if inc != "reasoning.encrypted_content" {
-			return BadRequest(fmt.Sprintf("include[%d]", i), "include %q is not supported by the router", Cut(inc))
+			return BadRequest(fmt.Sprintf("include[%d]", i), "include %q is not supported"+nativeOnly, Cut(inc))
 		}
 	}
 	return nil
@@ -154,52 +176,54 @@ func textFormat(t *wire.TextConfig) (*wire.Format, *Error) {
 	return nil, BadRequest("text.format.type", "text.format.type must be text, json_object or json_schema, got %q", Cut(f.Type))
 }
 
-// functionTools reads tools: function tools only. A built-in tool
-// (web_search, file_search, code_interpreter, image_generation,
-// computer_use, mcp, custom, shell…) has no chat completions equivalent.
-func functionTools(raw []json.RawMessage) ([]wire.FunctionTool, *Error) {
-	var out []wire.FunctionTool
+// functionTools reads tools into d.Functions. A built-in tool (web_search,
+// file_search, code_interpreter, image_generation, computer_use, mcp,
+// custom, shell…) has no chat completions equivalent: the request needs
+// a native Responses API.
+func (d *Decoded) functionTools(raw []json.RawMessage) *Error {
 	for i, r := range raw {
 		param := fmt.Sprintf("tools[%d]", i)
 		var head struct {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(r, &head); err != nil {
-			return nil, decodeError(param, err)
+			return decodeError(param, err)
 		}
 		if head.Type != "function" {
-			return nil, BadRequest(param+".type", "the tool type %q is not supported: the router translates the Responses API onto chat completions, "+
-				"which have function tools only (built-in tools such as web_search or code_interpreter are OpenAI's own)", Cut(head.Type))
+			d.needs(BadRequest(param+".type", "the tool type %q is not supported (built-in tools such as web_search or "+
+				"code_interpreter are OpenAI's own)"+nativeOnly, Cut(head.Type)))
+			continue
 		}
 		var t wire.FunctionTool
 		if err := json.Unmarshal(r, &t); err != nil {
-			return nil, decodeError(param, err)
+			return decodeError(param, err)
 		}
 		if t.Name == "" {
-			return nil, BadRequest(param+".name", "missing required parameter: '%s.name'", param)
+			return BadRequest(param+".name", "missing required parameter: '%s.name'", param)
 		}
 		if isNull(t.Parameters) {
 			t.Parameters = nil
 		}
-		out = append(out, t)
+		d.Functions = append(d.Functions, t)
 	}
-	return out, nil
+	return nil
 }
 
-// decodeToolChoice reads tool_choice: "none", "auto", "required",
-// {type:"function",name} or {type:"allowed_tools",mode,tools}.
-func decodeToolChoice(raw json.RawMessage) (ToolChoice, *Error) {
-	var tc ToolChoice
+// decodeToolChoice reads tool_choice into d.Choice: "none", "auto",
+// "required", {type:"function",name} or {type:"allowed_tools",mode,tools};
+// a built-in tool's choice needs a native Responses API.
+func (d *Decoded) decodeToolChoice(raw json.RawMessage) *Error {
+	tc := &d.Choice
 	if isNull(raw) {
-		return tc, nil
+		return nil
 	}
 	if raw[0] == '"' {
 		_ = json.Unmarshal(raw, &tc.Mode) // a valid JSON string
 		switch tc.Mode {
 		case "none", "auto", "required":
-			return tc, nil
+			return nil
 		}
-		return tc, BadRequest("tool_choice", "tool_choice must be none, auto, required or an object, got %q", Cut(tc.Mode))
+		return BadRequest("tool_choice", "tool_choice must be none, auto, required or an object, got %q", Cut(tc.Mode))
 	}
 	var obj struct {
 		Type  string `json:"type"`
@@ -211,29 +235,31 @@ func decodeToolChoice(raw json.RawMessage) (ToolChoice, *Error) {
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return tc, decodeError("tool_choice", err)
+		return decodeError("tool_choice", err)
 	}
 	switch obj.Type {
 	case "function":
 		if obj.Name == "" {
-			return tc, BadRequest("tool_choice.name", "missing required parameter: 'tool_choice.name'")
+			return BadRequest("tool_choice.name", "missing required parameter: 'tool_choice.name'")
 		}
 		tc.Name = obj.Name
-		return tc, nil
+		return nil
 	case "allowed_tools":
 		if obj.Mode != "auto" && obj.Mode != "required" {
-			return tc, BadRequest("tool_choice.mode", "tool_choice.mode must be auto or required, got %q", Cut(obj.Mode))
+			return BadRequest("tool_choice.mode", "tool_choice.mode must be auto or required, got %q", Cut(obj.Mode))
 		}
 		tc.Mode, tc.Allowed = obj.Mode, map[string]bool{}
 		for i, t := range obj.Tools {
 			if t.Type != "function" {
-				return tc, BadRequest(fmt.Sprintf("tool_choice.tools[%d].type", i), "only function tools can be allowed, got %q", Cut(t.Type))
+				d.needs(BadRequest(fmt.Sprintf("tool_choice.tools[%d].type", i), "only function tools can be allowed on chat completions, got %q"+nativeOnly, Cut(t.Type)))
+				continue
 			}
 			tc.Allowed[t.Name] = true
 		}
-		return tc, nil
+		return nil
 	}
-	return tc, BadRequest("tool_choice.type", "tool_choice type %q is not supported: the router has function tools only", Cut(obj.Type))
+	d.needs(BadRequest("tool_choice.type", "tool_choice type %q is not supported (built-in tools are OpenAI's own)"+nativeOnly, Cut(obj.Type)))
+	return nil
 }
 
 // inputItem is an input item as sent; which fields apply depends on Type.
@@ -261,33 +287,37 @@ type inputPart struct {
 	Filename string  `json:"filename"`
 }
 
-// decodeInput reads input: a string (one user message) or an array of
-// items. Reasoning items are dropped: chat completions cannot take them
-// back, and their ids (rs_…) are the only thing a client could refer to.
-func decodeInput(raw json.RawMessage) ([]wire.Item, *Error) {
+// decodeInput reads input into d.Items (and d.Sent): a string (one user
+// message) or an array of items. An item chat completions cannot take is
+// kept as sent (Item.Raw): a reasoning item (left out of a translated
+// conversation, sent back as is to a native Responses API), and an item
+// or a content part only a native Responses API reads (a built-in tool's
+// call or output, an OpenAI file id), which the request then needs.
+func (d *Decoded) decodeInput(raw json.RawMessage) *Error {
 	if isNull(raw) {
-		return nil, nil
+		return nil
 	}
 	switch raw[0] {
 	case '"':
 		var s string
 		_ = json.Unmarshal(raw, &s) // a valid JSON string
-		return []wire.Item{{Type: wire.TypeMessage, Role: "user", Text: s}}, nil
+		d.Items = []wire.Item{{Type: wire.TypeMessage, Role: "user", Text: s}}
+		return nil
 	case '[':
 	default:
-		return nil, BadRequest("input", "input must be a string or an array of items")
+		return BadRequest("input", "input must be a string or an array of items")
 	}
 	var raws []json.RawMessage
 	_ = json.Unmarshal(raw, &raws) // a valid JSON array
-	out := make([]wire.Item, 0, len(raws))
+	d.Items, d.Sent = make([]wire.Item, 0, len(raws)), raws
 	for i, r := range raws {
 		param := fmt.Sprintf("input[%d]", i)
 		if r = bytes.TrimSpace(r); len(r) == 0 || r[0] != '{' {
-			return nil, BadRequest(param, "%s must be an object", param)
+			return BadRequest(param, "%s must be an object", param)
 		}
 		var in inputItem
 		if err := json.Unmarshal(r, &in); err != nil {
-			return nil, decodeError(param, err)
+			return decodeError(param, err)
 		}
 		if in.Type == "" {
 			switch {
@@ -296,85 +326,97 @@ func decodeInput(raw json.RawMessage) ([]wire.Item, *Error) {
 			case in.ID != "" && isNull(in.Content):
 				in.Type = wire.TypeItemReference
 			default:
-				return nil, BadRequest(param+".type", "missing required parameter: '%s.type'", param)
+				return BadRequest(param+".type", "missing required parameter: '%s.type'", param)
 			}
 		}
 		it := wire.Item{Type: in.Type, ID: in.ID}
+		native := false
+		var e *Error
 		switch in.Type {
 		case wire.TypeMessage:
-			if e := message(param, &in, &it); e != nil {
-				return nil, e
-			}
+			native, e = d.message(param, &in, &it)
 		case wire.TypeFunctionCall:
 			switch {
 			case in.CallID == "":
-				return nil, BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
+				return BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
 			case in.Name == "":
-				return nil, BadRequest(param+".name", "missing required parameter: '%s.name'", param)
+				return BadRequest(param+".name", "missing required parameter: '%s.name'", param)
 			case in.Arguments == nil:
-				return nil, BadRequest(param+".arguments", "missing required parameter: '%s.arguments'", param)
+				return BadRequest(param+".arguments", "missing required parameter: '%s.arguments'", param)
 			}
 			it.CallID, it.Name, it.Arguments = in.CallID, in.Name, *in.Arguments
 		case wire.TypeFunctionCallOutput:
 			if in.CallID == "" {
-				return nil, BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
+				return BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
 			}
 			it.CallID = in.CallID
-			if e := content(param+".output", in.Output, "tool", &it); e != nil {
-				return nil, e
-			}
+			native, e = d.content(param+".output", in.Output, "tool", &it)
 		case wire.TypeItemReference:
 			if in.ID == "" {
-				return nil, BadRequest(param+".id", "missing required parameter: '%s.id'", param)
+				return BadRequest(param+".id", "missing required parameter: '%s.id'", param)
 			}
 		case wire.TypeReasoning:
-			continue
+			it.Raw = r
 		default:
-			return nil, BadRequest(param+".type", "the input item type %q is not supported: the router translates the Responses API onto chat completions, "+
-				"which take messages, function calls and function call outputs only", Cut(in.Type))
+			d.needs(BadRequest(param+".type", "the input item type %q is not supported (chat completions take messages, "+
+				"function calls and function call outputs only)"+nativeOnly, Cut(in.Type)))
+			native = true
 		}
-		out = append(out, it)
+		if e != nil {
+			return e
+		}
+		if native {
+			it.Raw = r
+		}
+		d.Items = append(d.Items, it)
 	}
-	return out, nil
+	return nil
 }
 
-// message reads a message item's role and content into it.
-func message(param string, in *inputItem, it *wire.Item) *Error {
+// message reads a message item's role and content into it; native says
+// a part of it only a native Responses API reads.
+func (d *Decoded) message(param string, in *inputItem, it *wire.Item) (native bool, e *Error) {
 	switch in.Role {
 	case "user", "assistant", "system", "developer":
 	case "":
-		return BadRequest(param+".role", "missing required parameter: '%s.role'", param)
+		return false, BadRequest(param+".role", "missing required parameter: '%s.role'", param)
 	default:
-		return BadRequest(param+".role", "%s.role must be user, assistant, system or developer, got %q", param, Cut(in.Role))
+		return false, BadRequest(param+".role", "%s.role must be user, assistant, system or developer, got %q", param, Cut(in.Role))
 	}
 	it.Role = in.Role
 	if isNull(in.Content) {
-		return BadRequest(param+".content", "missing required parameter: '%s.content'", param)
+		return false, BadRequest(param+".content", "missing required parameter: '%s.content'", param)
 	}
-	return content(param+".content", in.Content, in.Role, it)
+	return d.content(param+".content", in.Content, in.Role, it)
 }
 
 // content reads a message's content or a function output (role "tool"):
 // a string, or an array of parts. Images and files are for user messages
 // and function outputs; refusals and output text for assistant messages.
-func content(param string, raw json.RawMessage, role string, it *wire.Item) *Error {
+// A part only a native Responses API reads (an OpenAI file id, a file
+// URL) is left out of it.Parts, and native says so.
+func (d *Decoded) content(param string, raw json.RawMessage, role string, it *wire.Item) (native bool, e *Error) {
 	if isNull(raw) {
-		return BadRequest(param, "missing required parameter: '%s'", param)
+		return false, BadRequest(param, "missing required parameter: '%s'", param)
 	}
 	switch raw[0] {
 	case '"':
 		_ = json.Unmarshal(raw, &it.Text) // a valid JSON string
-		return nil
+		return false, nil
 	case '[':
 	default:
-		return BadRequest(param, "%s must be a string or an array of content parts", param)
+		return false, BadRequest(param, "%s must be a string or an array of content parts", param)
 	}
 	var parts []inputPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return decodeError(param, err)
+		return false, decodeError(param, err)
 	}
 	it.Parts = make([]wire.Part, 0, len(parts))
 	media := role == "user" || role == "tool"
+	nativePart := func(field, what string) {
+		d.needs(BadRequest(field, "%s", what+nativeOnly))
+		native = true
+	}
 	for j, p := range parts {
 		pp := fmt.Sprintf("%s[%d]", param, j)
 		switch {
@@ -384,10 +426,11 @@ func content(param string, raw json.RawMessage, role string, it *wire.Item) *Err
 			it.Parts = append(it.Parts, wire.Part{Type: wire.PartRefusal, Text: p.Refusal})
 		case p.Type == wire.PartInputImage && media:
 			if p.FileID != nil && *p.FileID != "" {
-				return BadRequest(pp+".file_id", "OpenAI file ids are not supported by the router: send image_url (an https or data: URL)")
+				nativePart(pp+".file_id", "OpenAI file ids are not supported (send image_url, an https or data: URL)")
+				continue
 			}
 			if p.ImageURL == nil || *p.ImageURL == "" {
-				return BadRequest(pp+".image_url", "missing required parameter: '%s.image_url'", pp)
+				return false, BadRequest(pp+".image_url", "missing required parameter: '%s.image_url'", pp)
 			}
 			detail := p.Detail
 			if detail == "" {
@@ -397,11 +440,13 @@ func content(param string, raw json.RawMessage, role string, it *wire.Item) *Err
 		case p.Type == wire.PartInputFile && media:
 			switch {
 			case p.FileID != nil && *p.FileID != "":
-				return BadRequest(pp+".file_id", "OpenAI file ids are not supported by the router: send file_data (a base64 data: URL)")
+				nativePart(pp+".file_id", "OpenAI file ids are not supported (send file_data, a base64 data: URL)")
+				continue
 			case p.FileURL != nil && *p.FileURL != "":
-				return BadRequest(pp+".file_url", "file URLs are not supported by the router: send file_data (a base64 data: URL)")
+				nativePart(pp+".file_url", "file URLs are not supported (send file_data, a base64 data: URL)")
+				continue
 			case p.FileData == "":
-				return BadRequest(pp+".file_data", "missing required parameter: '%s.file_data'", pp)
+				return false, BadRequest(pp+".file_data", "missing required parameter: '%s.file_data'", pp)
 			}
 			it.Parts = append(it.Parts, wire.Part{Type: wire.PartInputFile, FileData: p.FileData, Filename: p.Filename})
 		default:
@@ -409,10 +454,10 @@ func content(param string, raw json.RawMessage, role string, it *wire.Item) *Err
 			if role == "tool" {
 				where = "a function call output"
 			}
-			return BadRequest(pp+".type", "the content part type %q is not supported in %s", Cut(p.Type), where)
+			return false, BadRequest(pp+".type", "the content part type %q is not supported in %s", Cut(p.Type), where)
 		}
 	}
-	return nil
+	return native, nil
 }
 
 // isNull reports whether a raw value is absent or null.

@@ -1,24 +1,23 @@
 // Package responses is the front of the Responses API (POST
-// /v1/responses): it reads a request, refusing with a 400 naming the
-// field what the router cannot honour, and makes it a Turn: the
-// conversation it continues (previous_response_id) and its own input
-// (item_references resolved), read from the store of responses, the
-// Response object it echoes, and the storing of its answer
+// /v1/responses): it reads a request (Decode), refusing with a 400 naming
+// the field what is invalid, and noting what only a provider's own
+// Responses API honours (Decoded.Native: a built-in tool, background…),
+// which the 400 is for a model without an openai or azure target
 // (docs/ARCHITECTURE.md, "Responses API").
 //
 // The parts:
 //
-//	responses        Decode, Turn                    the request and its turn
+//	responses        Decode, Error                   the request, checked
 //	responses/wire   Request, Response, events, Item the API's wire types
 //	responses/store  Store, Memory                   the stored responses
+//	responses/turn   New, Keep, InputItems           the turn: its conversation from the store, its Response, its storing
 //	responses/chat   Translate, Answer, Events       a turn served through chat completions
+//	responses/native Prepare, Answer, Events         a turn served by OpenAI's or Azure's own Responses API
 //
 // Invariants:
-//   - A stored response holds its own turn's input (item_references
-//     resolved, instructions not: they are not inherited) and output, and
-//     its turn holds the turn it continued; a chain expands oldest first.
-//   - A store that cannot answer is a 503, never a turn served without
-//     the conversation it continues; an answer the store refused says
-//     store: false.
+//   - Decode reads the whole request or refuses it; a request that needs
+//     a native Responses API is still checked whole.
+//   - Items chat completions cannot take are kept as sent (wire.Item.Raw),
+//     never dropped at decoding.
 //   - Nothing here writes to a client or calls a provider.
 package responses

@@ -28,9 +28,14 @@ const (
 	exitSlack  = 5 * time.Second  // past shutdown_timeout before SIGKILL
 )
 
-// anthropicKeyEnv names the variable the router reads the fake Anthropic
-// providers' key from; the subprocess gets it and nothing else.
-const anthropicKeyEnv = "E2E_ANTHROPIC_KEY"
+// anthropicKeyEnv, openaiKeyEnv and azureKeyEnv name the variables the
+// router reads the fake Anthropic, OpenAI and Azure providers' keys from;
+// the subprocess gets them and nothing else.
+const (
+	anthropicKeyEnv = "E2E_ANTHROPIC_KEY"
+	openaiKeyEnv    = "E2E_OPENAI_KEY"
+	azureKeyEnv     = "E2E_AZURE_KEY"
+)
 
 // buildRouter builds ./cmd/router into a directory removed when t ends
 // (with the race detector when this test binary has it, so a data race in
@@ -66,7 +71,7 @@ func buildRouter(t *testing.T) string {
 // binProvider is one provider of a binary scenario's config.
 type binProvider struct {
 	fake           *binFake
-	typ            string // openai_compatible or anthropic; must match fake's dialect
+	typ            string // openai_compatible, anthropic (matching fake's dialect), openai or azure (a respFake)
 	tier           int
 	maxConcurrency int           // 0: the default
 	firstToken     time.Duration // first_token_timeout; 0: the default
@@ -152,6 +157,10 @@ func (c binConfig) yaml(listen, admin string) string {
 		switch p.typ {
 		case "anthropic":
 			fmt.Fprintf(&b, "    base_url: %s\n    api_key_env: %s\n", p.fake.srv.URL, anthropicKeyEnv)
+		case "openai":
+			fmt.Fprintf(&b, "    base_url: %s/v1\n    api_key_env: %s\n", p.fake.srv.URL, openaiKeyEnv)
+		case "azure":
+			fmt.Fprintf(&b, "    base_url: %s\n    api_key_env: %s\n", p.fake.srv.URL, azureKeyEnv)
 		default:
 			fmt.Fprintf(&b, "    base_url: %s/v1\n", p.fake.srv.URL)
 		}
@@ -245,7 +254,8 @@ func tryStart(t testing.TB, bin string, c binConfig) (*routerProc, error) {
 	p.cmd = exec.Command(bin, "serve", "--config", path)
 	// Only these: no LLMROUTER_* override from the test's environment. A
 	// race-enabled router would otherwise sleep a second at exit.
-	p.cmd.Env = []string{anthropicKeyEnv + "=sk-ant-test", "E2E_CLIENT_KEYS=" + clientKey, "GORACE=atexit_sleep_ms=0"}
+	p.cmd.Env = []string{anthropicKeyEnv + "=sk-ant-test", openaiKeyEnv + "=sk-test", azureKeyEnv + "=az-key",
+		"E2E_CLIENT_KEYS=" + clientKey, "GORACE=atexit_sleep_ms=0"}
 	p.cmd.Stdout = p.stderr
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {

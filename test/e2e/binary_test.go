@@ -24,6 +24,7 @@ func TestBinary(t *testing.T) {
 	t.Run("hostile clients", func(t *testing.T) { testBinaryHostile(t, bin) })
 	t.Run("outages", func(t *testing.T) { testBinaryOutages(t, bin) })
 	t.Run("responses api", func(t *testing.T) { testBinaryResponses(t, bin) })
+	t.Run("responses api natively", func(t *testing.T) { testBinaryResponsesNative(t, bin) })
 	t.Run("warm restart", func(t *testing.T) { testBinaryWarmRestart(t, bin) })
 	t.Run("fleet", func(t *testing.T) { testBinaryFleet(t, bin) })
 }

@@ -22,9 +22,12 @@ import (
 	"github.com/llmrouter/llmrouter/internal/route"
 )
 
-// tiered is a fake provider and the tier of its target for model "m".
+// tiered is a fake provider and the tier of its target for model "m":
+// f (a chat provider) or rf (an OpenAI or Azure provider with its own
+// Responses API).
 type tiered struct {
 	f    *llmFake
+	rf   *respFake
 	tier int
 }
 
@@ -49,29 +52,39 @@ func newResponsesRouterWith(t *testing.T, opts func(*proxy.Options), fakes ...ti
 	mc := route.ModelConfig{Name: "m"}
 	var ps []proxy.Provider
 	for _, p := range fakes {
-		typ := "openai_compatible"
-		if p.f.d == anthropicAPI {
-			typ = "anthropic"
+		var pc provider.Config
+		switch {
+		case p.rf != nil && p.rf.azure:
+			pc = provider.Config{Name: p.rf.name, Type: "azure", BaseURL: p.rf.srv.URL}
+		case p.rf != nil:
+			pc = provider.Config{Name: p.rf.name, Type: "openai", BaseURL: p.rf.srv.URL + "/v1"}
+		case p.f.d == anthropicAPI:
+			pc = provider.Config{Name: p.f.name, Type: "anthropic", BaseURL: p.f.srv.URL}
+		default:
+			pc = provider.Config{Name: p.f.name, Type: "openai_compatible", BaseURL: p.f.srv.URL + "/v1"}
 		}
-		pc := provider.Config{Name: p.f.name, Type: typ}
+		name := pc.Name
 		hc := provider.NewHTTPClient(pc)
 		t.Cleanup(hc.CloseIdleConnections)
 		var (
 			a   provider.Adapter
 			err error
 		)
-		if p.f.d == anthropicAPI {
-			pc.BaseURL = p.f.srv.URL
+		switch pc.Type {
+		case "azure":
+			a, err = openai.New(openai.Azure, pc, "az-key", openai.Config{}, hc)
+		case "openai":
+			a, err = openai.New(openai.OpenAI, pc, "sk-test", openai.Config{}, hc)
+		case "anthropic":
 			a, err = anthropic.New(pc, "sk-ant-test", anthropic.Config{}, hc)
-		} else {
-			pc.BaseURL = p.f.srv.URL + "/v1"
+		default:
 			a, err = openai.New(openai.Compatible, pc, "", openai.Config{}, hc)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps = append(ps, proxy.Provider{Name: p.f.name, Type: typ, Adapter: a, Config: pc})
-		mc.Targets = append(mc.Targets, route.Target{Provider: p.f.name, Model: "model-of-" + p.f.name, Tier: p.tier})
+		ps = append(ps, proxy.Provider{Name: name, Type: pc.Type, Adapter: a, Config: pc})
+		mc.Targets = append(mc.Targets, route.Target{Provider: name, Model: "model-of-" + name, Tier: p.tier})
 	}
 	table, err := route.NewTable([]route.ModelConfig{mc})
 	if err != nil {

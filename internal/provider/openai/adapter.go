@@ -105,8 +105,8 @@ type Adapter struct {
 	base    string // base_url without trailing slash
 	version string // Azure api-version; APIVersionV1 for the v1 API; "" for other flavors
 
-	urls     [3]string // by provider.Op: the full URL, except Azure classic (per deployment)
-	what     [3]string // by provider.Op: "calling openai chat completions"
+	urls     [4]string // by provider.Op: the full URL, except Azure classic (per deployment)
+	what     [4]string // by provider.Op: "calling openai chat completions"
 	probeURL string
 	query    string // Azure classic: "?api-version=V"
 
@@ -121,8 +121,9 @@ type Adapter struct {
 }
 
 var (
-	_ provider.Adapter = (*Adapter)(nil)
-	_ provider.Prober  = (*Adapter)(nil)
+	_ provider.Adapter         = (*Adapter)(nil)
+	_ provider.Prober          = (*Adapter)(nil)
+	_ provider.ResponseFetcher = (*Adapter)(nil)
 )
 
 // New returns the adapter for one provider.
@@ -188,9 +189,16 @@ func New(f Flavor, p provider.Config, key string, c Config, client *http.Client)
 	default:
 		a.probeURL = base + "/models"
 	}
-	for _, op := range [...]provider.Op{provider.OpChat, provider.OpCompletions, provider.OpEmbeddings} {
+	for _, op := range [...]provider.Op{provider.OpChat, provider.OpCompletions, provider.OpEmbeddings, provider.OpResponses} {
 		a.urls[op] = prefix + op.Path()
 		a.what[op] = "calling " + f.String() + " " + opWords(op)
+	}
+	if f == Azure {
+		// Azure's Responses API is on the v1 API only, whatever
+		// api_version the other operations use (learn.microsoft.com,
+		// "Azure OpenAI Responses API"): the body's model names the
+		// deployment, and no api-version is sent.
+		a.urls[provider.OpResponses] = base + "/openai/v1" + provider.OpResponses.Path()
 	}
 	return a, nil
 }
@@ -225,6 +233,8 @@ func opWords(op provider.Op) string {
 		return "completions"
 	case provider.OpEmbeddings:
 		return "embeddings"
+	case provider.OpResponses:
+		return "responses"
 	}
 	return "chat completions"
 }
@@ -233,9 +243,17 @@ func opWords(op provider.Op) string {
 func (a *Adapter) Flavor() Flavor { return a.flavor }
 
 // Supports reports whether a can serve op: chat completions, legacy
-// completions and embeddings, for every flavor.
+// completions and embeddings, for every flavor; the native Responses API
+// for OpenAI and Azure (OpenAI-compatible servers' /responses vary too
+// much to send OpenAI's built-in tools to).
 func (a *Adapter) Supports(op provider.Op) bool {
-	return op == provider.OpChat || op == provider.OpCompletions || op == provider.OpEmbeddings
+	switch op {
+	case provider.OpChat, provider.OpCompletions, provider.OpEmbeddings:
+		return true
+	case provider.OpResponses:
+		return a.flavor == OpenAI || a.flavor == Azure
+	}
+	return false
 }
 
 func (a *Adapter) clock() time.Time {
@@ -256,7 +274,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	}
 	what := a.what[req.Op]
 	target := a.urls[req.Op]
-	if a.flavor == Azure && a.version != APIVersionV1 {
+	if a.flavor == Azure && a.version != APIVersionV1 && req.Op != provider.OpResponses {
 		if req.Model == "" {
 			return nil, &outcome.Error{Kind: outcome.ServerError, Message: what + ": no deployment name (the target's model is empty)"}
 		}
@@ -266,7 +284,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	b := getBody()
 	b.buf = req.AppendBody(b.buf)
 	hideUsage := false
-	if req.Stream && !req.IncludeUsage && a.forcesUsage() {
+	if req.Stream && !req.IncludeUsage && req.Op != provider.OpResponses && a.forcesUsage() {
 		// Ask for the usage chunk even when the client did not, so the
 		// router's token buckets and metrics see real stream usage; the
 		// stream hides that chunk from the client.
@@ -301,6 +319,10 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		if isJSON(resp.Header.Get("Content-Type")) {
 			return nil, fmt.Errorf("%s: %w", what, a.jsonInsteadOfStream(resp))
 		}
+		if req.Op == provider.OpResponses {
+			out.Stream = newEventStream(ctx, resp.Body, what)
+			return out, nil
+		}
 		st := newStream(ctx, resp.Body, what)
 		st.hideUsage = hideUsage
 		out.Stream = st
@@ -323,10 +345,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	}
 	out.Body = raw
 	if u := gjson.GetBytes(raw, "usage"); u.IsObject() {
-		out.Usage = outcome.Usage{
-			PromptTokens:     u.Get("prompt_tokens").Int(),
-			CompletionTokens: u.Get("completion_tokens").Int(),
-		}
+		out.Usage = readUsage(req.Op, u)
 	}
 	return out, nil
 }
@@ -446,4 +465,45 @@ func (a *Adapter) Probe(ctx context.Context) error {
 	// itself is not needed.
 	provider.ReadErrorBody(resp)
 	return nil
+}
+
+// readUsage reads a usage object: the Responses API names its counts
+// input_tokens and output_tokens, the other operations prompt_tokens and
+// completion_tokens.
+func readUsage(op provider.Op, u gjson.Result) outcome.Usage {
+	if op == provider.OpResponses {
+		return outcome.Usage{PromptTokens: u.Get("input_tokens").Int(), CompletionTokens: u.Get("output_tokens").Int()}
+	}
+	return outcome.Usage{PromptTokens: u.Get("prompt_tokens").Int(), CompletionTokens: u.Get("completion_tokens").Int()}
+}
+
+// FetchResponse forwards a request about one of the provider's own
+// responses (provider.ResponseFetcher): {url of /responses}/{path}, the
+// Azure v1 API's for Azure. Only OpenAI and Azure have them.
+func (a *Adapter) FetchResponse(ctx context.Context, method, path, query string) (*provider.Response, error) {
+	what := "calling " + a.flavor.String() + " responses/" + path
+	if !a.Supports(provider.OpResponses) {
+		return nil, &outcome.Error{Kind: outcome.ClientError, Message: what + ": " + a.flavor.String() + " keeps no responses"}
+	}
+	target := a.urls[provider.OpResponses] + "/" + path
+	if query != "" {
+		target += "?" + query
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, target, nil)
+	if err != nil {
+		return nil, &outcome.Error{Kind: outcome.ServerError, Message: what + ": " + err.Error(), Err: err}
+	}
+	a.setHeaders(hreq.Header, false)
+	resp, err := a.client.Do(hreq)
+	if err != nil {
+		return nil, provider.TransportError(ctx, what, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, fmt.Errorf("%s: %w", what, a.statusError(resp))
+	}
+	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.clock())}
+	if out.Body, err = provider.ReadBody(ctx, what, resp); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -10,7 +10,13 @@
 //	Azure v1    {base_url}/openai/v1{op}    (api_version: v1)            api-key: key
 //
 // where {op} is /chat/completions, /completions or /embeddings and {model}
-// is the target's model name (the Azure deployment).
+// is the target's model name (the Azure deployment). The native Responses
+// API (provider.OpResponses, OpenAI and Azure only) is {base_url}/responses
+// for OpenAI and {base_url}/openai/v1/responses for Azure whatever its
+// api_version (Azure has it on the v1 API), the model in the body; its
+// stream is the Responses API's events (events.go), ended by the terminal
+// event rather than [DONE]; FetchResponse reaches the provider's own
+// stored responses below that URL.
 //
 // Invariants:
 //   - Bodies pass through unchanged except the model value, which becomes

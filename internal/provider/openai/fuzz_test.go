@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 	"github.com/llmrouter/llmrouter/internal/sse"
 )
@@ -198,6 +200,42 @@ func FuzzStream(f *testing.F) {
 		providertest.CheckEnd(t, "stream end", err, true, maxWait)
 		if err == io.EOF && !bytes.Contains(in, []byte("[DONE]")) {
 			t.Fatal("io.EOF from a stream without [DONE]")
+		}
+	})
+}
+
+// FuzzEventStream runs the Responses API stream reader over arbitrary SSE
+// bytes. Next must not panic and must stop; every payload is a JSON
+// document; io.EOF comes only right after a terminal event
+// (response.completed or response.incomplete); any other end carries a
+// usable *outcome.Error.
+func FuzzEventStream(f *testing.F) {
+	for _, seed := range []string{
+		"event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}}\n\n" +
+			"event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":1,\"response\":{\"usage\":{\"input_tokens\":9,\"output_tokens\":4}}}\n\n",
+		"data: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n",
+		"data: {\"type\":\"error\",\"sequence_number\":2,\"error\":{\"type\":\"insufficient_quota\",\"code\":\"insufficient_quota\",\"message\":\"quota\",\"param\":null}}\n\n",
+		"data: {\"type\":\"error\",\"code\":429,\"message\":[1]}\n\n",
+		"data: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"server_error\",\"message\":\"x\"}}}\n\n",
+		"data: {\"type\":\"response.incomplete\",\"response\":{\"usage\":\"none\"}}\n\ndata: [DONE]\n\n",
+		"data: [DONE]\n\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s := newEventStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "calling openai responses")
+		var last []byte
+		_, err := fuzzDrain(t, s, len(in)+2, func(p []byte) {
+			if len(p) == 0 || !json.Valid(p) {
+				t.Fatalf("payload %q is not a JSON document", p)
+			}
+			last = p
+		})
+		providertest.CheckEnd(t, "stream end", err, true, maxWait)
+		if err == io.EOF {
+			if typ := gjson.GetBytes(last, "type").Str; typ != "response.completed" && typ != "response.incomplete" {
+				t.Fatalf("io.EOF after %q, want it only after a terminal event", last)
+			}
 		}
 	})
 }

@@ -94,8 +94,10 @@ func New(p provider.Config, c Config) (*Adapter, error) {
 	return &Adapter{name: p.Name, cfg: c}, nil
 }
 
-// Supports reports true for every operation.
-func (a *Adapter) Supports(provider.Op) bool { return true }
+// Supports reports true for every operation but OpResponses: the
+// simulated provider serves the Responses API translated onto chat, like
+// every type without a Responses API of its own.
+func (a *Adapter) Supports(op provider.Op) bool { return op != provider.OpResponses }
 
 // Probe fails at the configured failure rate.
 func (a *Adapter) Probe(ctx context.Context) error {

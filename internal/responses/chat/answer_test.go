@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
+	"github.com/llmrouter/llmrouter/internal/responses/turn"
 )
 
 func gjsonString(t testing.TB, b []byte, path string) string {
@@ -27,11 +28,11 @@ func translate(t testing.TB, s store.Store, body string) *Translation {
 	if e != nil {
 		t.Fatal(e)
 	}
-	turn, e := responses.NewTurn(context.Background(), d, s, nil)
+	tn, e := turn.New(context.Background(), d, s, nil)
 	if e != nil {
 		t.Fatal(e)
 	}
-	tr, e := Translate(turn)
+	tr, e := Translate(tn)
 	if e != nil {
 		t.Fatal(e)
 	}

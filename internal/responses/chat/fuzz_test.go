@@ -11,9 +11,10 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
+	"github.com/llmrouter/llmrouter/internal/responses/turn"
 )
 
-// FuzzTurn: whatever JSON object a client sends, Decode, NewTurn and
+// FuzzTurn: whatever JSON object a client sends, Decode, turn.New and
 // Translate either refuse it with a 4xx naming a field or build a chat
 // request that is valid JSON with the client's model at the offsets the
 // adapters swap; nothing panics.
@@ -35,10 +36,10 @@ func FuzzTurn(f *testing.F) {
 		}
 		d, e := responses.Decode(body)
 		if e == nil {
-			var turn *responses.Turn
-			if turn, e = responses.NewTurn(ctx, d, s, nil); e == nil {
+			var tn *turn.Turn
+			if tn, e = turn.New(ctx, d, s, nil); e == nil {
 				var tr *Translation
-				if tr, e = Translate(turn); e == nil {
+				if tr, e = Translate(tn); e == nil {
 					if !json.Valid(tr.Body) {
 						t.Fatalf("chat request is not JSON: %s", tr.Body)
 					}

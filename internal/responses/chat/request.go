@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/responses"
+	"github.com/llmrouter/llmrouter/internal/responses/turn"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
@@ -133,7 +134,7 @@ type chatJSONSchema struct {
 // send, and what turns the provider's chat answer or chat stream back
 // into the Responses API's.
 type Translation struct {
-	t *responses.Turn
+	t *turn.Turn
 	// Body is the chat completions request body, its "model" the client's
 	// model name, between ModelStart and ModelEnd (the JSON string, quotes
 	// included) for the adapters to swap.
@@ -144,7 +145,7 @@ type Translation struct {
 // Translate builds the chat completions request for t over its whole
 // conversation. A conversation chat cannot take (a function call without
 // its output…) is OpenAI's 400.
-func Translate(t *responses.Turn) (*Translation, *responses.Error) {
+func Translate(t *turn.Turn) (*Translation, *responses.Error) {
 	d := t.Decoded()
 	r := &d.Request
 	msgs, e := chatMessages(r.Instructions, t.Conversation())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
+	"github.com/llmrouter/llmrouter/internal/responses/turn"
 )
 
 // TestChatTranslation: requests (and the conversation a chain holds) →
@@ -69,12 +70,19 @@ func TestChatTranslation(t *testing.T) {
 			    {"id":"call_2","type":"function","function":{"name":"w","arguments":"{\"city\":\"Rome\"}"}}]},
 			  {"role":"tool","content":"18C","tool_call_id":"call_1"},{"role":"tool","content":"20C","tool_call_id":"call_2"},
 			  {"role":"user","content":"hurry"}]}`},
-		{"a call alone is an assistant turn without content",
+		{"a call alone is an assistant tn without content",
 			`{"model":"m","input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},
 			  {"type":"function_call_output","call_id":"c","output":"ok"}]}`,
 			`{"model":"m","messages":[{"role":"user","content":"hi"},
 			  {"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},
 			  {"role":"tool","content":"ok","tool_call_id":"c"}]}`},
+		{"reasoning items, and references to them the router does not hold, are left out",
+			`{"model":"m","input":[{"role":"user","content":"hi"},
+			  {"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"t"}],"encrypted_content":"gAAA","status":"completed"},
+			  {"type":"item_reference","id":"rs_gone"},
+			  {"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"hello","annotations":[]}]}],
+			  "include":["reasoning.encrypted_content"],"store":false}`,
+			`{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}`},
 		{"call ids reused across turns pair in order",
 			`{"model":"m","input":[{"role":"user","content":"a"},{"type":"function_call","call_id":"call_0","name":"f","arguments":"{}"},
 			  {"type":"function_call_output","call_id":"call_0","output":"1"},{"role":"user","content":"b"},
@@ -108,11 +116,11 @@ func TestChatTranslationRefusesUnpairedCalls(t *testing.T) {
 			if e != nil {
 				t.Fatal(e)
 			}
-			turn, e := responses.NewTurn(context.Background(), d, store.NewMemory(store.Config{}, nil), nil)
+			tn, e := turn.New(context.Background(), d, store.NewMemory(store.Config{}, nil), nil)
 			if e != nil {
 				t.Fatal(e)
 			}
-			_, e = Translate(turn)
+			_, e = Translate(tn)
 			if e == nil || e.Status != 400 || e.Param != "input" || !strings.Contains(e.Message, tt.wantMsg) {
 				t.Fatalf("got %+v, want 400 param input %q", e, tt.wantMsg)
 			}
@@ -127,16 +135,16 @@ func TestChain(t *testing.T) {
 	clock := time.Unix(1767225600, 0)
 	now := func() time.Time { return clock }
 	s := store.NewMemory(store.Config{}, now)
-	turn := func(body string) *Translation {
+	next := func(body string) *Translation {
 		t.Helper()
 		return translate(t, s, body)
 	}
-	first := turn(`{"model":"m","instructions":"first rules","input":"what is the weather?","tools":[{"type":"function","name":"w"}]}`)
+	first := next(`{"model":"m","instructions":"first rules","input":"what is the weather?","tools":[{"type":"function","name":"w"}]}`)
 	if _, err := first.Answer([]byte(`{"model":"up","choices":[{"message":{"role":"assistant","content":null,
 		"tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"w","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	second := turn(`{"model":"m","instructions":"second rules","previous_response_id":"` + first.t.ID() + `",
+	second := next(`{"model":"m","instructions":"second rules","previous_response_id":"` + first.t.ID() + `",
 		"input":[{"type":"function_call_output","call_id":"toolu_1","output":"18C"}]}`)
 	sameJSON(t, second.Body, `{"model":"m","messages":[{"role":"system","content":"second rules"},{"role":"user","content":"what is the weather?"},
 		{"role":"assistant","content":null,"tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"w","arguments":"{\"city\":\"Paris\"}"}}]},
@@ -149,7 +157,7 @@ func TestChain(t *testing.T) {
 
 	// A third turn refers to the second's answer by id (the Vercel AI
 	// SDK's way) instead of continuing it.
-	third := turn(`{"model":"m","input":[{"role":"user","content":"again?"},{"type":"item_reference","id":"` + msgID + `"},{"role":"user","content":"thanks"}]}`)
+	third := next(`{"model":"m","input":[{"role":"user","content":"again?"},{"type":"item_reference","id":"` + msgID + `"},{"role":"user","content":"thanks"}]}`)
 	sameJSON(t, third.Body, `{"model":"m","messages":[{"role":"user","content":"again?"},{"role":"assistant","content":"18C in Paris."},{"role":"user","content":"thanks"}]}`)
 
 	for _, tt := range []struct{ name, body, param, code string }{
@@ -161,7 +169,7 @@ func TestChain(t *testing.T) {
 			if e != nil {
 				t.Fatal(e)
 			}
-			if _, e = responses.NewTurn(context.Background(), d, s, now); e == nil || e.Status != 400 || e.Param != tt.param || e.Code != tt.code {
+			if _, e = turn.New(context.Background(), d, s, now); e == nil || e.Status != 400 || e.Param != tt.param || e.Code != tt.code {
 				t.Fatalf("got %+v; want 400 param %q code %q", e, tt.param, tt.code)
 			}
 		})

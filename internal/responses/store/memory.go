@@ -260,13 +260,14 @@ func recordSize(r *Record) int64 {
 	return entryCost + int64(2*len(r.ID)+cap(r.Response))
 }
 
-// turnSize is the estimated memory of t's items.
+// turnSize is the estimated memory of t's items, those kept as sent
+// (Raw) included.
 func turnSize(t *Turn) int64 {
 	n := int64(turnCost)
 	for _, items := range [2][]wire.Item{t.Input, t.Output} {
 		for i := range items {
 			it := &items[i]
-			n += itemCost + int64(len(it.Type)+len(it.ID)+len(it.Role)+len(it.Text)+len(it.CallID)+len(it.Name)+len(it.Arguments))
+			n += itemCost + int64(len(it.Type)+len(it.ID)+len(it.Role)+len(it.Text)+len(it.CallID)+len(it.Name)+len(it.Arguments)+cap(it.Raw))
 			for j := range it.Parts {
 				p := &it.Parts[j]
 				n += partCost + int64(len(p.Type)+len(p.Text)+len(p.ImageURL)+len(p.Detail)+len(p.FileData)+len(p.Filename))

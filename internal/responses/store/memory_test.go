@@ -169,4 +169,8 @@ func TestMemoryBytes(t *testing.T) {
 	if len(m.held) != 0 {
 		t.Errorf("an empty store still holds %d turns", len(m.held))
 	}
+	raw := &Turn{Input: []wire.Item{{Type: "web_search_call", Raw: make([]byte, 5000)}}}
+	if got := turnSize(raw); got < 5000 {
+		t.Errorf("a turn holding 5000 bytes kept as sent is estimated at %d", got)
+	}
 }

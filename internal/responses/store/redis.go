@@ -77,6 +77,9 @@ func (s *Redis) Configure(c Config) {
 type storedTurn struct {
 	Input  []wire.Item `json:"i,omitempty"`
 	Output []wire.Item `json:"o,omitempty"`
+	// Owner is Record.Owner (a background response's provider), kept in
+	// the record's own turn.
+	Owner string `json:"w,omitempty"`
 }
 
 // putScript stores one response and refreshes its ancestors' TTL. It
@@ -176,7 +179,7 @@ func (s *Redis) Put(ctx context.Context, r *Record) error {
 	args := []any{s.resp, s.item, cfg.TTL.Milliseconds(), r.ID, r.Response, nil, "", MaxTurns}
 	if t := r.Turn; t != nil {
 		var err error
-		if tj, err = json.Marshal(storedTurn{Input: t.Input, Output: t.Output}); err != nil {
+		if tj, err = json.Marshal(storedTurn{Input: t.Input, Output: t.Output, Owner: r.Owner}); err != nil {
 			return err
 		}
 		if p := t.Prev; p != nil {
@@ -193,7 +196,10 @@ func (s *Redis) Put(ctx context.Context, r *Record) error {
 			}
 		}
 	} else {
-		tj = []byte("{}")
+		var err error
+		if tj, err = json.Marshal(storedTurn{Owner: r.Owner}); err != nil {
+			return err
+		}
 	}
 	args[5], args[6] = tj, prev
 	cctx, cancel := s.call(ctx)
@@ -261,6 +267,7 @@ func (s *Redis) Get(ctx context.Context, id string) (*Record, error) {
 	}
 	// v[2] is id's turn; then (id, turn) pairs, newest first.
 	turns := make([]*Turn, 0, (len(v)-1)/2)
+	owner := ""
 	for i := 2; i < len(v); i += 2 {
 		tid := id
 		if i > 2 {
@@ -271,12 +278,15 @@ func (s *Redis) Get(ctx context.Context, id string) (*Record, error) {
 		if err := json.Unmarshal([]byte(tj), &st); err != nil {
 			return nil, s.failed("read "+id, fmt.Errorf("turn %s: %w", tid, err))
 		}
+		if i == 2 {
+			owner = st.Owner
+		}
 		turns = append(turns, &Turn{ID: tid, Input: st.Input, Output: st.Output})
 	}
 	for i := 0; i+1 < len(turns); i++ {
 		turns[i].Prev = turns[i+1]
 	}
-	return &Record{ID: id, Response: []byte(resp), Turn: turns[0]}, nil
+	return &Record{ID: id, Response: []byte(resp), Turn: turns[0], Owner: owner}, nil
 }
 
 // Delete removes id's Response: GET and previous_response_id no longer

@@ -331,3 +331,29 @@ func TestShared(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisOwner: a background response's owner (the provider running
+// it) survives the round trip, so another replica forwards its reads.
+func TestRedisOwner(t *testing.T) {
+	s, _, _ := newRedis(t, Config{}.WithDefaults())
+	ctx := context.Background()
+	r := turnRecord("resp_bg", nil)
+	r.Owner = "openai-east"
+	if err := s.Put(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "resp_bg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Owner != "openai-east" {
+		t.Errorf("Owner = %q, want openai-east", got.Owner)
+	}
+	whole := turnRecord("resp_done", nil)
+	if err := s.Put(ctx, whole); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, "resp_done"); err != nil || got.Owner != "" {
+		t.Errorf("a finished response: owner %q, %v; want none", got.Owner, err)
+	}
+}

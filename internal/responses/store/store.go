@@ -53,6 +53,12 @@ type Record struct {
 	Response []byte
 	// Turn is the conversation turn the response ended.
 	Turn *Turn
+	// Owner, when not "", names the provider that holds the response
+	// while it runs (a background response of its own Responses API):
+	// reads, deletes and cancels go to it, Response is its first answer
+	// and Turn holds the input, no output yet. The record is replaced by a
+	// whole one once the provider says the response finished.
+	Owner string
 }
 
 // Turn is one turn of a conversation: its input items (item_references

@@ -1,12 +1,14 @@
 package wire
 
+import "encoding/json"
+
 // Item types.
 const (
 	TypeMessage            = "message"
 	TypeFunctionCall       = "function_call"
 	TypeFunctionCallOutput = "function_call_output"
 	TypeItemReference      = "item_reference" // input only: resolved from the store
-	TypeReasoning          = "reasoning"      // input only: dropped (no chat equivalent)
+	TypeReasoning          = "reasoning"      // kept as sent (Raw); chat has no equivalent
 )
 
 // Content part types.
@@ -19,11 +21,15 @@ const (
 )
 
 // Item is one conversation item as the router keeps it: a message, a
-// function call or a function call's output. A stored response holds its
-// input and output items; a chain expands into them, oldest first.
-// Items are never changed once made.
+// function call or a function call's output, typed; or an item chat
+// completions cannot take (a reasoning item, a built-in tool's call or
+// output, a message with an OpenAI file id), kept as the client or the
+// provider sent it. A stored response holds its input and output items; a
+// chain expands into them, oldest first. Items are never changed once
+// made.
 type Item struct {
-	// Type is TypeMessage, TypeFunctionCall or TypeFunctionCallOutput.
+	// Type is the item's type: TypeMessage, TypeFunctionCall and
+	// TypeFunctionCallOutput are typed below; any other comes with Raw.
 	Type string
 	// ID is the item's id: minted for output items (msg_…, fc_…), the
 	// client's for an input item that carried one, else "".
@@ -37,6 +43,12 @@ type Item struct {
 	// CallID pairs a function call with its output. Name and Arguments
 	// (JSON text) are a function call's.
 	CallID, Name, Arguments string
+	// Raw, when not nil, is the item as sent, to send on unchanged to a
+	// provider's own Responses API, whose JSON it is; the typed fields
+	// then hold what chat completions can take of it (for a message with
+	// a file id, its other parts; for other types, nothing). nil for
+	// items the typed fields hold whole.
+	Raw json.RawMessage `json:",omitempty"`
 }
 
 // Part is one content part of a message or a function output.

@@ -23,9 +23,11 @@ type ItemList struct {
 // with its id and status "completed".
 type ListedItem Item
 
-// MarshalJSON writes the item in its type's shape.
+// MarshalJSON writes the item in its type's shape (Raw, when set).
 func (l ListedItem) MarshalJSON() ([]byte, error) {
 	switch {
+	case l.Raw != nil:
+		return l.Raw, nil
 	case l.Type == TypeFunctionCall:
 		return openaiwire.Append(nil, &functionCallJSON{ID: l.ID, Type: l.Type, Status: StatusCompleted, CallID: l.CallID, Name: l.Name, Arguments: l.Arguments})
 	case l.Type == TypeFunctionCallOutput:
@@ -98,4 +100,50 @@ type functionOutputJSON struct {
 	CallID string          `json:"call_id"`
 	Output json.RawMessage `json:"output"`
 	Status string          `json:"status,omitempty"`
+}
+
+// InputItem is it as an input item of a provider's own Responses API:
+// Raw when set, else its typed shape without its id (an id the router
+// minted means nothing to the provider, and OpenAI checks the ids it is
+// sent): a message with its content (an easy message when its content is
+// a string), an assistant message as an easy message with its text
+// (refusals included), a function call, a function call's output.
+func InputItem(it Item) json.RawMessage {
+	if it.Raw != nil {
+		return it.Raw
+	}
+	var v any
+	switch it.Type {
+	case TypeFunctionCall:
+		v = &inputCallJSON{Type: it.Type, CallID: it.CallID, Name: it.Name, Arguments: it.Arguments}
+	case TypeFunctionCallOutput:
+		v = &functionOutputJSON{Type: it.Type, CallID: it.CallID, Output: inputContent(it)}
+	default:
+		if it.Role == "assistant" {
+			text := it.Text
+			for _, p := range it.Parts {
+				text += p.Text
+			}
+			v = &easyMessageJSON{Type: TypeMessage, Role: it.Role, Content: text}
+		} else if it.Parts == nil {
+			v = &easyMessageJSON{Type: TypeMessage, Role: it.Role, Content: it.Text}
+		} else {
+			v = &inputMessageJSON{Type: TypeMessage, Role: it.Role, Content: inputParts(it.Parts)}
+		}
+	}
+	b, _ := openaiwire.Append(nil, v) // strings and valid raw JSON only: it always encodes
+	return b
+}
+
+type inputCallJSON struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type easyMessageJSON struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }

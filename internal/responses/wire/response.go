@@ -92,8 +92,11 @@ type OutputItem struct {
 	Status string
 }
 
-// MarshalJSON writes the item in its type's shape.
+// MarshalJSON writes the item in its type's shape (Raw, when set).
 func (o OutputItem) MarshalJSON() ([]byte, error) {
+	if o.Raw != nil {
+		return o.Raw, nil
+	}
 	if o.Type == TypeFunctionCall {
 		return openaiwire.Append(nil, &functionCallJSON{ID: o.ID, Type: o.Type, Status: o.Status, CallID: o.CallID, Name: o.Name, Arguments: o.Arguments})
 	}

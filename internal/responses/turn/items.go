@@ -1,10 +1,11 @@
-package responses
+package turn
 
 import (
 	"net/url"
 	"strconv"
 
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
+	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
@@ -17,12 +18,12 @@ import (
 // default 20) and after (an item id: the page starts after it);
 // include[] is accepted and changes nothing (the router keeps nothing it
 // names). A bad parameter is a 400 naming it.
-func InputItems(rec *store.Record, q url.Values) ([]byte, *Error) {
+func InputItems(rec *store.Record, q url.Values) ([]byte, *responses.Error) {
 	limit := 20
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
-			return nil, BadRequest("limit", "limit must be an integer from 1 to 100, got %q", Cut(s))
+			return nil, responses.BadRequest("limit", "limit must be an integer from 1 to 100, got %q", responses.Cut(s))
 		}
 		limit = n
 	}
@@ -30,7 +31,7 @@ func InputItems(rec *store.Record, q url.Values) ([]byte, *Error) {
 	switch order {
 	case "", "desc", "asc":
 	default:
-		return nil, BadRequest("order", "order must be asc or desc, got %q", Cut(order))
+		return nil, responses.BadRequest("order", "order must be asc or desc, got %q", responses.Cut(order))
 	}
 	var items []wire.Item
 	if t := rec.Turn; t != nil {
@@ -53,7 +54,7 @@ func InputItems(rec *store.Record, q url.Values) ([]byte, *Error) {
 			}
 		}
 		if start < 0 {
-			return nil, BadRequest("after", "Item with id '%s' is not an input item of response '%s'.", Cut(after), Cut(rec.ID))
+			return nil, responses.BadRequest("after", "Item with id '%s' is not an input item of response '%s'.", responses.Cut(after), responses.Cut(rec.ID))
 		}
 	}
 	list := wire.ItemList{Object: "list", Data: make([]wire.ListedItem, 0, min(limit, len(items)-start))}
@@ -66,7 +67,7 @@ func InputItems(rec *store.Record, q url.Values) ([]byte, *Error) {
 	}
 	b, err := openaiwire.Append(nil, &list)
 	if err != nil {
-		return nil, BadRequest("", "the input items could not be listed: %v", err) // cannot happen: stored items are valid
+		return nil, responses.BadRequest("", "the input items could not be listed: %v", err) // cannot happen: stored items are valid
 	}
 	return append(b, '\n'), nil
 }

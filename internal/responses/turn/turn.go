@@ -1,14 +1,17 @@
-package responses
+package turn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
+	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
@@ -16,10 +19,10 @@ import (
 // Turn is one Responses request on its way through the router: its id,
 // the conversation it continues and its own input, resolved from the
 // store; the Response it echoes; and the storing of the answer. How it
-// is served (translated onto chat completions, internal/responses/chat)
-// is not its business.
+// is served (translated onto chat completions, internal/responses/chat,
+// or natively, internal/responses/native) is not its business.
 type Turn struct {
-	d         *Decoded
+	d         *responses.Decoded
 	id        string
 	createdAt int64
 	prev      *store.Turn // previous_response_id's turn; nil for a first turn
@@ -29,11 +32,15 @@ type Turn struct {
 	storeErr  error
 }
 
-// NewTurn resolves d's previous_response_id and item_references from s.
+// New resolves d's previous_response_id and item_references from s.
 // now is the clock (nil means time.Now) for created_at. A store that
 // cannot answer is a 503 (Unavailable), never a conversation served
-// without its history.
-func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Time) (*Turn, *Error) {
+// without its history. An id s does not hold is OpenAI's 400, but for
+// two: a request for a native Responses API (d.Native) leaves it to the
+// provider, which may hold it; an item_reference to a reasoning item
+// (rs_…) is kept as sent, as a turn translated onto chat could not use
+// the item anyway.
+func New(ctx context.Context, d *responses.Decoded, s store.Store, now func() time.Time) (*Turn, *responses.Error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -41,13 +48,21 @@ func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Tim
 	if p := d.PreviousResponseID; p != nil && *p != "" {
 		rec, err := s.Get(ctx, *p)
 		switch {
+		case errors.Is(err, store.ErrNotFound) && d.Native != nil:
 		case errors.Is(err, store.ErrNotFound):
-			return nil, &Error{Status: http.StatusBadRequest, Code: "previous_response_not_found", Param: "previous_response_id",
-				Message: fmt.Sprintf("Previous response with id '%s' not found.", Cut(*p))}
+			return nil, &responses.Error{Status: http.StatusBadRequest, Code: "previous_response_not_found", Param: "previous_response_id",
+				Message: fmt.Sprintf("Previous response with id '%s' not found.", responses.Cut(*p))}
 		case err != nil:
-			return nil, Unavailable("previous_response_id", err)
+			return nil, responses.Unavailable("previous_response_id", err)
+		case rec.Owner != "" && d.Native != nil:
+			// Running at its provider: the router has no output to expand;
+			// the provider resolves the id.
+		case rec.Owner != "":
+			return nil, responses.BadRequest("previous_response_id", "Previous response with id '%s' is still running in the background: "+
+				"retrieve it (GET /v1/responses/%s) once it has completed, then continue it.", responses.Cut(*p), responses.Cut(*p))
+		default:
+			t.prev = rec.Turn
 		}
-		t.prev = rec.Turn
 	}
 	t.input = make([]wire.Item, 0, len(d.Items))
 	finder, _ := s.(store.ItemFinder)
@@ -67,14 +82,21 @@ func NewTurn(ctx context.Context, d *Decoded, s store.Store, now func() time.Tim
 			ref, err = finder.FindItem(ctx, it.ID)
 		}
 		switch {
+		case errors.Is(err, store.ErrNotFound) && (d.Native != nil || strings.HasPrefix(it.ID, "rs_")):
+			// For a native provider to resolve; or a reasoning item (the
+			// Vercel AI SDK refers to them by id), which a turn translated
+			// onto chat could not use anyway: kept as sent, not refused.
+			it.Raw = d.Sent[i]
+			t.input = append(t.input, it)
+			continue
 		case errors.Is(err, store.ErrNotFound):
 			// OpenAI's words, and its null code.
-			e := BadRequest("input", "Item with id '%s' not found. Items are not persisted when `store` is set to false. "+
-				"Try again with `store` set to true, or remove this item from your input.", Cut(it.ID))
+			e := responses.BadRequest("input", "Item with id '%s' not found. Items are not persisted when `store` is set to false. "+
+				"Try again with `store` set to true, or remove this item from your input.", responses.Cut(it.ID))
 			e.Code = ""
 			return nil, e
 		case err != nil:
-			return nil, Unavailable(fmt.Sprintf("input[%d]", i), err)
+			return nil, responses.Unavailable(fmt.Sprintf("input[%d]", i), err)
 		}
 		t.input = append(t.input, ref)
 	}
@@ -88,10 +110,10 @@ var idPrefix = map[string]string{wire.TypeMessage: "msg_", wire.TypeFunctionCall
 func (t *Turn) ID() string { return t.id }
 
 // Decoded is the request.
-func (t *Turn) Decoded() *Decoded { return t.d }
+func (t *Turn) Decoded() *responses.Decoded { return t.d }
 
 // Stream reports whether the client asked for an event stream.
-func (t *Turn) Stream() bool { return t.d.stream }
+func (t *Turn) Stream() bool { return t.d.Stream() }
 
 // MaxTokens is max_output_tokens, 0 when absent: for the token estimate.
 func (t *Turn) MaxTokens() int64 {
@@ -100,6 +122,14 @@ func (t *Turn) MaxTokens() int64 {
 	}
 	return 0
 }
+
+// Prev is the turn previous_response_id continues, from the store; nil
+// for a first turn, and for an id left to a native provider.
+func (t *Turn) Prev() *store.Turn { return t.prev }
+
+// Input is this turn's input, aligned with Decoded.Items: item_references
+// resolved (an unresolved one, left to a native provider, keeps its Raw).
+func (t *Turn) Input() []wire.Item { return t.input }
 
 // Conversation is what the provider is to see: the chain's items, oldest
 // first, then this turn's input.
@@ -123,7 +153,7 @@ func (t *Turn) Keep(output []wire.Item, r *wire.Response) []byte {
 		return nil // cannot happen: every raw value in r came from valid JSON
 	}
 	b = append(b, '\n')
-	if !t.d.store {
+	if !t.d.Stored() {
 		return b
 	}
 	rec := &store.Record{ID: t.id, Response: b, Turn: &store.Turn{ID: t.id, Prev: t.prev, Input: t.input, Output: output}}
@@ -133,6 +163,31 @@ func (t *Turn) Keep(output []wire.Item, r *wire.Response) []byte {
 		b = append(b, '\n')
 	}
 	return b
+}
+
+// KeepAs stores a provider's own Response (a native answer) under its
+// id, with its JSON and output items, unless the client sent store:
+// false; StoreErr says why the store refused it.
+func (t *Turn) KeepAs(id string, output []wire.Item, response []byte) {
+	t.id = id
+	if !t.d.Stored() {
+		return
+	}
+	rec := &store.Record{ID: id, Response: response, Turn: &store.Turn{Prev: t.prev, Input: t.input, Output: output}}
+	t.storeErr = t.store.Put(t.ctx, rec)
+}
+
+// KeepRunning stores a response its provider (owner) is still running in
+// the background, under the provider's id, with this turn's input and the
+// provider's first answer, unless the client sent store: false: reads of
+// it go to the provider until it finishes.
+func (t *Turn) KeepRunning(id, owner string, response []byte) {
+	t.id = id
+	if !t.d.Stored() {
+		return
+	}
+	rec := &store.Record{ID: id, Response: response, Owner: owner, Turn: &store.Turn{Prev: t.prev, Input: t.input}}
+	t.storeErr = t.store.Put(t.ctx, rec)
 }
 
 // autoChoice is tool_choice's echo when the client sent none.
@@ -153,7 +208,7 @@ func (t *Turn) Response(status, model string, output []wire.OutputItem, u *wire.
 		ID: t.id, Object: wire.ObjectResponse, CreatedAt: t.createdAt, Status: status,
 		Instructions: r.Instructions, MaxOutputTokens: r.MaxOutputTokens, Model: model, Output: output,
 		ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls, PreviousResponseID: r.PreviousResponseID,
-		ServiceTier: r.ServiceTier, Store: t.d.store, Temperature: 1, TopP: 1, Truncation: "disabled",
+		ServiceTier: r.ServiceTier, Store: t.d.Stored(), Temperature: 1, TopP: 1, Truncation: "disabled",
 		Usage: u, User: r.User, SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey,
 		Metadata: r.Metadata, Tools: t.d.Functions, ToolChoice: autoChoice,
 	}
@@ -174,7 +229,7 @@ func (t *Turn) Response(status, model string, output []wire.OutputItem, u *wire.
 	if r.Text != nil {
 		resp.Text.Verbosity = r.Text.Verbosity
 	}
-	if !isNull(r.ToolChoice) {
+	if tc := bytes.TrimSpace(r.ToolChoice); len(tc) > 0 && string(tc) != "null" {
 		resp.ToolChoice = r.ToolChoice
 	}
 	if resp.Metadata == nil {

@@ -1,4 +1,4 @@
-package responses
+package turn
 
 import (
 	"net/url"

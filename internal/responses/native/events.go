@@ -1,0 +1,116 @@
+package native
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/responses/wire"
+	"github.com/llmrouter/llmrouter/internal/sse"
+)
+
+// Events relays a provider's Responses event stream to the client (it is
+// the proxy's relay.Framer): each event as the provider sent it, under an
+// event line naming its type, the lifecycle events' previous_response_id
+// set back to what the client sent when the router expanded it. A
+// finished response is stored before its terminal event
+// (response.completed or response.incomplete) is written, so a client
+// that continues it at once finds it. A provider failure after the commit
+// ends the stream as a translated one does: an error event (flat and
+// nested fields) and response.failed, numbered on from the provider's
+// events.
+type Events struct {
+	c    *Call
+	enc  openaiwire.Encoder
+	seq  int             // the next sequence number
+	last json.RawMessage // the latest response snapshot the provider sent
+}
+
+// Events returns the Framer for a streamed answer.
+func (c *Call) Events() *Events { return &Events{c: c} }
+
+// Chunk appends one provider event.
+func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
+	res := gjson.GetManyBytes(payload, "type", "sequence_number", "response")
+	typ := res[0].Str
+	if n := res[1]; n.Type == gjson.Number {
+		e.seq = int(n.Int()) + 1
+	}
+	if res[2].IsObject() {
+		payload = e.c.patch(payload, "response")
+		snap := gjson.GetBytes(payload, "response")
+		e.last = json.RawMessage(snap.Raw)
+		if typ == "response.completed" || typ == "response.incomplete" {
+			var r nativeResponse
+			if json.Unmarshal(e.last, &r) == nil && r.ID != "" {
+				e.c.keep(&r, append(bytes.Clone(e.last), '\n'))
+			}
+		}
+	}
+	if typ != "" && !bytes.ContainsAny([]byte(typ), "\r\n") {
+		dst = append(dst, "event: "...)
+		dst = append(dst, typ...)
+		dst = append(dst, '\n')
+	}
+	return sse.AppendData(dst, payload), nil
+}
+
+// End appends nothing: the provider's terminal event was the end.
+func (e *Events) End(dst []byte) []byte { return dst }
+
+// Fail appends the end of a stream a provider failure cut after the
+// commit: an error event, then response.failed with the latest snapshot
+// the provider sent (the turn's own when it sent none), marked failed.
+func (e *Events) Fail(dst []byte, kind outcome.Kind) []byte {
+	msg := "the provider's stream failed after it started (" + kind.String() + "); the answer is incomplete"
+	ev := wire.ErrorEvent{Type: "error", SequenceNumber: e.next(), Code: "upstream_error", Message: msg,
+		Error: openaiwire.Error{Type: "server_error", Code: "upstream_error", Message: msg}}
+	dst = e.emit(dst, &ev)
+	snap := e.last
+	if snap == nil {
+		b, _ := openaiwire.Append(nil, e.c.t.Response(wire.StatusFailed, "", nil, nil))
+		snap = b
+	}
+	failed, err := sjson.SetBytes(snap, "status", wire.StatusFailed)
+	if err == nil {
+		failed, err = sjson.SetBytes(failed, "error", &wire.ResponseError{Code: "server_error", Message: msg})
+	}
+	if err != nil {
+		failed = snap
+	}
+	return e.emit(dst, &rawResponseEvent{Type: "response.failed", SequenceNumber: e.next(), Response: failed})
+}
+
+// rawResponseEvent is a lifecycle event whose response is the provider's
+// JSON.
+type rawResponseEvent struct {
+	Type           string          `json:"type"`
+	SequenceNumber int             `json:"sequence_number"`
+	Response       json.RawMessage `json:"response"`
+}
+
+func (e *rawResponseEvent) EventType() string { return e.Type }
+
+// next is the next sequence number.
+func (e *Events) next() int {
+	e.seq++
+	return e.seq - 1
+}
+
+// emit appends ev as one SSE event; one that does not encode (it cannot:
+// its raw values came from valid JSON) is left out.
+func (e *Events) emit(dst []byte, ev wire.Event) []byte {
+	mark := len(dst)
+	dst = append(dst, "event: "...)
+	dst = append(dst, ev.EventType()...)
+	dst = append(dst, "\ndata: "...)
+	out, err := e.enc.Append(dst, ev)
+	if err != nil {
+		return dst[:mark]
+	}
+	return append(out, '\n', '\n')
+}
