@@ -34,6 +34,7 @@ targets=(
   "./internal/provider/openai FuzzClassifyError"
   "./internal/provider/openai FuzzParseRateLimit"
   "./internal/provider/openai FuzzStream"
+  "./internal/provider/openai FuzzEventStream"
   "./internal/provider/anthropic FuzzClassifyError"
   "./internal/provider/anthropic FuzzParseRateLimit"
   "./internal/provider/anthropic FuzzStream"
@@ -43,6 +44,8 @@ targets=(
   "./internal/provider/gemini FuzzTranslateCompletion"
   "./internal/responses/chat FuzzTurn"
   "./internal/responses/chat FuzzEvents"
+  "./internal/responses/native FuzzPrepare"
+  "./internal/responses/native FuzzProviderAnswer"
 )
 
 # A target added to a package but not to the list above is an error, so
