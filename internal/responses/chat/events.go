@@ -31,9 +31,8 @@ import (
 // terminal event is written, so a client that continues it at once finds
 // it.
 type Events struct {
+	wire.Emitter
 	tr      *Translation
-	enc     openaiwire.Encoder
-	seq     int
 	started bool
 	model   string
 	out     []wire.OutputItem // the output so far; out[open] may be open
@@ -125,7 +124,7 @@ func (e *Events) End(dst []byte) []byte {
 	if status == wire.StatusIncomplete {
 		typ = "response.incomplete"
 	}
-	return e.emit(dst, &wire.ResponseEvent{Type: typ, SequenceNumber: e.next(), Response: r})
+	return e.Emit(dst, &wire.ResponseEvent{Type: typ, SequenceNumber: e.Next(), Response: r})
 }
 
 // Fail appends the end of a stream a provider failure cut after the
@@ -146,12 +145,12 @@ func (e *Events) Fail(dst []byte, kind outcome.Kind) []byte {
 		it.Status = wire.StatusIncomplete
 	}
 	msg := "the provider's stream failed after it started (" + kind.String() + "); the answer is incomplete"
-	ev := wire.ErrorEvent{Type: "error", SequenceNumber: e.next(), Code: "upstream_error", Message: msg,
+	ev := wire.ErrorEvent{Type: "error", SequenceNumber: e.Next(), Code: "upstream_error", Message: msg,
 		Error: openaiwire.Error{Type: "server_error", Code: "upstream_error", Message: msg}}
-	dst = e.emit(dst, &ev)
+	dst = e.Emit(dst, &ev)
 	r := e.tr.t.Response(wire.StatusFailed, e.model, e.out, usage(e.usage))
 	r.Error = &wire.ResponseError{Code: "server_error", Message: msg}
-	return e.emit(dst, &wire.ResponseEvent{Type: "response.failed", SequenceNumber: e.next(), Response: r})
+	return e.Emit(dst, &wire.ResponseEvent{Type: "response.failed", SequenceNumber: e.Next(), Response: r})
 }
 
 // start appends response.created and response.in_progress.
@@ -162,8 +161,8 @@ func (e *Events) start(dst []byte, model string) []byte {
 		e.model = e.tr.t.Decoded().Model
 	}
 	r := e.tr.t.Response(wire.StatusInProgress, e.model, nil, nil)
-	dst = e.emit(dst, &wire.ResponseEvent{Type: "response.created", SequenceNumber: e.next(), Response: r})
-	return e.emit(dst, &wire.ResponseEvent{Type: "response.in_progress", SequenceNumber: e.next(), Response: r})
+	dst = e.Emit(dst, &wire.ResponseEvent{Type: "response.created", SequenceNumber: e.Next(), Response: r})
+	return e.Emit(dst, &wire.ResponseEvent{Type: "response.in_progress", SequenceNumber: e.Next(), Response: r})
 }
 
 // text appends a text (or refusal) delta, opening a message and a part
@@ -173,22 +172,22 @@ func (e *Events) text(dst []byte, typ, s string) []byte {
 		dst = e.closeItem(dst, wire.StatusCompleted)
 		e.out = append(e.out, wire.OutputItem{Item: wire.Item{Type: wire.TypeMessage, ID: wire.NewID("msg_"), Role: "assistant", Parts: []wire.Part{}}, Status: wire.StatusInProgress})
 		e.open = len(e.out) - 1
-		dst = e.emit(dst, &wire.OutputItemEvent{Type: "response.output_item.added", SequenceNumber: e.next(), OutputIndex: e.open, Item: e.out[e.open]})
+		dst = e.Emit(dst, &wire.OutputItemEvent{Type: "response.output_item.added", SequenceNumber: e.Next(), OutputIndex: e.open, Item: e.out[e.open]})
 	}
 	it := &e.out[e.open]
 	if e.part < 0 || it.Parts[e.part].Type != typ {
 		dst = e.closePart(dst)
 		it.Parts = append(it.Parts, wire.Part{Type: typ})
 		e.part = len(it.Parts) - 1
-		dst = e.emit(dst, &wire.ContentPartEvent{Type: "response.content_part.added", SequenceNumber: e.next(), ItemID: it.ID,
+		dst = e.Emit(dst, &wire.ContentPartEvent{Type: "response.content_part.added", SequenceNumber: e.Next(), ItemID: it.ID,
 			OutputIndex: e.open, ContentIndex: e.part, Part: wire.OutputContent{Type: typ}})
 	}
 	e.buf.WriteString(s)
 	if typ == wire.PartRefusal {
-		return e.emit(dst, &wire.RefusalDeltaEvent{Type: "response.refusal.delta", SequenceNumber: e.next(), ItemID: it.ID,
+		return e.Emit(dst, &wire.RefusalDeltaEvent{Type: "response.refusal.delta", SequenceNumber: e.Next(), ItemID: it.ID,
 			OutputIndex: e.open, ContentIndex: e.part, Delta: s})
 	}
-	return e.emit(dst, &wire.TextDeltaEvent{Type: "response.output_text.delta", SequenceNumber: e.next(), ItemID: it.ID,
+	return e.Emit(dst, &wire.TextDeltaEvent{Type: "response.output_text.delta", SequenceNumber: e.Next(), ItemID: it.ID,
 		OutputIndex: e.open, ContentIndex: e.part, Delta: s, Logprobs: wire.Empty})
 }
 
@@ -205,7 +204,7 @@ func (e *Events) call(dst []byte, tc *openaiwire.ToolCallDelta) []byte {
 			e.calls = map[int]int{}
 		}
 		e.calls[tc.Index] = e.open
-		dst = e.emit(dst, &wire.OutputItemEvent{Type: "response.output_item.added", SequenceNumber: e.next(), OutputIndex: e.open, Item: e.out[e.open]})
+		dst = e.Emit(dst, &wire.OutputItemEvent{Type: "response.output_item.added", SequenceNumber: e.Next(), OutputIndex: e.open, Item: e.out[e.open]})
 	case k != e.open:
 		// A piece of a call already closed: providers stream calls one
 		// after another, so this is rare; its events were written, the
@@ -221,7 +220,7 @@ func (e *Events) call(dst []byte, tc *openaiwire.ToolCallDelta) []byte {
 		return dst
 	}
 	e.buf.WriteString(tc.Function.Arguments)
-	return e.emit(dst, &wire.ArgumentsDeltaEvent{Type: "response.function_call_arguments.delta", SequenceNumber: e.next(),
+	return e.Emit(dst, &wire.ArgumentsDeltaEvent{Type: "response.function_call_arguments.delta", SequenceNumber: e.Next(),
 		ItemID: it.ID, OutputIndex: e.open, Delta: tc.Function.Arguments})
 }
 
@@ -235,13 +234,13 @@ func (e *Events) closePart(dst []byte) []byte {
 	p.Text = e.buf.String()
 	e.buf.Reset()
 	if p.Type == wire.PartRefusal {
-		dst = e.emit(dst, &wire.RefusalDoneEvent{Type: "response.refusal.done", SequenceNumber: e.next(), ItemID: it.ID,
+		dst = e.Emit(dst, &wire.RefusalDoneEvent{Type: "response.refusal.done", SequenceNumber: e.Next(), ItemID: it.ID,
 			OutputIndex: e.open, ContentIndex: e.part, Refusal: p.Text})
 	} else {
-		dst = e.emit(dst, &wire.TextDoneEvent{Type: "response.output_text.done", SequenceNumber: e.next(), ItemID: it.ID,
+		dst = e.Emit(dst, &wire.TextDoneEvent{Type: "response.output_text.done", SequenceNumber: e.Next(), ItemID: it.ID,
 			OutputIndex: e.open, ContentIndex: e.part, Text: p.Text, Logprobs: wire.Empty})
 	}
-	dst = e.emit(dst, &wire.ContentPartEvent{Type: "response.content_part.done", SequenceNumber: e.next(), ItemID: it.ID,
+	dst = e.Emit(dst, &wire.ContentPartEvent{Type: "response.content_part.done", SequenceNumber: e.Next(), ItemID: it.ID,
 		OutputIndex: e.open, ContentIndex: e.part, Part: wire.OutputContent(*p)})
 	e.part = -1
 	return dst
@@ -256,34 +255,13 @@ func (e *Events) closeItem(dst []byte, status string) []byte {
 	if it.Type == wire.TypeFunctionCall {
 		it.Arguments = e.buf.String()
 		e.buf.Reset()
-		dst = e.emit(dst, &wire.ArgumentsDoneEvent{Type: "response.function_call_arguments.done", SequenceNumber: e.next(),
+		dst = e.Emit(dst, &wire.ArgumentsDoneEvent{Type: "response.function_call_arguments.done", SequenceNumber: e.Next(),
 			ItemID: it.ID, OutputIndex: e.open, Name: it.Name, Arguments: it.Arguments})
 	} else {
 		dst = e.closePart(dst)
 	}
 	it.Status = status
-	dst = e.emit(dst, &wire.OutputItemEvent{Type: "response.output_item.done", SequenceNumber: e.next(), OutputIndex: e.open, Item: *it})
+	dst = e.Emit(dst, &wire.OutputItemEvent{Type: "response.output_item.done", SequenceNumber: e.Next(), OutputIndex: e.open, Item: *it})
 	e.open = -1
 	return dst
-}
-
-// next is the next sequence number.
-func (e *Events) next() int {
-	e.seq++
-	return e.seq - 1
-}
-
-// emit appends ev as one SSE event: its type as the event name, its JSON
-// on one data line. An event that does not encode (it cannot: every raw
-// value in it came from valid JSON) is left out.
-func (e *Events) emit(dst []byte, ev wire.Event) []byte {
-	mark := len(dst)
-	dst = append(dst, "event: "...)
-	dst = append(dst, ev.EventType()...)
-	dst = append(dst, "\ndata: "...)
-	out, err := e.enc.Append(dst, ev)
-	if err != nil {
-		return dst[:mark]
-	}
-	return append(out, '\n', '\n')
 }

@@ -24,10 +24,9 @@ import (
 // nested fields) and response.failed, numbered on from the provider's
 // events.
 type Events struct {
-	c    *Call
-	enc  openaiwire.Encoder
-	seq  int             // the next sequence number
-	last json.RawMessage // the latest response snapshot the provider sent
+	wire.Emitter // Seq numbers on from the provider's events
+	c            *Call
+	last         json.RawMessage // the latest response snapshot the provider sent
 }
 
 // Events returns the Framer for a streamed answer.
@@ -38,7 +37,7 @@ func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 	res := gjson.GetManyBytes(payload, "type", "sequence_number", "response")
 	typ := res[0].Str
 	if n := res[1]; n.Type == gjson.Number {
-		e.seq = int(n.Int()) + 1
+		e.Seq = int(n.Int()) + 1
 	}
 	if res[2].IsObject() {
 		payload = e.c.patch(payload, "response")
@@ -67,9 +66,9 @@ func (e *Events) End(dst []byte) []byte { return dst }
 // the provider sent (the turn's own when it sent none), marked failed.
 func (e *Events) Fail(dst []byte, kind outcome.Kind) []byte {
 	msg := "the provider's stream failed after it started (" + kind.String() + "); the answer is incomplete"
-	ev := wire.ErrorEvent{Type: "error", SequenceNumber: e.next(), Code: "upstream_error", Message: msg,
+	ev := wire.ErrorEvent{Type: "error", SequenceNumber: e.Next(), Code: "upstream_error", Message: msg,
 		Error: openaiwire.Error{Type: "server_error", Code: "upstream_error", Message: msg}}
-	dst = e.emit(dst, &ev)
+	dst = e.Emit(dst, &ev)
 	snap := e.last
 	if snap == nil {
 		b, _ := openaiwire.Append(nil, e.c.t.Response(wire.StatusFailed, "", nil, nil))
@@ -82,7 +81,7 @@ func (e *Events) Fail(dst []byte, kind outcome.Kind) []byte {
 	if err != nil {
 		failed = snap
 	}
-	return e.emit(dst, &rawResponseEvent{Type: "response.failed", SequenceNumber: e.next(), Response: failed})
+	return e.Emit(dst, &rawResponseEvent{Type: "response.failed", SequenceNumber: e.Next(), Response: failed})
 }
 
 // rawResponseEvent is a lifecycle event whose response is the provider's
@@ -94,23 +93,3 @@ type rawResponseEvent struct {
 }
 
 func (e *rawResponseEvent) EventType() string { return e.Type }
-
-// next is the next sequence number.
-func (e *Events) next() int {
-	e.seq++
-	return e.seq - 1
-}
-
-// emit appends ev as one SSE event; one that does not encode (it cannot:
-// its raw values came from valid JSON) is left out.
-func (e *Events) emit(dst []byte, ev wire.Event) []byte {
-	mark := len(dst)
-	dst = append(dst, "event: "...)
-	dst = append(dst, ev.EventType()...)
-	dst = append(dst, "\ndata: "...)
-	out, err := e.enc.Append(dst, ev)
-	if err != nil {
-		return dst[:mark]
-	}
-	return append(out, '\n', '\n')
-}

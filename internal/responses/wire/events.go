@@ -99,3 +99,32 @@ func (e *RefusalDoneEvent) EventType() string    { return e.Type }
 func (e *ArgumentsDeltaEvent) EventType() string { return e.Type }
 func (e *ArgumentsDoneEvent) EventType() string  { return e.Type }
 func (e *ErrorEvent) EventType() string          { return e.Type }
+
+// Emitter writes a Responses event stream: numbered events, each as one
+// SSE event with its type as the event name and its JSON on one data line.
+// The zero value starts at sequence number 0; it is for one goroutine.
+type Emitter struct {
+	enc openaiwire.Encoder
+	// Seq is the next sequence number.
+	Seq int
+}
+
+// Next takes the next sequence number.
+func (e *Emitter) Next() int {
+	e.Seq++
+	return e.Seq - 1
+}
+
+// Emit appends ev to dst. An event that does not encode (it cannot: every
+// raw value in one came from valid JSON) is left out.
+func (e *Emitter) Emit(dst []byte, ev Event) []byte {
+	mark := len(dst)
+	dst = append(dst, "event: "...)
+	dst = append(dst, ev.EventType()...)
+	dst = append(dst, "\ndata: "...)
+	out, err := e.enc.Append(dst, ev)
+	if err != nil {
+		return dst[:mark]
+	}
+	return append(out, '\n', '\n')
+}
