@@ -26,20 +26,12 @@ var errNoTerminal = fmt.Errorf("stream ended before response.completed: %w", io.
 // An error event, or response.failed, is the provider's failure, classified
 // from the error it carries; a body that ends before the terminal event is
 // a cut (outcome.Network). Next, Usage and Close belong to one goroutine.
-type eventStream struct {
-	ctx    context.Context // the attempt's context: decides Canceled vs Timeout vs Network
-	body   io.ReadCloser
-	rd     *sse.Reader
-	what   string
-	usage  outcome.Usage
-	err    error // sticky: io.EOF after the terminal event, or the classified failure
-	closed bool
-}
+type eventStream struct{ sseBody }
 
 var _ provider.Stream = (*eventStream)(nil)
 
 func newEventStream(ctx context.Context, body io.ReadCloser, what string) *eventStream {
-	return &eventStream{ctx: ctx, body: body, rd: sse.NewReader(body), what: what + " (stream)"}
+	return &eventStream{newSSEBody(ctx, body, what+" (stream)")}
 }
 
 // Next returns the next event's data, valid until the next call.
@@ -110,22 +102,3 @@ func eventError(typ string, data []byte) *outcome.Error {
 	}
 	return oe
 }
-
-// Usage is the usage the terminal event reported; zero before it.
-func (s *eventStream) Usage() outcome.Usage { return s.usage }
-
-// Close releases the upstream connection. It is idempotent; Next after
-// Close before the end reports outcome.Canceled.
-func (s *eventStream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	if s.err == nil {
-		s.err = &outcome.Error{Kind: outcome.Canceled, Message: s.what + ": stream closed", Err: errStreamClosed}
-	}
-	return s.body.Close()
-}
-
-// Pending reports whether the next event is probably already read.
-func (s *eventStream) Pending() bool { return !s.closed && s.err == nil && s.rd.Pending() }

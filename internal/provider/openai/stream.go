@@ -21,17 +21,54 @@ import (
 // a clean end.
 var errNoDone = fmt.Errorf("stream ended without [DONE]: %w", io.ErrUnexpectedEOF)
 
-// stream yields the data payloads of an OpenAI SSE answer unchanged. Next,
-// Usage and Close belong to one goroutine (the proxy's relay); to stop a
-// Next blocked on the network, cancel the attempt's context.
-type stream struct {
+// sseBody is what both stream kinds (chat's and the Responses API's)
+// share: the provider's SSE body read one event at a time, the sticky end
+// of the stream, and the usage it reported. Its methods and the kinds'
+// Next belong to one goroutine (the proxy's relay); to stop a Next
+// blocked on the network, cancel the attempt's context.
+type sseBody struct {
 	ctx    context.Context // the attempt's context: decides Canceled vs Timeout vs Network
 	body   io.ReadCloser
 	rd     *sse.Reader
 	what   string
 	usage  outcome.Usage
-	err    error // sticky: io.EOF after [DONE], or the classified failure
+	err    error // sticky: io.EOF after the stream's proper end, or the classified failure
 	closed bool
+}
+
+func newSSEBody(ctx context.Context, body io.ReadCloser, what string) sseBody {
+	return sseBody{ctx: ctx, body: body, rd: sse.NewReader(body), what: what}
+}
+
+// Usage is the latest usage the stream reported; zero until an event
+// carried one.
+func (s *sseBody) Usage() outcome.Usage { return s.usage }
+
+// Close releases the upstream connection. It is idempotent. A stream
+// closed before its end drops the connection rather than reading on: a
+// provider may keep a stream open for minutes.
+// Next after Close reports outcome.Canceled (the caller gave up on it).
+func (s *sseBody) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.err == nil {
+		s.err = &outcome.Error{Kind: outcome.Canceled, Message: s.what + ": stream closed", Err: errStreamClosed}
+	}
+	return s.body.Close()
+}
+
+var errStreamClosed = errors.New("stream closed by the caller")
+
+// Pending reports whether the next payload is probably already read from
+// the connection (a whole data event is buffered), so the relay may hold
+// its flush. A wrong "true" only delays a flush until that event arrives.
+func (s *sseBody) Pending() bool { return !s.closed && s.err == nil && s.rd.Pending() }
+
+// stream yields the data payloads of an OpenAI chat SSE answer unchanged.
+type stream struct {
+	sseBody
 	// hideUsage drops the usage-only chunk (choices: []) the adapter asked
 	// for on the client's behalf; its usage is still recorded.
 	hideUsage bool
@@ -40,7 +77,7 @@ type stream struct {
 var _ provider.Stream = (*stream)(nil)
 
 func newStream(ctx context.Context, body io.ReadCloser, what string) *stream {
-	return &stream{ctx: ctx, body: body, rd: sse.NewReader(body), what: what}
+	return &stream{sseBody: newSSEBody(ctx, body, what)}
 }
 
 // Next returns the next data payload, valid until the next call. It
@@ -137,29 +174,3 @@ func hasUsageObject(data []byte) bool {
 		}
 	}
 }
-
-// Usage is the latest usage the stream reported; zero until a chunk
-// carried one.
-func (s *stream) Usage() outcome.Usage { return s.usage }
-
-// Close releases the upstream connection. It is idempotent. A stream
-// closed before its end drops the connection rather than reading on: a
-// provider may keep a stream open for minutes.
-// Next after Close reports outcome.Canceled (the caller gave up on it).
-func (s *stream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	if s.err == nil {
-		s.err = &outcome.Error{Kind: outcome.Canceled, Message: s.what + ": stream closed", Err: errStreamClosed}
-	}
-	return s.body.Close()
-}
-
-var errStreamClosed = errors.New("stream closed by the caller")
-
-// Pending reports whether the next payload is probably already read from
-// the connection (a whole data event is buffered), so the relay may hold
-// its flush. A wrong "true" only delays a flush until that event arrives.
-func (s *stream) Pending() bool { return !s.closed && s.rd.Pending() }
