@@ -46,10 +46,11 @@ func Preamble(st provider.Stream) ([][]byte, error) {
 // response.queued), which a provider sends before it has produced
 // anything.
 func hasContent(p []byte) bool {
-	res := gjson.GetManyBytes(p, "choices", "type")
-	ch := res[0]
+	ch := gjson.GetBytes(p, "choices")
 	if !ch.IsArray() {
-		switch res[1].Str {
+		// Not a chat chunk: only then is "type" worth a second look
+		// (GetManyBytes would cost every chat chunk an allocation).
+		switch gjson.GetBytes(p, "type").Str {
 		case "response.created", "response.in_progress", "response.queued":
 			return false
 		}
