@@ -24,7 +24,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -55,16 +54,18 @@ type Client struct {
 	log   *slog.Logger
 	token string // this process, in probe locks
 
-	up     atomic.Bool
-	upG    prometheus.Gauge
-	errs   *prometheus.CounterVec
-	queue  chan job
-	stop   context.CancelFunc
-	ctx    context.Context
-	wg     sync.WaitGroup
-	mu     sync.Mutex // guards handles
-	handle map[*handle]struct{}
-	seq    atomic.Uint64
+	up    atomic.Bool
+	upG   prometheus.Gauge
+	errs  *prometheus.CounterVec
+	queue chan job
+	// pending counts the records queued or being written.
+	pending atomic.Int64
+	stop    context.CancelFunc
+	ctx     context.Context
+	wg      sync.WaitGroup
+	mu      sync.Mutex // guards handles
+	handle  map[*handle]struct{}
+	seq     atomic.Uint64
 }
 
 // job is one write for the writer loop.
@@ -260,6 +261,7 @@ func (c *Client) writeLoop() {
 			}
 		}
 		c.write(batch)
+		c.pending.Add(-int64(len(batch)))
 	}
 }
 
@@ -296,9 +298,11 @@ func (c *Client) enqueue(j job) {
 	if !c.Up() {
 		return
 	}
+	c.pending.Add(1)
 	select {
 	case c.queue <- j:
 	default:
+		c.pending.Add(-1)
 		c.errs.WithLabelValues("record").Inc()
 	}
 }
@@ -311,8 +315,6 @@ func parseView(cmd *redis.Cmd) (upstream.SharedView, error) {
 	d, err := parseDecision(cmd)
 	return d.View, err
 }
-
-func asOutcome(err error, target **outcome.Error) bool { return errors.As(err, target) }
 
 // Redis is the fleet's client, for other state kept in the same Redis
 // (the Responses API's stored responses). Calls must be bounded by

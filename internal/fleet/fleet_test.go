@@ -79,11 +79,7 @@ func (r *replica) attempt(kind outcome.Kind, rl outcome.RateLimit) (bool, error)
 // flush waits until r's writer has sent what was queued.
 func (r *replica) flush(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for len(r.c.queue) > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond) // the batch in flight
+	eventually(t, "the records written", func() bool { return r.c.pending.Load() == 0 })
 }
 
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -237,22 +233,22 @@ func TestLostRedis(t *testing.T) {
 		t.Fatalf("shared_state_up = %v with Redis up", got)
 	}
 	srv.Stop()
-	var slowest time.Duration
 	for i := 0; i < 50; i++ {
-		t0 := time.Now()
 		if ok, err := a.attempt(outcome.OK, outcome.UnknownRateLimit); !ok {
 			t.Fatalf("attempt %d with Redis down refused: %v", i, err)
 		}
-		slowest = max(slowest, time.Since(t0))
-	}
-	if slowest > 600*time.Millisecond {
-		t.Errorf("slowest attempt with Redis down took %s, want at most one call timeout (500ms)", slowest)
 	}
 	if got := testutil.ToFloat64(a.c.upG); got != 0 {
 		t.Errorf("shared_state_up = %v with Redis down, want 0", got)
 	}
-	if got := testutil.ToFloat64(a.c.errs.WithLabelValues("admit")); got < 1 {
-		t.Errorf("shared_state_errors_total{op=admit} = %v, want >= 1", got)
+	// The first failed call (an admission, or the once-a-second sync if
+	// it came first) switched to local state: no later attempt asked Redis.
+	errs := 0.0
+	for _, op := range ops {
+		errs += testutil.ToFloat64(a.c.errs.WithLabelValues(op))
+	}
+	if admit := testutil.ToFloat64(a.c.errs.WithLabelValues("admit")); errs < 1 || admit > 1 {
+		t.Errorf("shared_state_errors_total: %v in all, %v for admit; want at least one, and at most one admission that asked the lost Redis", errs, admit)
 	}
 	if a.up.Status(time.Now()).Shared {
 		t.Error("row says shared while Redis is down")

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -149,7 +150,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 			return res, ctx.Err()
 		}
 		var retryAfter time.Duration
-		if oe := (*outcome.Error)(nil); asOutcome(res.Err, &oe) {
+		if oe := (*outcome.Error)(nil); errors.As(res.Err, &oe) {
 			retryAfter = oe.RetryAfter
 		}
 		cd := h.set.Breaker.Cooldown
