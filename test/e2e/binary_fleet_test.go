@@ -61,7 +61,11 @@ func drive(routers []*routerProc, until time.Time) (ok int, bad error) {
 					bad = fmt.Errorf("got %d: %s", rep.status, rep.body)
 				}
 				mu.Unlock()
-				time.Sleep(5 * time.Millisecond)
+				// Paced: a request admitted while the record of another
+				// router's failure is on its way to Redis is not the fleet's
+				// decision yet; 20ms keeps those rare without starving the
+				// scenarios of traffic.
+				time.Sleep(20 * time.Millisecond)
 			}
 		})
 	}
@@ -109,10 +113,12 @@ cooldown: {failure: 1s, rate_limit: 1s, timeout: 1s, multiplier: 1, max: 1s}`}
 	probes := primary.count(true, 0)
 	_, peakProbes := primary.peaks()
 	t.Logf("4 routers, 3.5s outage: %d answers, %d calls reached the dead primary, %d probes (peak %d at once)", ok, failed, probes, peakProbes)
-	// One threshold (5), plus what was already admitted on the other
-	// replicas when the fifth failure was recorded (at most one each).
-	if failed < 5 || failed > 8 {
-		t.Errorf("%d calls reached the dead primary, want one fleet threshold (5, at most 8 with calls in flight)", failed)
+	// One threshold (5), plus what the other replicas admitted while the
+	// fifth failure's record was on its way to Redis (usually 0 to 3; more
+	// on a loaded machine). Replicas counting alone would need a
+	// threshold each (20); fewer than two thresholds shows the fleet's.
+	if failed < 5 || failed >= 10 {
+		t.Errorf("%d calls reached the dead primary, want one fleet threshold (5) plus calls in flight: fewer than 10 (without shared state 20)", failed)
 	}
 	if peakProbes != 1 {
 		t.Errorf("%d probes at once, want 1 (one fleet-wide)", peakProbes)
