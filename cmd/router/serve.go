@@ -30,6 +30,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/fleet"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/statefile"
 )
@@ -50,7 +51,8 @@ type daemon struct {
 	cfgPath string
 	log     *slog.Logger
 	proxy   *proxy.Server
-	fleet   *fleet.Client // nil without shared_state
+	fleet   *fleet.Client   // nil without shared_state
+	redis   *redisconn.Conn // the fleet's and the stored responses'; nil without shared_state
 	ready   atomic.Bool
 	api     *http.Server
 	admin   *http.Server
@@ -243,29 +245,34 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Registerer = reg
-	var fl *fleet.Client
+	var (
+		fl *fleet.Client
+		rc *redisconn.Conn
+	)
 	if sc := cfg.SharedState; sc.On() {
-		// Redis down is no reason not to start: fleet.New decides locally
-		// until it answers (docs/ARCHITECTURE.md, "Fleet").
-		if fl, err = fleet.New(sc, log, reg); err != nil {
+		// Redis down is no reason not to start: redisconn.New decides
+		// locally until it answers (docs/ARCHITECTURE.md, "Fleet").
+		if rc, err = redisconn.New(sc, log, reg); err != nil {
 			return nil, err
 		}
+		fl = fleet.New(rc)
 		opts.Fleet = fl
 		// Stored responses live in the same Redis, so that any replica
 		// continues a conversation; while it is down, in this process
 		// (docs/ARCHITECTURE.md, "Responses API").
 		opts.Store = store.NewShared(
-			store.NewRedis(fl.Redis(), fl.KeyPrefix(), fl.Timeout(), fl.Fail, cfg.Responses),
-			store.NewMemory(cfg.Responses, nil), fl.Up)
+			store.NewRedis(rc.Client(), rc.KeyPrefix(), rc.Timeout(), rc.Fail, cfg.Responses),
+			store.NewMemory(cfg.Responses, nil), rc.Up)
 	}
 	p, err := proxy.New(opts)
 	if err != nil {
 		if fl != nil {
 			fl.Close()
+			rc.Close()
 		}
 		return nil, err
 	}
-	d := &daemon{cfgPath: path, log: log, proxy: p, reg: reg, fleet: fl}
+	d := &daemon{cfgPath: path, log: log, proxy: p, reg: reg, fleet: fl, redis: rc}
 	d.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_config_last_reload_successful",
 		Help: "1 if the last config reload succeeded (or none was tried), 0 if it failed."})
 	d.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_config_reloads_total",
@@ -378,6 +385,7 @@ func (d *daemon) shutdown() int {
 func (d *daemon) closeFleet() {
 	if d.fleet != nil {
 		d.fleet.Close()
+		d.redis.Close()
 	}
 }
 

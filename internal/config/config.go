@@ -20,9 +20,9 @@ import (
 	"github.com/llmrouter/llmrouter/configs"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
-	"github.com/llmrouter/llmrouter/internal/fleet"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -53,7 +53,7 @@ type Config struct {
 	StateFile string `mapstructure:"state_file"`
 	// SharedState shares every provider's state across a fleet of
 	// routers through Redis; off while its redis_url is "".
-	SharedState fleet.Config `mapstructure:"shared_state"`
+	SharedState redisconn.Config `mapstructure:"shared_state"`
 	// Log configures the process log.
 	Log Log `mapstructure:"log"`
 	// Pprof serves Go's profiler at /debug/pprof/ on the admin listener.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/redistest"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
@@ -14,10 +15,12 @@ import (
 // redis-server on loopback, in parallel.
 func BenchmarkSharedAttempt(b *testing.B) {
 	srv := redistest.Start(b)
-	c, err := New(Config{RedisURL: srv.URL(), Timeout: time.Second}, nil, nil)
+	conn, err := redisconn.New(redisconn.Config{RedisURL: srv.URL(), Timeout: time.Second}, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer conn.Close()
+	c := New(conn)
 	defer c.Close()
 	set := upstream.NewSet(upstream.Options{Fleet: c}, nil)
 	defer set.Close()

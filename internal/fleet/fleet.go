@@ -1,13 +1,3 @@
-// Package fleet shares each provider's state across a fleet of routers
-// through Redis (shared_state; docs/ARCHITECTURE.md, "Fleet"): one breaker,
-// one half-open probe, one request and token budget, and the Retry-After,
-// quota and target blocks of every provider, whichever replica learned
-// them. It implements upstream.Fleet.
-//
-// Redis is an optimisation, never a dependency of serving: every call is
-// bounded by shared_state.timeout; the first failure marks the shared
-// state down, and until a ping succeeds again (once a second) every
-// decision is local, with no Redis call on the request path at all.
 package fleet
 
 import (
@@ -15,21 +5,18 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 const (
-	// syncInterval is how often every provider's shared view is read (and,
-	// while down, Redis pinged).
+	// syncInterval is how often every provider's shared view is read.
 	syncInterval = time.Second
 	// keyTTL is how long a provider's keys outlive their last write (longer
 	// when a deadline lies further ahead).
@@ -43,20 +30,13 @@ const (
 	probeWaitPoll = 200 * time.Millisecond
 )
 
-// Operations, the op label of llmrouter_shared_state_errors_total.
-var ops = []string{"admit", "record", "probe", "sync", "responses"}
-
 // Client is the fleet's shared state. Build it with New; Close it when
-// done.
+// done, before its connection.
 type Client struct {
-	cfg   Config
+	conn  *redisconn.Conn
 	rdb   redis.UniversalClient
-	log   *slog.Logger
 	token string // this process, in probe locks
 
-	up    atomic.Bool
-	upG   prometheus.Gauge
-	errs  *prometheus.CounterVec
 	queue chan job
 	// pending counts the records queued or being written.
 	pending atomic.Int64
@@ -75,101 +55,41 @@ type job struct {
 	args []any
 }
 
-// New connects to the configured Redis (cfg must pass Validate) and starts
-// its loops. It never fails because Redis is down: the router starts and
-// serves on local state, and joins the fleet when Redis answers. reg
-// receives llmrouter_shared_state_up and llmrouter_shared_state_errors_total.
-func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Client, error) {
-	cfg = cfg.WithDefaults()
-	o, err := cfg.options()
-	if err != nil {
-		return nil, err
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+// New starts the fleet's loops on conn, which says whether the shared
+// state is up and marks it down at the first failed call; while it is
+// down every decision is local. It preloads the fleet's scripts on conn.
+func New(conn *redisconn.Conn) *Client {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	c := &Client{cfg: cfg, rdb: redis.NewUniversalClient(o), log: log, token: hex.EncodeToString(b[:]),
-		queue: make(chan job, queueSize), handle: make(map[*handle]struct{}),
-		upG: prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_shared_state_up",
-			Help: "1 while the shared state (Redis) is reachable and used; 0 while every decision is local."}),
-		errs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_shared_state_errors_total",
-			Help: "Failed or timed-out shared state (Redis) calls, by operation."}, []string{"op"}),
-	}
-	for _, op := range ops {
-		c.errs.WithLabelValues(op)
-	}
-	if reg != nil {
-		reg.MustRegister(c.upG, c.errs)
-	}
-	// go-redis's own notes (sentinel switches, pool trouble) go to the
-	// router's log at debug, structured, instead of raw lines on stderr.
-	// go-redis's logger is global: the first Client's log takes it (a
-	// router has one Client).
-	setLogger.Do(func() { redis.SetLogger(redisLogger{log}) })
+	c := &Client{conn: conn, rdb: conn.Client(), token: hex.EncodeToString(b[:]),
+		queue: make(chan job, queueSize), handle: make(map[*handle]struct{})}
 	c.ctx, c.stop = context.WithCancel(context.Background())
-	if c.ping() {
-		c.markUp()
-	} else {
-		c.log.Warn("shared state unreachable at start; deciding locally until it answers",
-			"redis", cfg.Redacted())
-	}
+	conn.Preload("sync", admitScript, recordScript, probeStartScript, probeDoneScript, viewScript, enableScript, disableScript)
 	c.wg.Add(2)
 	go c.syncLoop()
 	go c.writeLoop()
-	return c, nil
+	return c
 }
 
-// Close stops the loops (pending records are written if Redis answers
-// within the timeout) and closes the connections.
+// Close stops the loops; a write under way ends within the timeout.
 func (c *Client) Close() {
 	c.stop()
 	c.wg.Wait()
-	_ = c.rdb.Close()
 }
 
 // Up reports whether the shared state is in use.
-func (c *Client) Up() bool { return c.up.Load() }
-
-func (c *Client) markUp() {
-	if !c.up.Swap(true) {
-		c.upG.Set(1)
-		c.log.Info("shared state in use", "redis", c.cfg.Redacted())
-	}
-}
+func (c *Client) Up() bool { return c.conn.Up() }
 
 // fail counts a failed call and, the first time, switches to local state.
-func (c *Client) fail(op string, err error) {
-	c.errs.WithLabelValues(op).Inc()
-	if c.up.Swap(false) {
-		c.upG.Set(0)
-		c.log.Warn("shared state unreachable; deciding locally until it answers (checked every second)",
-			"redis", c.cfg.Redacted(), "op", op, "error", err.Error())
-	}
-}
+func (c *Client) fail(op string, err error) { c.conn.Fail(op, err) }
 
 func (c *Client) call() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.ctx, c.cfg.Timeout)
-}
-
-// ping reports whether Redis answers and has the scripts loaded.
-func (c *Client) ping() bool {
-	ctx, cancel := context.WithTimeout(c.ctx, max(c.cfg.Timeout, 500*time.Millisecond))
-	defer cancel()
-	if err := c.rdb.Ping(ctx).Err(); err != nil {
-		return false
-	}
-	for _, s := range []*redis.Script{admitScript, recordScript, probeStartScript, probeDoneScript, viewScript, enableScript, disableScript} {
-		if err := s.Load(ctx, c.rdb).Err(); err != nil {
-			return false
-		}
-	}
-	return true
+	return context.WithTimeout(c.ctx, c.conn.Timeout())
 }
 
 // syncLoop reads every provider's view once a second while up (so idle
-// replicas see trips, closes and blocks too), and pings while down.
+// replicas see trips, closes and blocks too); while down, the connection
+// pings.
 func (c *Client) syncLoop() {
 	defer c.wg.Done()
 	t := time.NewTicker(syncInterval)
@@ -180,14 +100,9 @@ func (c *Client) syncLoop() {
 			return
 		case <-t.C:
 		}
-		if !c.Up() {
-			if c.ping() {
-				c.markUp()
-			} else {
-				continue
-			}
+		if c.Up() {
+			c.syncAll()
 		}
-		c.syncAll()
 	}
 }
 
@@ -280,7 +195,7 @@ func (c *Client) write(batch []job) {
 	})
 	if err != nil {
 		if redis.HasErrorPrefix(err, "NOSCRIPT") {
-			c.ping() // Redis restarted between two syncs: load the scripts again
+			c.conn.Ping() // Redis restarted between two syncs: load the scripts again
 		}
 		c.fail("record", err)
 		return
@@ -303,7 +218,7 @@ func (c *Client) enqueue(j job) {
 	case c.queue <- j:
 	default:
 		c.pending.Add(-1)
-		c.errs.WithLabelValues("record").Inc()
+		c.conn.Dropped("record")
 	}
 }
 
@@ -314,30 +229,4 @@ var errReply = errors.New("fleet: unexpected reply from Redis")
 func parseView(cmd *redis.Cmd) (upstream.SharedView, error) {
 	d, err := parseDecision(cmd)
 	return d.View, err
-}
-
-// Redis is the fleet's client, for other state kept in the same Redis
-// (the Responses API's stored responses). Calls must be bounded by
-// Timeout and go through Fail on error, so that every user of the shared
-// state sees the same up or down.
-func (c *Client) Redis() redis.UniversalClient { return c.rdb }
-
-// KeyPrefix starts every key (shared_state.key_prefix).
-func (c *Client) KeyPrefix() string { return c.cfg.KeyPrefix }
-
-// Timeout bounds one Redis call (shared_state.timeout).
-func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
-
-// Fail counts a failed call of op (a label of
-// llmrouter_shared_state_errors_total: admit, record, probe, sync,
-// responses) and marks the shared state down until a ping succeeds.
-func (c *Client) Fail(op string, err error) { c.fail(op, err) }
-
-var setLogger sync.Once
-
-// redisLogger hands go-redis's log lines to slog at debug.
-type redisLogger struct{ log *slog.Logger }
-
-func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	l.log.DebugContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }

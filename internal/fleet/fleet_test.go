@@ -3,21 +3,19 @@ package fleet
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
-	"strings"
-	"sync"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/redistest"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
@@ -51,17 +49,18 @@ func testSpec(rpm int64, probe func(context.Context) error) upstream.Spec {
 func newReplica(t *testing.T, url string, spec upstream.Spec) *replica {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	c, err := New(Config{RedisURL: url, Timeout: 500 * time.Millisecond}, nil, reg)
+	conn, err := redisconn.New(redisconn.Config{RedisURL: url, Timeout: 500 * time.Millisecond}, nil, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := New(conn)
 	set := upstream.NewSet(upstream.Options{Fleet: c}, nil)
 	ups, err := set.Update([]upstream.Spec{spec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &replica{c: c, set: set, up: ups[0], reg: reg}
-	t.Cleanup(func() { set.Close(); c.Close() })
+	t.Cleanup(func() { set.Close(); c.Close(); conn.Close() })
 	return r
 }
 
@@ -80,6 +79,29 @@ func (r *replica) attempt(kind outcome.Kind, rl outcome.RateLimit) (bool, error)
 func (r *replica) flush(t *testing.T) {
 	t.Helper()
 	eventually(t, "the records written", func() bool { return r.c.pending.Load() == 0 })
+}
+
+// metric is the value of the family name in reg: of its series with
+// label op, or the sum of its series when op is "".
+func metric(t *testing.T, reg *prometheus.Registry, name, op string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if op != "" && !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == "op" && l.GetValue() == op }) {
+				continue
+			}
+			sum += m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }
 
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -229,7 +251,7 @@ func TestQuotaAndTargetsShared(t *testing.T) {
 func TestLostRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	a := newReplica(t, srv.URL(), testSpec(0, nil))
-	if got := testutil.ToFloat64(a.c.upG); got != 1 {
+	if got := metric(t, a.reg, "llmrouter_shared_state_up", ""); got != 1 {
 		t.Fatalf("shared_state_up = %v with Redis up", got)
 	}
 	srv.Stop()
@@ -238,16 +260,13 @@ func TestLostRedis(t *testing.T) {
 			t.Fatalf("attempt %d with Redis down refused: %v", i, err)
 		}
 	}
-	if got := testutil.ToFloat64(a.c.upG); got != 0 {
+	if got := metric(t, a.reg, "llmrouter_shared_state_up", ""); got != 0 {
 		t.Errorf("shared_state_up = %v with Redis down, want 0", got)
 	}
 	// The first failed call (an admission, or the once-a-second sync if
 	// it came first) switched to local state: no later attempt asked Redis.
-	errs := 0.0
-	for _, op := range ops {
-		errs += testutil.ToFloat64(a.c.errs.WithLabelValues(op))
-	}
-	if admit := testutil.ToFloat64(a.c.errs.WithLabelValues("admit")); errs < 1 || admit > 1 {
+	errs := metric(t, a.reg, "llmrouter_shared_state_errors_total", "")
+	if admit := metric(t, a.reg, "llmrouter_shared_state_errors_total", "admit"); errs < 1 || admit > 1 {
 		t.Errorf("shared_state_errors_total: %v in all, %v for admit; want at least one, and at most one admission that asked the lost Redis", errs, admit)
 	}
 	if a.up.Status(time.Now()).Shared {
@@ -262,7 +281,7 @@ func TestLostRedis(t *testing.T) {
 	}
 	srv.Start()
 	eventually(t, "shared state back", func() bool { return a.c.Up() })
-	if got := testutil.ToFloat64(a.c.upG); got != 1 {
+	if got := metric(t, a.reg, "llmrouter_shared_state_up", ""); got != 1 {
 		t.Errorf("shared_state_up = %v after Redis came back", got)
 	}
 }
@@ -305,62 +324,10 @@ func TestKeysExpire(t *testing.T) {
 		if err != nil || ttl <= 0 {
 			t.Errorf("key %s: TTL %v (%v), want one", k, ttl, err)
 		}
-		if k[:len(DefaultKeyPrefix)] != DefaultKeyPrefix {
+		if k[:len(redisconn.DefaultKeyPrefix)] != redisconn.DefaultKeyPrefix {
 			t.Errorf("key %s lacks the prefix", k)
 		}
 	}
-}
-
-// TestTLSAndPassword: a rediss:// Redis with its own CA and a password
-// from an environment variable; the password reaches no log line.
-func TestTLSAndPassword(t *testing.T) {
-	const password = "s3cret-redis-pw"
-	srv := redistest.StartWith(t, redistest.Options{TLS: true, Password: password})
-	t.Setenv("E2E_REDIS_PW", password)
-	var logs strings.Builder
-	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := Config{RedisURL: srv.URL(), PasswordEnv: "E2E_REDIS_PW", TLSCAFile: srv.CAFile(), Timeout: time.Second}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(cfg, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if !c.Up() {
-		t.Fatalf("not up over TLS with the password; log:\n%s", logs.String())
-	}
-	// The wrong password: down, and the log names neither password.
-	t.Setenv("E2E_REDIS_PW", "wrong-pw-123")
-	bad, err := New(cfg, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad.Close()
-	if bad.Up() {
-		t.Error("up with the wrong password")
-	}
-	withURLPassword := Config{RedisURL: "rediss://user:" + password + "@127.0.0.1:1/0", TLSCAFile: srv.CAFile()}
-	if r := withURLPassword.Redacted(); strings.Contains(r, password) {
-		t.Errorf("Redacted() = %q shows the password", r)
-	}
-	for _, pw := range []string{password, "wrong-pw-123"} {
-		if strings.Contains(logs.String(), pw) {
-			t.Errorf("a log line shows a password:\n%s", logs.String())
-		}
-	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // TestSentinel: through a Sentinel (redis_url with master_name), two
@@ -369,7 +336,7 @@ func TestSentinel(t *testing.T) {
 	srv := redistest.Start(t)
 	sentinel := redistest.StartSentinel(t, srv)
 	url := "redis://" + sentinel + "/0?master_name=mymaster"
-	if err := (Config{RedisURL: url}).Validate(); err != nil {
+	if err := (redisconn.Config{RedisURL: url}).Validate(); err != nil {
 		t.Fatal(err)
 	}
 	a := newReplica(t, url, testSpec(0, nil))

@@ -32,7 +32,7 @@ type handle struct {
 // receives its view whenever the fleet reads it.
 func (c *Client) For(s upstream.Settings, sink func(upstream.SharedView)) upstream.Shared {
 	name := s.Provider.Name
-	key := c.cfg.KeyPrefix + "{" + name + "}:" + s.Fingerprint()
+	key := c.conn.KeyPrefix() + "{" + name + "}:" + s.Fingerprint()
 	h := &handle{c: c, key: key, lock: key + ":probe", targets: key + ":targets", set: s, sink: sink,
 		// A process that dies holding the lock wedges nothing: it expires a
 		// little after the longest a probe may take.

@@ -1,4 +1,4 @@
-package fleet
+package redisconn
 
 import (
 	"crypto/tls"

@@ -1,0 +1,26 @@
+// Package fleet shares each provider's state across a fleet of routers
+// through Redis (shared_state; docs/ARCHITECTURE.md, "Fleet"): one breaker,
+// one half-open probe, one request and token budget, and the Retry-After,
+// quota and target blocks of every provider, whichever replica learned
+// them. It implements upstream.Fleet, one handle per provider, on the
+// connection internal/redisconn keeps.
+//
+// Model: a provider's shared state is one Redis hash (with its probe lock
+// and disabled targets beside it, in one Cluster slot), changed only by
+// the Lua scripts in scripts.go, on Redis's clock:
+//
+//   - admit: the one round trip on the request path (breaker, quota,
+//     blocks, both budgets);
+//   - record: an attempt's outcome, queued and written by one goroutine,
+//     pipelined, off the request path;
+//   - probeStart / probeDone: one probe for the whole fleet;
+//   - view, enable, disable: the once-a-second read of every provider,
+//     an operator's enable, a disabled target.
+//
+// Redis is an optimisation, never a dependency of serving: every call is
+// bounded by shared_state.timeout; the first failure marks the shared
+// state down (internal/redisconn), and until a ping succeeds again (once
+// a second) every decision is local, with no Redis call on the request
+// path at all. The two goroutines (sync and write loops) belong to the
+// Client and stop at Close.
+package fleet
