@@ -32,6 +32,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
+	"github.com/llmrouter/llmrouter/internal/responses/store/redisstore"
 	"github.com/llmrouter/llmrouter/internal/statefile"
 )
 
@@ -260,8 +261,8 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 		// Stored responses live in the same Redis, so that any replica
 		// continues a conversation; while it is down, in this process
 		// (docs/ARCHITECTURE.md, "Responses API").
-		opts.Store = store.NewShared(
-			store.NewRedis(rc.Client(), rc.KeyPrefix(), rc.Timeout(), rc.Fail, cfg.Responses),
+		opts.Store = redisstore.NewShared(
+			redisstore.New(rc.Client(), rc.KeyPrefix(), rc.Timeout(), rc.Fail, cfg.Responses),
 			store.NewMemory(cfg.Responses, nil), rc.Up)
 	}
 	p, err := proxy.New(opts)

@@ -4,7 +4,7 @@
 // Sentinel or Cluster; password from the environment, never logged), and
 // whether the shared state is up. Its users are the fleet's per-provider
 // state (internal/fleet) and the stored responses
-// (internal/responses/store); they share its up or down.
+// (internal/responses/store/redisstore); they share its up or down.
 //
 // Model: Redis is an optimisation, never a dependency of serving.
 //

@@ -12,10 +12,9 @@
 //
 // Store is the interface the router uses; every method can fail, and
 // ErrNotFound is the only failure that says something about the id.
-// Memory is the implementation in the router's own memory; Redis the one
-// shared by the replicas of a fleet (shared_state), one hash per response
-// and the chain walked by a Lua script; Shared uses Redis while the
-// shared state is up and Memory while it is down.
+// Memory is the implementation in the router's own memory, with its TTL
+// and caps; the store shared by the replicas of a fleet (shared_state)
+// is internal/responses/store/redisstore's.
 //
 // Invariants:
 //   - Records and turns never change once stored: readers share them

@@ -254,6 +254,18 @@ const (
 	partCost  = 128
 )
 
+// Size is the estimated memory of r with the whole conversation it holds
+// (its chain of turns), as Memory counts it, and the number of turns in
+// that chain: what a store across the network bounds a Put by.
+func Size(r *Record) (bytes int64, turns int) {
+	bytes = recordSize(r)
+	for t := r.Turn; t != nil; t = t.Prev {
+		turns++
+		bytes += turnSize(t)
+	}
+	return bytes, turns
+}
+
 // recordSize is the estimated memory of r's own entry: its id and its
 // Response JSON.
 func recordSize(r *Record) int64 {

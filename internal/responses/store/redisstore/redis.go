@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -10,17 +10,18 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
 // MaxTurns bounds a conversation Redis keeps: Get walks at most this many
 // turns in its one round trip, and a Put continuing a longer chain is
-// refused with ErrTooLarge.
+// refused with store.ErrTooLarge.
 const MaxTurns = 1000
 
-// Redis is the Store shared by the replicas of a fleet (shared_state), so
-// that any replica can read, delete and continue a response another one
-// stored (docs/ARCHITECTURE.md, "Responses API").
+// Store is the store.Store shared by the replicas of a fleet
+// (shared_state), so that any replica can read, delete and continue a
+// response another one stored (docs/ARCHITECTURE.md, "Responses API").
 //
 // Each response is one hash, <prefix>{responses}:resp:<id>, expiring
 // Config.TTL after it was stored or last continued: r its Response JSON,
@@ -35,32 +36,32 @@ const MaxTurns = 1000
 // keys, which Redis Cluster allows only within one slot.
 //
 // Config.MaxBytes bounds one response with its whole conversation (as
-// Memory estimates it; a larger one is ErrTooLarge); Config.MaxStored does
-// not apply (Redis's own memory limit does). Every call is bounded by the
-// timeout; a failed one calls fail("responses", err) and returns an error
-// that is not ErrNotFound.
-type Redis struct {
+// store.Memory estimates it; a larger one is store.ErrTooLarge);
+// Config.MaxStored does not apply (Redis's own memory limit does). Every
+// call is bounded by the timeout; a failed one calls fail("responses",
+// err) and returns an error that is not store.ErrNotFound.
+type Store struct {
 	rdb     redis.UniversalClient
 	resp    string // key of a response: resp + id
 	item    string // key of an item's index: item + id
 	timeout time.Duration
 	fail    func(op string, err error)
-	cfg     atomic.Pointer[Config]
+	cfg     atomic.Pointer[store.Config]
 }
 
 var (
-	_ Store      = (*Redis)(nil)
-	_ ItemFinder = (*Redis)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.ItemFinder = (*Store)(nil)
 )
 
-// NewRedis returns the store in rdb under keyPrefix (shared_state's),
-// each call bounded by timeout; fail (nil: none) is told of every failed
-// call, so that the shared state is marked down for every user.
-func NewRedis(rdb redis.UniversalClient, keyPrefix string, timeout time.Duration, fail func(op string, err error), c Config) *Redis {
+// New returns the store in rdb under keyPrefix (shared_state's), each
+// call bounded by timeout; fail (nil: none) is told of every failed call,
+// so that the shared state is marked down for every user.
+func New(rdb redis.UniversalClient, keyPrefix string, timeout time.Duration, fail func(op string, err error), c store.Config) *Store {
 	if fail == nil {
 		fail = func(string, error) {}
 	}
-	s := &Redis{rdb: rdb, resp: keyPrefix + "{responses}:resp:", item: keyPrefix + "{responses}:item:",
+	s := &Store{rdb: rdb, resp: keyPrefix + "{responses}:resp:", item: keyPrefix + "{responses}:item:",
 		timeout: timeout, fail: fail}
 	s.Configure(c)
 	return s
@@ -68,7 +69,7 @@ func NewRedis(rdb redis.UniversalClient, keyPrefix string, timeout time.Duration
 
 // Configure applies a new config (a reload): the TTL applies to the
 // responses stored or continued from now on.
-func (s *Redis) Configure(c Config) {
+func (s *Store) Configure(c store.Config) {
 	c = c.WithDefaults()
 	s.cfg.Store(&c)
 }
@@ -148,31 +149,28 @@ return redis.call('HGET', k, 't')
 
 // call bounds one call by the timeout, never by the caller's
 // cancellation: a client that went away does not mark Redis down.
-func (s *Redis) call(ctx context.Context) (context.Context, context.CancelFunc) {
+func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 }
 
-// failed reports err to fail and returns it wrapped: never ErrNotFound.
-func (s *Redis) failed(op string, err error) error {
+// failed reports err to fail and returns it wrapped: never
+// store.ErrNotFound.
+func (s *Store) failed(op string, err error) error {
 	s.fail("responses", err)
 	return fmt.Errorf("the store of responses in Redis could not %s: %w", op, err)
 }
 
 // Put stores r for Config.TTL and refreshes the TTL of the responses it
 // continues. A conversation (r with every turn before it) larger than
-// Config.MaxBytes or longer than MaxTurns is ErrTooLarge.
-func (s *Redis) Put(ctx context.Context, r *Record) error {
+// Config.MaxBytes or longer than MaxTurns is store.ErrTooLarge.
+func (s *Store) Put(ctx context.Context, r *store.Record) error {
 	cfg := s.cfg.Load()
-	turns, size := 0, recordSize(r)
-	for t := r.Turn; t != nil; t = t.Prev {
-		turns++
-		size += turnSize(t)
-	}
+	size, turns := store.Size(r)
 	switch {
 	case size > cfg.MaxBytes:
-		return fmt.Errorf("%w: about %d bytes with the conversation it continues; responses.max_bytes is %d", ErrTooLarge, size, cfg.MaxBytes)
+		return fmt.Errorf("%w: about %d bytes with the conversation it continues; responses.max_bytes is %d", store.ErrTooLarge, size, cfg.MaxBytes)
 	case turns > MaxTurns:
-		return fmt.Errorf("%w: %d turns; at most %d are kept", ErrTooLarge, turns, MaxTurns)
+		return fmt.Errorf("%w: %d turns; at most %d are kept", store.ErrTooLarge, turns, MaxTurns)
 	}
 	var tj []byte
 	prev := ""
@@ -220,7 +218,7 @@ func (s *Redis) Put(ctx context.Context, r *Record) error {
 
 // rewrite writes the turns of t's chain from the one with id on, as
 // turns without a Response (what a deleted response leaves).
-func (s *Redis) rewrite(ctx context.Context, t *Turn, id string, ttl time.Duration) error {
+func (s *Store) rewrite(ctx context.Context, t *store.Turn, id string, ttl time.Duration) error {
 	for t != nil && t.ID != id {
 		t = t.Prev
 	}
@@ -245,15 +243,15 @@ func (s *Redis) rewrite(ctx context.Context, t *Turn, id string, ttl time.Durati
 
 // Get returns the response stored under id with its whole conversation,
 // in one round trip. A response whose earlier turns are gone from Redis
-// (evicted by Redis's maxmemory policy) is ErrNotFound: continuing it
+// (evicted by Redis's maxmemory policy) is store.ErrNotFound: continuing it
 // would silently lose its history.
-func (s *Redis) Get(ctx context.Context, id string) (*Record, error) {
+func (s *Store) Get(ctx context.Context, id string) (*store.Record, error) {
 	cctx, cancel := s.call(ctx)
 	defer cancel()
 	v, err := getScript.Run(cctx, s.rdb, []string{s.resp + id}, s.resp, MaxTurns-1).Slice()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	case err != nil:
 		return nil, s.failed("read "+id, err)
 	}
@@ -263,10 +261,10 @@ func (s *Redis) Get(ctx context.Context, id string) (*Record, error) {
 		return nil, s.failed("read "+id, errors.New("unexpected reply"))
 	}
 	if complete != 1 {
-		return nil, fmt.Errorf("%w: the earlier turns of %s's conversation are gone from Redis", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: the earlier turns of %s's conversation are gone from Redis", store.ErrNotFound, id)
 	}
 	// v[2] is id's turn; then (id, turn) pairs, newest first.
-	turns := make([]*Turn, 0, (len(v)-1)/2)
+	turns := make([]*store.Turn, 0, (len(v)-1)/2)
 	owner := ""
 	for i := 2; i < len(v); i += 2 {
 		tid := id
@@ -281,18 +279,18 @@ func (s *Redis) Get(ctx context.Context, id string) (*Record, error) {
 		if i == 2 {
 			owner = st.Owner
 		}
-		turns = append(turns, &Turn{ID: tid, Input: st.Input, Output: st.Output})
+		turns = append(turns, &store.Turn{ID: tid, Input: st.Input, Output: st.Output})
 	}
 	for i := 0; i+1 < len(turns); i++ {
 		turns[i].Prev = turns[i+1]
 	}
-	return &Record{ID: id, Response: []byte(resp), Turn: turns[0], Owner: owner}, nil
+	return &store.Record{ID: id, Response: []byte(resp), Turn: turns[0], Owner: owner}, nil
 }
 
 // Delete removes id's Response: GET and previous_response_id no longer
 // find it. Its turn stays until it expires, for the responses that
 // continue it.
-func (s *Redis) Delete(ctx context.Context, id string) error {
+func (s *Store) Delete(ctx context.Context, id string) error {
 	cctx, cancel := s.call(ctx)
 	defer cancel()
 	n, err := s.rdb.HDel(cctx, s.resp+id, "r").Result()
@@ -300,20 +298,20 @@ func (s *Redis) Delete(ctx context.Context, id string) error {
 	case err != nil:
 		return s.failed("delete "+id, err)
 	case n == 0:
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	return nil
 }
 
 // FindItem returns the item with id from a stored response (the latest
-// stored that holds it), or ErrNotFound.
-func (s *Redis) FindItem(ctx context.Context, id string) (wire.Item, error) {
+// stored that holds it), or store.ErrNotFound.
+func (s *Store) FindItem(ctx context.Context, id string) (wire.Item, error) {
 	cctx, cancel := s.call(ctx)
 	defer cancel()
 	tj, err := findScript.Run(cctx, s.rdb, []string{s.item + id}, s.resp).Text()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return wire.Item{}, ErrNotFound
+		return wire.Item{}, store.ErrNotFound
 	case err != nil:
 		return wire.Item{}, s.failed("find item "+id, err)
 	}
@@ -328,5 +326,5 @@ func (s *Redis) FindItem(ctx context.Context, id string) (wire.Item, error) {
 			}
 		}
 	}
-	return wire.Item{}, ErrNotFound
+	return wire.Item{}, store.ErrNotFound
 }

@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/llmrouter/llmrouter/internal/redistest"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
@@ -34,24 +35,24 @@ func (f *failures) list() []string {
 }
 
 // newRedis is a Redis store on a fresh redis-server, prefix "t:".
-func newRedis(t *testing.T, c Config) (*Redis, *redistest.Server, *failures) {
+func newRedis(t *testing.T, c store.Config) (*Store, *redistest.Server, *failures) {
 	t.Helper()
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = rdb.Close() })
 	f := &failures{}
-	return NewRedis(rdb, "t:", time.Second, f.fail, c), srv, f
+	return New(rdb, "t:", time.Second, f.fail, c), srv, f
 }
 
 // turnRecord is response id continuing prev (nil: a first turn).
-func turnRecord(id string, prev *Record) *Record {
-	tr := &Turn{ID: id, Input: []wire.Item{{Type: wire.TypeMessage, ID: "in_" + id, Role: "user", Text: id + "?"}},
+func turnRecord(id string, prev *store.Record) *store.Record {
+	tr := &store.Turn{ID: id, Input: []wire.Item{{Type: wire.TypeMessage, ID: "in_" + id, Role: "user", Text: id + "?"}},
 		Output: []wire.Item{{Type: wire.TypeMessage, ID: "msg_" + id, Role: "assistant",
 			Parts: []wire.Part{{Type: "output_text", Text: id + "!"}}}}}
 	if prev != nil {
 		tr.Prev = prev.Turn
 	}
-	return &Record{ID: id, Response: []byte(`{"id":"` + id + `"}` + "\n"), Turn: tr}
+	return &store.Record{ID: id, Response: []byte(`{"id":"` + id + `"}` + "\n"), Turn: tr}
 }
 
 func pttl(t *testing.T, srv *redistest.Server, key string) time.Duration {
@@ -69,11 +70,11 @@ func pttl(t *testing.T, srv *redistest.Server, key string) time.Duration {
 // is ErrNotFound.
 func TestRedisChain(t *testing.T) {
 	ctx := context.Background()
-	s, srv, f := newRedis(t, Config{TTL: time.Minute})
+	s, srv, f := newRedis(t, store.Config{TTL: time.Minute})
 	a := turnRecord("resp_a", nil)
 	b := turnRecord("resp_b", a)
 	c := turnRecord("resp_c", b)
-	for _, r := range []*Record{a, b, c} {
+	for _, r := range []*store.Record{a, b, c} {
 		if err := s.Put(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -101,8 +102,8 @@ func TestRedisChain(t *testing.T) {
 	if want := []string{"resp_c", "resp_b", "resp_a"}; !reflect.DeepEqual(ids, want) {
 		t.Errorf("turn ids = %v, want %v", ids, want)
 	}
-	if _, err := s.Get(ctx, "resp_nope"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get unknown = %v, want ErrNotFound", err)
+	if _, err := s.Get(ctx, "resp_nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get unknown = %v, want store.ErrNotFound", err)
 	}
 	// A response continuing one read back from Redis links to it.
 	d := turnRecord("resp_d", got)
@@ -121,10 +122,10 @@ func TestRedisChain(t *testing.T) {
 // turn before it the whole TTL again, in the same script.
 func TestRedisPutRefreshesAncestors(t *testing.T) {
 	ctx := context.Background()
-	s, srv, _ := newRedis(t, Config{TTL: time.Hour})
+	s, srv, _ := newRedis(t, store.Config{TTL: time.Hour})
 	a := turnRecord("resp_a", nil)
 	b := turnRecord("resp_b", a)
-	for _, r := range []*Record{a, b} {
+	for _, r := range []*store.Record{a, b} {
 		if err := s.Put(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -148,10 +149,10 @@ func TestRedisPutRefreshesAncestors(t *testing.T) {
 // and a Put continuing it writes the missing turns again.
 func TestRedisDeleteAndGaps(t *testing.T) {
 	ctx := context.Background()
-	s, srv, _ := newRedis(t, Config{TTL: time.Hour})
+	s, srv, _ := newRedis(t, store.Config{TTL: time.Hour})
 	a := turnRecord("resp_a", nil)
 	b := turnRecord("resp_b", a)
-	for _, r := range []*Record{a, b} {
+	for _, r := range []*store.Record{a, b} {
 		if err := s.Put(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -162,22 +163,22 @@ func TestRedisDeleteAndGaps(t *testing.T) {
 	if err := s.Delete(ctx, "resp_a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, "resp_a"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("second Delete = %v, want ErrNotFound", err)
+	if err := s.Delete(ctx, "resp_a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("second Delete = %v, want store.ErrNotFound", err)
 	}
-	if _, err := s.Get(ctx, "resp_a"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get deleted = %v, want ErrNotFound", err)
+	if _, err := s.Get(ctx, "resp_a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get deleted = %v, want store.ErrNotFound", err)
 	}
-	if _, err := s.FindItem(ctx, "msg_resp_a"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("FindItem of a deleted response = %v, want ErrNotFound", err)
+	if _, err := s.FindItem(ctx, "msg_resp_a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("FindItem of a deleted response = %v, want store.ErrNotFound", err)
 	}
 	if got, err := s.Get(ctx, "resp_b"); err != nil || len(got.Turn.Conversation()) != 4 {
 		t.Fatalf("Get resp_b after deleting resp_a = %v, %v; want 4 items", got, err)
 	}
 	// Evicted by Redis: the conversation is incomplete.
 	srv.Do("DEL", "t:{responses}:resp:resp_a")
-	if _, err := s.Get(ctx, "resp_b"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get with a missing ancestor = %v, want ErrNotFound", err)
+	if _, err := s.Get(ctx, "resp_b"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get with a missing ancestor = %v, want store.ErrNotFound", err)
 	}
 	// The replica holding the chain in memory (read before the eviction)
 	// writes it again.
@@ -188,7 +189,7 @@ func TestRedisDeleteAndGaps(t *testing.T) {
 	if err != nil || len(got.Turn.Conversation()) != 6 {
 		t.Fatalf("Get resp_c = %v, %v; want 6 items", got, err)
 	}
-	if _, err := s.Get(ctx, "resp_a"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Get(ctx, "resp_a"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a rewritten turn came back as a response: %v", err)
 	}
 }
@@ -197,7 +198,7 @@ func TestRedisDeleteAndGaps(t *testing.T) {
 // MaxTurns is ErrTooLarge, and nothing is written.
 func TestRedisBounds(t *testing.T) {
 	ctx := context.Background()
-	s, srv, _ := newRedis(t, Config{MaxBytes: 4000})
+	s, srv, _ := newRedis(t, store.Config{MaxBytes: 4000})
 	a := turnRecord("resp_a", nil)
 	if err := s.Put(ctx, a); err != nil {
 		t.Fatal(err)
@@ -208,20 +209,20 @@ func TestRedisBounds(t *testing.T) {
 		r = turnRecord("resp_"+strconv.Itoa(i), r)
 		err = s.Put(ctx, r)
 	}
-	if !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("Put past max_bytes = %v, want ErrTooLarge", err)
+	if !errors.Is(err, store.ErrTooLarge) {
+		t.Fatalf("Put past max_bytes = %v, want store.ErrTooLarge", err)
 	}
 	if got := srv.Do("EXISTS", "t:{responses}:resp:"+r.ID); got != ":0" {
 		t.Errorf("a refused response was written: EXISTS = %s", got)
 	}
-	s.Configure(Config{MaxBytes: 1 << 30})
-	var chain *Turn
+	s.Configure(store.Config{MaxBytes: 1 << 30})
+	var chain *store.Turn
 	for i := 0; i < MaxTurns; i++ {
-		chain = &Turn{ID: "resp_" + strconv.Itoa(i), Prev: chain}
+		chain = &store.Turn{ID: "resp_" + strconv.Itoa(i), Prev: chain}
 	}
-	long := &Record{ID: "resp_long", Turn: &Turn{ID: "resp_long", Prev: chain}}
-	if err := s.Put(ctx, long); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("Put of %d turns = %v, want ErrTooLarge", MaxTurns+1, err)
+	long := &store.Record{ID: "resp_long", Turn: &store.Turn{ID: "resp_long", Prev: chain}}
+	if err := s.Put(ctx, long); !errors.Is(err, store.ErrTooLarge) {
+		t.Errorf("Put of %d turns = %v, want store.ErrTooLarge", MaxTurns+1, err)
 	}
 }
 
@@ -229,22 +230,22 @@ func TestRedisBounds(t *testing.T) {
 // responses, and is never ErrNotFound.
 func TestRedisDown(t *testing.T) {
 	ctx := context.Background()
-	s, srv, f := newRedis(t, Config{})
+	s, srv, f := newRedis(t, store.Config{})
 	if err := s.Put(ctx, turnRecord("resp_a", nil)); err != nil {
 		t.Fatal(err)
 	}
 	srv.Stop()
 	start := time.Now()
-	if _, err := s.Get(ctx, "resp_a"); err == nil || errors.Is(err, ErrNotFound) {
-		t.Errorf("Get while down = %v, want an error other than ErrNotFound", err)
+	if _, err := s.Get(ctx, "resp_a"); err == nil || errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get while down = %v, want an error other than store.ErrNotFound", err)
 	}
-	if err := s.Put(ctx, turnRecord("resp_b", nil)); err == nil || errors.Is(err, ErrTooLarge) {
+	if err := s.Put(ctx, turnRecord("resp_b", nil)); err == nil || errors.Is(err, store.ErrTooLarge) {
 		t.Errorf("Put while down = %v", err)
 	}
-	if err := s.Delete(ctx, "resp_a"); err == nil || errors.Is(err, ErrNotFound) {
+	if err := s.Delete(ctx, "resp_a"); err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Delete while down = %v", err)
 	}
-	if _, err := s.FindItem(ctx, "msg_resp_a"); err == nil || errors.Is(err, ErrNotFound) {
+	if _, err := s.FindItem(ctx, "msg_resp_a"); err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Errorf("FindItem while down = %v", err)
 	}
 	if d := time.Since(start); d > 4*time.Second {
@@ -254,8 +255,8 @@ func TestRedisDown(t *testing.T) {
 		t.Errorf("fail calls = %v", fs)
 	}
 	srv.Start()
-	if _, err := s.Get(ctx, "resp_a"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get after a restart without persistence = %v, want ErrNotFound", err)
+	if _, err := s.Get(ctx, "resp_a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get after a restart without persistence = %v, want store.ErrNotFound", err)
 	}
 }
 
@@ -264,10 +265,10 @@ func TestRedisDown(t *testing.T) {
 // (503), not ErrNotFound (404).
 func TestShared(t *testing.T) {
 	ctx := context.Background()
-	r, _, _ := newRedis(t, Config{})
+	r, _, _ := newRedis(t, store.Config{})
 	var up sync.Mutex
 	isUp := true
-	s := NewShared(r, NewMemory(Config{}, nil), func() bool { up.Lock(); defer up.Unlock(); return isUp })
+	s := NewShared(r, store.NewMemory(store.Config{}, nil), func() bool { up.Lock(); defer up.Unlock(); return isUp })
 	setUp := func(v bool) { up.Lock(); isUp = v; up.Unlock() }
 
 	a := turnRecord("resp_a", nil)
@@ -280,18 +281,18 @@ func TestShared(t *testing.T) {
 	if _, err := r.Get(ctx, "resp_a"); err != nil {
 		t.Errorf("resp_a not in Redis: %v", err)
 	}
-	if _, err := s.Get(ctx, "resp_x"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get unknown while up = %v, want ErrNotFound", err)
+	if _, err := s.Get(ctx, "resp_x"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get unknown while up = %v, want store.ErrNotFound", err)
 	}
 
 	setUp(false)
-	if _, err := s.Get(ctx, "resp_a"); err == nil || errors.Is(err, ErrNotFound) {
-		t.Errorf("Get of a Redis id while down = %v, want an error other than ErrNotFound", err)
+	if _, err := s.Get(ctx, "resp_a"); err == nil || errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get of a Redis id while down = %v, want an error other than store.ErrNotFound", err)
 	}
-	if err := s.Delete(ctx, "resp_a"); err == nil || errors.Is(err, ErrNotFound) {
+	if err := s.Delete(ctx, "resp_a"); err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Delete of a Redis id while down = %v", err)
 	}
-	if _, err := s.FindItem(ctx, "msg_resp_a"); err == nil || errors.Is(err, ErrNotFound) {
+	if _, err := s.FindItem(ctx, "msg_resp_a"); err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Errorf("FindItem while down = %v", err)
 	}
 	b := turnRecord("resp_b", nil)
@@ -326,7 +327,7 @@ func TestShared(t *testing.T) {
 		if err := s.Delete(ctx, id); err != nil {
 			t.Errorf("Delete %s = %v", id, err)
 		}
-		if _, err := s.Get(ctx, id); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctx, id); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get %s after Delete = %v", id, err)
 		}
 	}
@@ -335,7 +336,7 @@ func TestShared(t *testing.T) {
 // TestRedisOwner: a background response's owner (the provider running
 // it) survives the round trip, so another replica forwards its reads.
 func TestRedisOwner(t *testing.T) {
-	s, _, _ := newRedis(t, Config{}.WithDefaults())
+	s, _, _ := newRedis(t, store.Config{}.WithDefaults())
 	ctx := context.Background()
 	r := turnRecord("resp_bg", nil)
 	r.Owner = "openai-east"

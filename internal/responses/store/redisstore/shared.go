@@ -1,10 +1,11 @@
-package store
+package redisstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
@@ -18,17 +19,17 @@ import (
 //   - Get, Delete and FindItem look in Memory first (it holds only what
 //     this replica stored while Redis was away), then in Redis while up.
 //   - An id Memory does not hold while Redis is down is an error, not
-//     ErrNotFound: it may live in Redis, so the handler answers 503 with
-//     Retry-After, never 404.
+//     store.ErrNotFound: it may live in Redis, so the handler answers 503
+//     with Retry-After, never 404.
 type Shared struct {
-	redis *Redis
-	local *Memory
+	redis *Store
+	local *store.Memory
 	up    func() bool
 }
 
 var (
-	_ Store      = (*Shared)(nil)
-	_ ItemFinder = (*Shared)(nil)
+	_ store.Store      = (*Shared)(nil)
+	_ store.ItemFinder = (*Shared)(nil)
 )
 
 // errDown is a read of an id this replica does not hold while Redis is
@@ -37,12 +38,12 @@ var errDown = errors.New("the shared state (Redis) is down and this replica does
 
 // NewShared returns the store that uses r while up reports true and local
 // otherwise.
-func NewShared(r *Redis, local *Memory, up func() bool) *Shared {
+func NewShared(r *Store, local *store.Memory, up func() bool) *Shared {
 	return &Shared{redis: r, local: local, up: up}
 }
 
 // Configure applies a new config (a reload) to both stores.
-func (s *Shared) Configure(c Config) {
+func (s *Shared) Configure(c store.Config) {
 	s.redis.Configure(c)
 	s.local.Configure(c)
 }
@@ -51,10 +52,10 @@ func (s *Shared) Configure(c Config) {
 func (s *Shared) Usage() (int, int64) { return s.local.Usage() }
 
 // Put stores r in Redis, or in Memory while Redis is down or failing.
-func (s *Shared) Put(ctx context.Context, r *Record) error {
+func (s *Shared) Put(ctx context.Context, r *store.Record) error {
 	if s.up() {
 		err := s.redis.Put(ctx, r)
-		if err == nil || errors.Is(err, ErrTooLarge) {
+		if err == nil || errors.Is(err, store.ErrTooLarge) {
 			return err
 		}
 	}
@@ -62,7 +63,7 @@ func (s *Shared) Put(ctx context.Context, r *Record) error {
 }
 
 // Get returns id from Memory, else from Redis.
-func (s *Shared) Get(ctx context.Context, id string) (*Record, error) {
+func (s *Shared) Get(ctx context.Context, id string) (*store.Record, error) {
 	if rec, err := s.local.Get(ctx, id); err == nil {
 		return rec, nil
 	}
@@ -82,7 +83,7 @@ func (s *Shared) Delete(ctx context.Context, id string) error {
 		return nil
 	}
 	err := s.redis.Delete(ctx, id)
-	if lerr == nil && (err == nil || errors.Is(err, ErrNotFound)) {
+	if lerr == nil && (err == nil || errors.Is(err, store.ErrNotFound)) {
 		return nil
 	}
 	return err
