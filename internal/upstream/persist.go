@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/quota"
 	"github.com/llmrouter/llmrouter/internal/ratelimit"
 	"github.com/llmrouter/llmrouter/internal/stats"
 	"github.com/llmrouter/llmrouter/internal/throttle"
@@ -38,7 +39,7 @@ type State struct {
 	Limits   *ratelimit.Persisted `json:"limits,omitempty"`
 	Throttle *throttle.Persisted  `json:"throttle,omitempty"`
 	// Quota is the out-of-quota block; nil when the provider was not off.
-	Quota *QuotaState `json:"quota,omitempty"`
+	Quota *quota.Persisted `json:"quota,omitempty"`
 	// DisabledTargets are the models that answered "model not found",
 	// each with the provider's message (secrets redacted).
 	DisabledTargets map[string]string `json:"disabled_targets,omitempty"`
@@ -47,14 +48,6 @@ type State struct {
 	// ClosedAt is when the breaker last closed after a trip, while the
 	// slow-start ramp that followed was still under way; zero otherwise.
 	ClosedAt time.Time `json:"closed_at,omitzero"`
-}
-
-// QuotaState is an out-of-quota block.
-type QuotaState struct {
-	// Until is the reset the provider named; zero when it named none.
-	Until time.Time `json:"until,omitzero"`
-	// NextCheck is when one real request may check whether quota is back.
-	NextCheck time.Time `json:"next_check"`
 }
 
 // Fingerprint is what a provider's learned state depends on: where it is
@@ -157,14 +150,9 @@ func (u *Upstream) Export(now time.Time) State {
 			st.ClosedAt = wallOf(now, at)
 		}
 	}
-	u.offMu.Lock()
-	defer u.offMu.Unlock()
-	if q := u.quota; q.on {
-		st.Quota = &QuotaState{NextCheck: wallOf(now, q.next)}
-		if !q.until.IsZero() {
-			st.Quota.Until = wallOf(now, q.until)
-		}
-	}
+	st.Quota = u.quota.Export(now)
+	u.targetsMu.Lock()
+	defer u.targetsMu.Unlock()
 	if len(u.targetsOff) > 0 {
 		st.DisabledTargets = make(map[string]string, len(u.targetsOff))
 		for m, msg := range u.targetsOff {
@@ -250,21 +238,11 @@ func (u *Upstream) restoreLimitSizes(now time.Time, s State) {
 // restoreOff restores the quota block and the disabled targets that are
 // still configured.
 func (u *Upstream) restoreOff(now time.Time, s State, configured func(string) bool) {
-	u.offMu.Lock()
-	defer u.offMu.Unlock()
-	if q := s.Quota; q != nil {
-		until := monoDeadline(now, q.Until)
-		if q.Until.IsZero() || !until.IsZero() {
-			// A check that fell due while the router was down is due now;
-			// none is further off than quota_recheck (a wall clock set back).
-			next := monoDeadline(now, q.NextCheck)
-			if next.IsZero() {
-				next = now
-			}
-			u.quota = quotaBlock{on: true, until: until, next: minTime(next, now.Add(u.quotaRecheck()))}
-			u.quotaOff.Store(true)
-		}
+	if s.Quota != nil {
+		u.quota.Restore(now, *s.Quota)
 	}
+	u.targetsMu.Lock()
+	defer u.targetsMu.Unlock()
 	for m, msg := range s.DisabledTargets {
 		if configured != nil && !configured(m) {
 			continue
@@ -306,22 +284,3 @@ func (s *Set) Changed() <-chan struct{} { return s.changed.c }
 // wallOf turns the monotonic instant t, read at now, into a wall-clock
 // instant another process can read.
 func wallOf(now, t time.Time) time.Time { return now.Round(0).Add(t.Sub(now)) }
-
-// monoDeadline turns the wall-clock deadline w into one on now's clock;
-// zero when w is zero or not ahead of now.
-func monoDeadline(now, w time.Time) time.Time {
-	if w.IsZero() {
-		return time.Time{}
-	}
-	if left := w.Sub(now.Round(0)); left > 0 {
-		return now.Add(left)
-	}
-	return time.Time{}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}

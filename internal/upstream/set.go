@@ -166,7 +166,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descRemaining, prometheus.GaugeValue, float64(l.RemainingTokens), u.name, "tokens")
 		ch <- prometheus.MustNewConstMetric(descTargetsOff, prometheus.GaugeValue, float64(u.targetsN.Load()), u.name)
 		quota := 0.0
-		if u.quotaOff.Load() {
+		if u.quota.Off() {
 			quota = 1
 		}
 		ch <- prometheus.MustNewConstMetric(descQuota, prometheus.GaugeValue, quota, u.name)

@@ -171,22 +171,14 @@ func (u *Upstream) acquireShared(sh Shared, now time.Time, tokens int64) (p *Per
 func (u *Upstream) applyView(v SharedView) {
 	now := u.now()
 	u.breaker.Sync(now, v.Breaker)
-	if v.Quota != u.quotaOff.Load() || v.Quota {
-		u.offMu.Lock()
-		if v.Quota {
-			u.quota.on, u.quota.until = true, time.Time{}
-			u.quota.next = now.Add(v.QuotaLeft)
-			u.quotaOff.Store(true)
-		} else if u.quota.on {
-			u.liftQuotaLocked()
-		}
-		u.offMu.Unlock()
+	if u.quota.Mirror(now, v.Quota, v.QuotaLeft) {
+		u.changed.notify()
 	}
 	if v.Targets != nil {
-		u.offMu.Lock()
+		u.targetsMu.Lock()
 		u.targetsOff = maps.Clone(v.Targets)
 		u.targetsN.Store(int32(len(u.targetsOff)))
-		u.offMu.Unlock()
+		u.targetsMu.Unlock()
 	}
 }
 

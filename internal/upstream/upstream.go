@@ -15,6 +15,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/bulkhead"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/quota"
 	"github.com/llmrouter/llmrouter/internal/ratelimit"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/stats"
@@ -182,17 +183,16 @@ type Upstream struct {
 	// runtime with a new key.
 	secrets atomic.Pointer[[]string]
 
-	offMu sync.Mutex // guards quota and targetsOff
 	// quota is the out-of-quota block (docs/ARCHITECTURE.md,
 	// "Classification"): the breaker's models-list probe cannot tell
-	// whether quota is back, so the block is kept here, apart from it.
-	quota quotaBlock
+	// whether quota is back, so the block is kept apart from it.
+	quota *quota.Block
+
+	targetsMu sync.Mutex // guards targetsOff
 	// targetsOff are the provider's models that answered "model not
 	// found": off until a reload changes them or an operator enables them.
 	targetsOff map[string]string // model → the provider's message
-	// quotaOff and targetsN mirror the state above for lock-free reads on
-	// the hot path.
-	quotaOff atomic.Bool
+	// targetsN mirrors len(targetsOff) for lock-free reads on the hot path.
 	targetsN atomic.Int32
 
 	// shared is the fleet's view of the provider; nil without shared_state.
@@ -236,6 +236,11 @@ func New(spec Spec, opts Options) *Upstream {
 	})
 	u.bulk = bulkhead.New(spec.Provider.MaxConcurrency, opts.Freed)
 	u.limits = ratelimit.New(spec.Provider.RPM, spec.Provider.TPM)
+	recheck := spec.QuotaRecheck
+	if recheck <= 0 {
+		recheck = DefaultQuotaRecheck
+	}
+	u.quota = quota.New(recheck)
 	if opts.Fleet != nil {
 		u.shared = opts.Fleet.For(spec.Settings, u.applyView)
 	}
@@ -247,14 +252,6 @@ func (u *Upstream) Name() string { return u.name }
 
 // Settings are what the Upstream was built from.
 func (u *Upstream) Settings() Settings { return u.spec.Settings }
-
-// quotaBlock is a provider out of quota.
-type quotaBlock struct {
-	on       bool
-	until    time.Time // the reset the provider named; zero when it did not
-	next     time.Time // when one real request may check
-	checking bool      // that request is in flight
-}
 
 // Permit is one admitted attempt. Release it exactly once.
 type Permit struct {
@@ -282,8 +279,11 @@ func (u *Upstream) Acquire(now time.Time, tokens int64) (*Permit, error) {
 		// The shared state failed this once: this process decides alone.
 	}
 	var quotaCheck bool
-	if u.quotaOff.Load() {
-		wait, check := u.quotaAdmit(now)
+	if u.quota.Off() {
+		wait, check, lifted := u.quota.Admit(now)
+		if lifted {
+			u.changed.notify()
+		}
 		if !check {
 			return nil, &Refusal{Reason: Quota, Wait: wait, err: ErrQuota}
 		}
@@ -292,7 +292,7 @@ func (u *Upstream) Acquire(now time.Time, tokens int64) (*Permit, error) {
 	p, err := u.acquire(now, tokens)
 	if quotaCheck {
 		if err != nil {
-			u.quotaCheckDone()
+			u.quota.CheckDone()
 		} else {
 			p.quotaCheck = true
 		}
@@ -440,88 +440,29 @@ func (p *Permit) Release(now time.Time, r Result) {
 	u.m.done(r)
 }
 
-// quotaAdmit decides an attempt while the provider is out of quota: past
-// the reset the provider named, the block is lifted; at the recheck time
-// one request (at a time) goes to check; otherwise it waits.
-func (u *Upstream) quotaAdmit(now time.Time) (wait time.Duration, check bool) {
-	u.offMu.Lock()
-	defer u.offMu.Unlock()
-	q := &u.quota
-	if !q.on {
-		return 0, true
-	}
-	if !q.until.IsZero() && !now.Before(q.until) {
-		u.liftQuotaLocked()
-		return 0, true
-	}
-	if !q.checking && !now.Before(q.next) {
-		q.checking = true
-		return 0, true
-	}
-	wait = q.next.Sub(now)
-	if !q.until.IsZero() {
-		wait = min(wait, q.until.Sub(now))
-	}
-	return max(wait, 0), false
-}
-
-// quotaCheckDone ends a check that was not sent.
-func (u *Upstream) quotaCheckDone() {
-	u.offMu.Lock()
-	u.quota.checking = false
-	u.offMu.Unlock()
-}
-
 // quotaResult records a quota answer, or the end of a check: a check that
 // did not meet a quota error lifts the block.
 func (u *Upstream) quotaResult(now time.Time, r Result) {
-	u.offMu.Lock()
-	defer u.offMu.Unlock()
-	q := &u.quota
 	if r.Kind != outcome.Quota {
-		if q.checking && r.Kind.Counts() {
-			u.liftQuotaLocked()
+		if u.quota.Answered(r.Kind.Counts()) {
+			u.changed.notify()
 			u.log.Info("quota is back: a check request was answered", "provider", u.name)
 		}
-		q.checking = false
 		return
 	}
-	if !q.on {
+	if u.quota.Quota(now, r.RetryAfter) {
 		u.log.Warn("provider out of quota: off until its reset, a reload, an enable or the next quota check",
-			"provider", u.name, "reset_in", r.RetryAfter.String(), "quota_recheck", u.quotaRecheck().String())
+			"provider", u.name, "reset_in", r.RetryAfter.String(), "quota_recheck", u.quota.Recheck().String())
 	}
-	q.on, q.checking = true, false
-	q.next = now.Add(u.quotaRecheck())
-	if r.RetryAfter > 0 {
-		q.until = now.Add(r.RetryAfter)
-	} else {
-		q.until = time.Time{}
-	}
-	u.quotaOff.Store(true)
 	u.changed.notify()
-}
-
-func (u *Upstream) liftQuotaLocked() {
-	if u.quota.on {
-		u.changed.notify()
-	}
-	u.quota = quotaBlock{}
-	u.quotaOff.Store(false)
-}
-
-func (u *Upstream) quotaRecheck() time.Duration {
-	if d := u.spec.QuotaRecheck; d > 0 {
-		return d
-	}
-	return DefaultQuotaRecheck
 }
 
 // DisableTarget turns model off on this provider: the provider answered
 // that it does not exist. It stays off until a reload changes the
 // provider or an operator enables it; it reports whether it was on.
 func (u *Upstream) DisableTarget(model, message string) bool {
-	u.offMu.Lock()
-	defer u.offMu.Unlock()
+	u.targetsMu.Lock()
+	defer u.targetsMu.Unlock()
 	if _, off := u.targetsOff[model]; off {
 		return false
 	}
@@ -544,8 +485,8 @@ func (u *Upstream) TargetOff(model string) bool {
 	if u.targetsN.Load() == 0 {
 		return false
 	}
-	u.offMu.Lock()
-	defer u.offMu.Unlock()
+	u.targetsMu.Lock()
+	defer u.targetsMu.Unlock()
 	_, off := u.targetsOff[model]
 	return off
 }
@@ -553,10 +494,9 @@ func (u *Upstream) TargetOff(model string) bool {
 // Enable lifts a quota block and every disabled target (an operator's
 // POST /admin/providers/{name}/enable); it reports what it lifted.
 func (u *Upstream) Enable() (quota bool, targets []string) {
-	u.offMu.Lock()
-	defer u.offMu.Unlock()
-	quota = u.quota.on
-	u.liftQuotaLocked()
+	quota = u.quota.Lift()
+	u.targetsMu.Lock()
+	defer u.targetsMu.Unlock()
 	for m := range u.targetsOff {
 		targets = append(targets, m)
 	}
@@ -574,15 +514,9 @@ func (u *Upstream) Enable() (quota bool, targets []string) {
 
 // offState reports the quota block and the disabled targets, for Status.
 func (u *Upstream) offState(now time.Time) (quota bool, quotaLeft time.Duration, targets []string) {
-	u.offMu.Lock()
-	defer u.offMu.Unlock()
-	if u.quota.on {
-		quota = true
-		quotaLeft = max(u.quota.next.Sub(now), 0)
-		if !u.quota.until.IsZero() {
-			quotaLeft = min(quotaLeft, max(u.quota.until.Sub(now), 0))
-		}
-	}
+	quota, quotaLeft = u.quota.Status(now)
+	u.targetsMu.Lock()
+	defer u.targetsMu.Unlock()
 	for m := range u.targetsOff {
 		targets = append(targets, m)
 	}
