@@ -1,114 +1,18 @@
 package upstream
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
-	"github.com/llmrouter/llmrouter/internal/quota"
-	"github.com/llmrouter/llmrouter/internal/ratelimit"
-	"github.com/llmrouter/llmrouter/internal/stats"
-	"github.com/llmrouter/llmrouter/internal/throttle"
+	"github.com/llmrouter/llmrouter/internal/warm"
 )
 
-// State is what a provider's runtime keeps across restarts
-// (docs/ARCHITECTURE.md, "Warm restart"), JSON-serialisable. Instants are
-// wall-clock: a monotonic reading means nothing to another process.
-//
-// Version 1 of the state file held Stats, RequestsLimit and TokensLimit
-// only; every other field is nil or zero in a State read from it.
-type State struct {
-	// Stats are the windowed success rate and latencies.
-	Stats stats.Persisted `json:"stats"`
-	// RequestsLimit and TokensLimit are the limits in force (0 unknown).
-	// Version 2 keeps them for a reader of version 1; Limits supersedes
-	// them.
-	RequestsLimit int64 `json:"requests_limit,omitempty"`
-	TokensLimit   int64 `json:"tokens_limit,omitempty"`
-
-	// Fingerprint identifies the configuration the state was learned
-	// under; Restore takes nothing from a State whose Fingerprint differs
-	// from the provider's today. nil in a version-1 State.
-	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
-	// Breaker, Limits and Throttle are the mechanisms' own states.
-	Breaker  *breaker.Persisted   `json:"breaker,omitempty"`
-	Limits   *ratelimit.Persisted `json:"limits,omitempty"`
-	Throttle *throttle.Persisted  `json:"throttle,omitempty"`
-	// Quota is the out-of-quota block; nil when the provider was not off.
-	Quota *quota.Persisted `json:"quota,omitempty"`
-	// DisabledTargets are the models that answered "model not found",
-	// each with the provider's message (secrets redacted).
-	DisabledTargets map[string]string `json:"disabled_targets,omitempty"`
-	// LastErrorKind is the kind of the last failure that counted; "" none.
-	LastErrorKind string `json:"last_error_kind,omitempty"`
-	// ClosedAt is when the breaker last closed after a trip, while the
-	// slow-start ramp that followed was still under way; zero otherwise.
-	ClosedAt time.Time `json:"closed_at,omitzero"`
-}
-
-// Fingerprint is what a provider's learned state depends on: where it is
-// (type and base_url), which account it is (where its key comes from:
-// api_key_env or api_key_file, never the key), the ceilings its buckets
-// count against (rpm, tpm) and the policy its breaker and quota block
-// follow (the breaker: block). Timeouts, concurrency, the failure domain
-// and adaptive throttling do not change what the provider told the
-// router, so they are not in it; nor does a new key read from the same
-// place (a rotated key does not clear a breaker opened for auth: the probe
-// decides, as after a reload). base_url, the key source and the policy
-// are kept as hashes: a URL may carry credentials, and the file needs
-// only to tell them apart.
-type Fingerprint struct {
-	Type      string `json:"type"`
-	BaseURL   string `json:"base_url"`
-	KeySource string `json:"key_source"`
-	RPM       int64  `json:"rpm"`
-	TPM       int64  `json:"tpm"`
-	Breaker   string `json:"breaker"`
-}
-
-// fingerprintOf is the Fingerprint of s.
-func fingerprintOf(s Settings) Fingerprint {
+// fingerprintOf is the warm.Fingerprint of s.
+func fingerprintOf(s Settings) warm.Fingerprint {
 	p := s.Policy.WithDefaults()
-	th, cd := p.Breaker.FailureThreshold, p.Breaker.Cooldown
-	// Every field listed by name: a field added to the config later
-	// changes the fingerprint only when it is added here too.
-	policy := fmt.Sprintf("consecutive=%d ratio=%g min_requests=%d window=%s failure=%s rate_limit=%s timeout=%s multiplier=%g max=%s quota_recheck=%s",
-		th.Consecutive, th.Ratio, th.MinRequests, th.Window, cd.Failure, cd.RateLimit, cd.Timeout, cd.Multiplier, cd.Max, p.QuotaRecheck)
-	return Fingerprint{
-		Type:      s.Provider.Type,
-		BaseURL:   digest(s.Provider.BaseURL),
-		KeySource: digest("env=" + s.Provider.APIKeyEnv + " file=" + s.Provider.APIKeyFile),
-		RPM:       s.Provider.RPM,
-		TPM:       s.Provider.TPM,
-		Breaker:   digest(policy),
-	}
-}
-
-// digest is a short hash of s: enough to tell two settings apart.
-func digest(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return "sha256:" + hex.EncodeToString(h[:8])
-}
-
-// changed names the keys on which f and g differ.
-func (f Fingerprint) changed(g Fingerprint) []string {
-	var keys []string
-	for _, c := range []struct {
-		key  string
-		diff bool
-	}{
-		{"type", f.Type != g.Type}, {"base_url", f.BaseURL != g.BaseURL}, {"api_key_env/api_key_file", f.KeySource != g.KeySource},
-		{"rpm", f.RPM != g.RPM}, {"tpm", f.TPM != g.TPM}, {"breaker", f.Breaker != g.Breaker},
-	} {
-		if c.diff {
-			keys = append(keys, c.key)
-		}
-	}
-	return keys
+	return warm.FingerprintOf(s.Provider, p.Breaker, p.QuotaRecheck)
 }
 
 // ChangedError is Restore's refusal: the state was learned under another
@@ -130,12 +34,12 @@ func (e *ChangedError) Error() string {
 
 // Export captures the provider's lasting state at now (time.Now():
 // monotonic), for Restore after a restart.
-func (u *Upstream) Export(now time.Time) State {
+func (u *Upstream) Export(now time.Time) warm.State {
 	l := u.limits.Snapshot(now)
 	fp := fingerprintOf(u.spec.Settings)
 	b := u.breaker.Export(now)
 	lim := u.limits.Export(now)
-	st := State{
+	st := warm.State{
 		Stats: u.stats.Export(now), RequestsLimit: l.RequestsLimit, TokensLimit: l.TokensLimit,
 		Fingerprint: &fp, Breaker: &b, Limits: &lim,
 	}
@@ -180,13 +84,13 @@ func (u *Upstream) Export(now time.Time) State {
 // whose named reset passed is lifted, a quota check that fell due is due
 // at once, and a breaker whose cooldown passed is open with its probe due
 // at once.
-func (u *Upstream) Restore(now time.Time, s State, configured func(model string) bool) error {
+func (u *Upstream) Restore(now time.Time, s warm.State, configured func(model string) bool) error {
 	if s.Fingerprint == nil {
 		u.stats.Restore(now, s.Stats)
 		u.restoreLimitSizes(now, s)
 		return nil
 	}
-	if keys := s.Fingerprint.changed(fingerprintOf(u.spec.Settings)); len(keys) > 0 {
+	if keys := s.Fingerprint.Changed(fingerprintOf(u.spec.Settings)); len(keys) > 0 {
 		return &ChangedError{Provider: u.name, Keys: keys}
 	}
 	u.stats.Restore(now, s.Stats)
@@ -224,7 +128,7 @@ func (u *Upstream) Restore(now time.Time, s State, configured func(model string)
 }
 
 // restoreLimitSizes applies version 1's learned limits: the sizes alone.
-func (u *Upstream) restoreLimitSizes(now time.Time, s State) {
+func (u *Upstream) restoreLimitSizes(now time.Time, s warm.State) {
 	rl := outcome.UnknownRateLimit
 	if s.RequestsLimit > 0 {
 		rl.LimitRequests = s.RequestsLimit
@@ -237,7 +141,7 @@ func (u *Upstream) restoreLimitSizes(now time.Time, s State) {
 
 // restoreOff restores the quota block and the disabled targets that are
 // still configured.
-func (u *Upstream) restoreOff(now time.Time, s State, configured func(string) bool) {
+func (u *Upstream) restoreOff(now time.Time, s warm.State, configured func(string) bool) {
 	if s.Quota != nil {
 		u.quota.Restore(now, *s.Quota)
 	}

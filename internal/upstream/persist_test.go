@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/warm"
 )
 
 // learned is an Upstream on spec("p") that, at t0, was told its request
@@ -43,13 +44,13 @@ func learned(t *testing.T) *Upstream {
 
 // roundTrip exports u at at and returns the State as another process
 // reads it back.
-func roundTrip(t *testing.T, u *Upstream, at time.Time) State {
+func roundTrip(t *testing.T, u *Upstream, at time.Time) warm.State {
 	t.Helper()
 	data, err := json.Marshal(u.Export(at))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s State
+	var s warm.State
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestRestoreOnChangedConfig(t *testing.T) {
 func TestRestoreVersion1(t *testing.T) {
 	a := learned(t)
 	full := roundTrip(t, a, t0)
-	s := State{Stats: full.Stats, RequestsLimit: 100}
+	s := warm.State{Stats: full.Stats, RequestsLimit: 100}
 	sp := spec("p", 10)
 	sp.Provider.BaseURL = "http://elsewhere.example/v1" // version 1 cannot tell
 	u := New(sp, Options{})
@@ -305,7 +306,7 @@ func TestRestoredOpenCountsAsATransition(t *testing.T) {
 		t.Fatal(err)
 	}
 	fp := fingerprintOf(spec("p", 10).Settings)
-	s := State{Fingerprint: &fp, Breaker: &breaker.Persisted{State: "open", OpenUntil: now.Round(0).Add(time.Minute), Trips: 2}}
+	s := warm.State{Fingerprint: &fp, Breaker: &breaker.Persisted{State: "open", OpenUntil: now.Round(0).Add(time.Minute), Trips: 2}}
 	if err := ups[0].Restore(now, s, nil); err != nil {
 		t.Fatal(err)
 	}

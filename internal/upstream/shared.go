@@ -112,15 +112,9 @@ type SharedRecord struct {
 }
 
 // Fingerprint names a provider's shared state: its name and the
-// Fingerprint of its settings that the state file keeps (persist.go).
-// Processes share a provider's state only when they agree on what it is,
-// so a corrected base_url starts with a clean slate instead of the old
-// breaker, while settings that stay each process's own (max_concurrency,
-// timeouts, domain, throttling) may differ. It never includes a secret.
-func (s Settings) Fingerprint() string {
-	f := fingerprintOf(s)
-	return digest(fmt.Sprintf("%q %q %q %q %d %d %q", s.Provider.Name, f.Type, f.BaseURL, f.KeySource, f.RPM, f.TPM, f.Breaker))[len("sha256:"):]
-}
+// Fingerprint of its settings that the state file keeps
+// (warm.Fingerprint.Key). It never includes a secret.
+func (s Settings) Fingerprint() string { return fingerprintOf(s).Key(s.Provider.Name) }
 
 // acquireShared admits an attempt through the fleet's state: the bulkhead
 // and adaptive throttle stay this process's own; breaker, quota, blocks
