@@ -2,8 +2,8 @@
 // through Redis (shared_state; docs/ARCHITECTURE.md, "Fleet"): one breaker,
 // one half-open probe, one request and token budget, and the Retry-After,
 // quota and target blocks of every provider, whichever replica learned
-// them. It implements upstream.Fleet, one handle per provider, on the
-// connection internal/redisconn keeps.
+// them. It implements shared.Fleet (internal/upstream/shared), one handle
+// per provider, on the connection internal/redisconn keeps.
 //
 // Model: a provider's shared state is one Redis hash (with its probe lock
 // and disabled targets beside it, in one Cluster slot), changed only by

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/llmrouter/llmrouter/internal/redisconn"
-	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 const (
@@ -226,7 +226,7 @@ var errReply = errors.New("fleet: unexpected reply from Redis")
 
 // parseView reads a script's reply: code, wait, gen, breaker state, left,
 // trips, trip kind, quota on, quota left, quota check, targets gen.
-func parseView(cmd *redis.Cmd) (upstream.SharedView, error) {
+func parseView(cmd *redis.Cmd) (shared.View, error) {
 	d, err := parseDecision(cmd)
 	return d.View, err
 }

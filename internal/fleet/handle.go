@@ -11,17 +11,17 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
-	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
-// handle is one provider's shared state: upstream.Shared.
+// handle is one provider's shared state: shared.Handle.
 type handle struct {
 	c *Client
 	// key is the provider's hash; lock and targets live beside it, in the
 	// same Cluster slot.
 	key, lock, targets string
-	set                upstream.Settings
-	sink               func(upstream.SharedView)
+	p                  shared.Provider
+	sink               func(shared.View)
 	lockTTL            time.Duration
 	lease              time.Duration // a quota check's: the longest an attempt may take
 	ttl                int64         // keyTTL in ms
@@ -30,14 +30,13 @@ type handle struct {
 
 // For returns the shared state of the provider configured as s; sink
 // receives its view whenever the fleet reads it.
-func (c *Client) For(s upstream.Settings, sink func(upstream.SharedView)) upstream.Shared {
-	name := s.Provider.Name
-	key := c.conn.KeyPrefix() + "{" + name + "}:" + s.Fingerprint()
-	h := &handle{c: c, key: key, lock: key + ":probe", targets: key + ":targets", set: s, sink: sink,
+func (c *Client) For(p shared.Provider, sink func(shared.View)) shared.Handle {
+	key := c.conn.KeyPrefix() + "{" + p.Name + "}:" + p.Key
+	h := &handle{c: c, key: key, lock: key + ":probe", targets: key + ":targets", p: p, sink: sink,
 		// A process that dies holding the lock wedges nothing: it expires a
 		// little after the longest a probe may take.
-		lockTTL: s.Provider.WithDefaults().FirstTokenTimeout + time.Second,
-		lease:   s.Provider.WithDefaults().Timeout + time.Second,
+		lockTTL: p.ProbeTimeout + time.Second,
+		lease:   p.AttemptTimeout + time.Second,
 		ttl:     keyTTL.Milliseconds()}
 	c.mu.Lock()
 	c.handle[h] = struct{}{}
@@ -61,10 +60,10 @@ func ms(d time.Duration) int64 {
 }
 
 // Admit is the one round trip on the request path.
-func (h *handle) Admit(tokens int64) (upstream.SharedDecision, error) {
+func (h *handle) Admit(tokens int64) (shared.Decision, error) {
 	ctx, cancel := h.c.call()
 	defer cancel()
-	p := h.set.Provider
+	p := h.p
 	cmd := admitScript.Run(ctx, h.c.rdb, []string{h.key}, max(tokens, 0), p.RPM, p.TPM,
 		h.lease.Milliseconds(), h.ttl)
 	d, err := parseDecision(cmd)
@@ -75,8 +74,8 @@ func (h *handle) Admit(tokens int64) (upstream.SharedDecision, error) {
 }
 
 // Record queues the attempt's lesson for the writer loop.
-func (h *handle) Record(r upstream.SharedRecord) {
-	b := h.set.Breaker
+func (h *handle) Record(r shared.Record) {
+	b := h.p.Breaker
 	th := b.FailureThreshold
 	health := int64(-1)
 	if r.Health.Counts() {
@@ -87,22 +86,15 @@ func (h *handle) Record(r upstream.SharedRecord) {
 		instant = 1
 	}
 	rl := r.RateLimit
-	p := h.set.Provider
+	p := h.p
 	args := []any{b2i(r.ObserveOnly), r.Gen, health,
 		ms(r.Cooldown), strconv.FormatFloat(b.Cooldown.Multiplier, 'g', -1, 64), ms(b.Cooldown.Max),
 		th.Consecutive, strconv.FormatFloat(th.Ratio, 'g', -1, 64), th.MinRequests, ms(th.Window),
 		int64(r.LastKind), r.TokensDelta, p.RPM, p.TPM,
 		rl.LimitRequests, rl.RemainingRequests, ms(rl.ResetRequests),
 		rl.LimitTokens, rl.RemainingTokens, ms(rl.ResetTokens), ms(rl.RetryAfter),
-		b2i(r.Quota), ms(r.QuotaReset), b2i(r.QuotaCheck), ms(h.quotaRecheck()), h.ttl, instant}
+		b2i(r.Quota), ms(r.QuotaReset), b2i(r.QuotaCheck), ms(p.QuotaRecheck), h.ttl, instant}
 	h.c.enqueue(job{h: h, s: recordScript, args: args})
-}
-
-func (h *handle) quotaRecheck() time.Duration {
-	if d := h.set.QuotaRecheck; d > 0 {
-		return d
-	}
-	return upstream.DefaultQuotaRecheck
 }
 
 func (h *handle) DisableTarget(model, message string) {
@@ -115,8 +107,8 @@ func (h *handle) Enable() {
 
 // Probe takes the fleet's probe lock and probes, or waits for the verdict
 // of the process that holds it.
-func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (upstream.SharedProbe, error) {
-	var res upstream.SharedProbe
+func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (shared.ProbeResult, error) {
+	var res shared.ProbeResult
 	token := h.c.token + ":" + strconv.FormatUint(h.c.seq.Add(1), 10)
 	cctx, cancel := h.c.call()
 	d, err := parseDecision(probeStartScript.Run(cctx, h.c.rdb, []string{h.key, h.lock}, token, h.lockTTL.Milliseconds()))
@@ -153,7 +145,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 		if oe := (*outcome.Error)(nil); errors.As(res.Err, &oe) {
 			retryAfter = oe.RetryAfter
 		}
-		cd := h.set.Breaker.Cooldown
+		cd := h.p.Breaker.Cooldown
 		dctx, cancel := h.c.call()
 		defer cancel()
 		cmd := probeDoneScript.Run(dctx, h.c.rdb, []string{h.key, h.lock}, token, b2i(res.Err == nil), int64(kind),
@@ -199,8 +191,8 @@ func b2i(b bool) int {
 // parseDecision reads a script's reply: code, wait ms, gen, breaker state,
 // left ms, trips, trip kind, quota on, quota left ms, quota check,
 // targets gen.
-func parseDecision(cmd *redis.Cmd) (upstream.SharedDecision, error) {
-	var d upstream.SharedDecision
+func parseDecision(cmd *redis.Cmd) (shared.Decision, error) {
+	var d shared.Decision
 	v, err := cmd.Int64Slice()
 	if err != nil {
 		return d, err
@@ -211,16 +203,16 @@ func parseDecision(cmd *redis.Cmd) (upstream.SharedDecision, error) {
 	msd := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 	switch v[0] {
 	case codeOpen:
-		d.Reason = upstream.Open
+		d.Reason = shared.Open
 	case codeLimited:
-		d.Reason = upstream.Limited
+		d.Reason = shared.Limited
 	case codeTooLarge:
-		d.Reason = upstream.TooLarge
+		d.Reason = shared.TooLarge
 	case codeQuota:
-		d.Reason = upstream.Quota
+		d.Reason = shared.Quota
 	}
 	d.Wait, d.Gen, d.QuotaCheck = msd(v[1]), uint64(v[2]), v[9] == 1
-	d.View = upstream.SharedView{
+	d.View = shared.View{
 		Breaker:    breaker.Mirror{Left: msd(v[4]), Trips: int(v[5]), Kind: outcome.Kind(v[6])},
 		Quota:      v[7] == 1,
 		QuotaLeft:  msd(v[8]),

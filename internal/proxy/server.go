@@ -26,6 +26,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/shed"
 	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 // Provider is one configured provider as the proxy sees it.
@@ -75,7 +76,7 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Fleet, when not nil, shares every provider's state with the other
 	// routers of a fleet (shared_state). Set at New; a reload keeps it.
-	Fleet upstream.Fleet
+	Fleet shared.Fleet
 	// Now is the clock for admission decisions (buckets, backoff); nil
 	// means time.Now. A test seam: waits still use real timers.
 	Now func() time.Time

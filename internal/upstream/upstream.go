@@ -20,6 +20,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/stats"
 	"github.com/llmrouter/llmrouter/internal/throttle"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 // Slow start after a breaker closes: the provider's share of traffic
@@ -104,7 +105,7 @@ type Options struct {
 	Freed *bulkhead.Signal
 	// Fleet, when not nil, shares each provider's state with the other
 	// processes of a fleet (shared_state).
-	Fleet Fleet
+	Fleet shared.Fleet
 	// metrics are the Set's families; nil keeps them private.
 	metrics *metrics
 	// changed is the Set's signal to the state-file saver; nil: none.
@@ -196,7 +197,7 @@ type Upstream struct {
 	targetsN atomic.Int32
 
 	// shared is the fleet's view of the provider; nil without shared_state.
-	shared Shared
+	shared shared.Handle
 
 	proberMu sync.Mutex // guards stop
 	stop     context.CancelFunc
@@ -242,7 +243,7 @@ func New(spec Spec, opts Options) *Upstream {
 	}
 	u.quota = quota.New(recheck)
 	if opts.Fleet != nil {
-		u.shared = opts.Fleet.For(spec.Settings, u.applyView)
+		u.shared = opts.Fleet.For(u.sharedProvider(), u.applyView)
 	}
 	return u
 }
@@ -364,7 +365,7 @@ func (p *Permit) Observe(now time.Time, rl outcome.RateLimit) {
 		p.u.changed.notify()
 	}
 	if p.shared {
-		p.u.shared.Record(SharedRecord{ObserveOnly: true, RateLimit: rl})
+		p.u.shared.Record(shared.Record{ObserveOnly: true, RateLimit: rl})
 	}
 }
 
@@ -420,7 +421,7 @@ func (p *Permit) Release(now time.Time, r Result) {
 		if r.Kind == outcome.Quota {
 			u.quotaResult(now, r)
 		}
-		rec := SharedRecord{Gen: p.gen, Health: health, LastKind: last, RateLimit: rl,
+		rec := shared.Record{Gen: p.gen, Health: health, LastKind: last, RateLimit: rl,
 			Cooldown: u.spec.Breaker.Cooldown.For(health, r.RetryAfter, 1),
 			Quota:    r.Kind == outcome.Quota, QuotaReset: r.RetryAfter, QuotaCheck: p.quotaCheck}
 		if used := r.Usage.Total(); used > 0 {
