@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/pool"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/redistest"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -22,7 +23,7 @@ func BenchmarkSharedAttempt(b *testing.B) {
 	defer conn.Close()
 	c := New(conn)
 	defer c.Close()
-	set := upstream.NewSet(upstream.Options{Fleet: c}, nil)
+	set := pool.New(upstream.Options{Fleet: c}, nil)
 	defer set.Close()
 	sp := upstream.Spec{Settings: upstream.Settings{Provider: testSpec(0, nil).Provider, Policy: policy()}}
 	sp.Provider.MaxConcurrency = 0

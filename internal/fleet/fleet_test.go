@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/pool"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/redistest"
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // upstream Set, sharing Redis with the others.
 type replica struct {
 	c   *Client
-	set *upstream.Set
+	set *pool.Pool
 	up  *upstream.Upstream
 	reg *prometheus.Registry
 }
@@ -54,7 +55,7 @@ func newReplica(t *testing.T, url string, spec upstream.Spec) *replica {
 		t.Fatal(err)
 	}
 	c := New(conn)
-	set := upstream.NewSet(upstream.Options{Fleet: c}, nil)
+	set := pool.New(upstream.Options{Fleet: c}, nil)
 	ups, err := set.Update([]upstream.Spec{spec})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
+	"github.com/llmrouter/llmrouter/internal/pool"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -128,7 +129,7 @@ type Server struct {
 	log      *slog.Logger
 	idPrefix string
 	idSeq    atomic.Uint64
-	set      *upstream.Set  // the providers' runtimes
+	set      *pool.Pool     // the providers' runtimes
 	loop     *failover.Loop // the attempt loop
 	bodies   intake.Budget  // request body bytes held (limits.body_buffer_bytes)
 	stored   store.Store
@@ -167,7 +168,7 @@ func New(opts Options) (*Server, error) {
 		s.stored = store.NewMemory(opts.Responses, s.now)
 	}
 	s.m = newMetrics(opts.Registerer, s)
-	s.set = upstream.NewSet(upstream.Options{Now: s.now, Logger: s.log, Fleet: opts.Fleet}, opts.Registerer)
+	s.set = pool.New(upstream.Options{Now: s.now, Logger: s.log, Fleet: opts.Fleet}, opts.Registerer)
 	s.loop = failover.New(failover.Options{Now: s.now, Logger: s.log, Freed: s.set.Freed}, opts.Registerer)
 	if err := s.Update(opts); err != nil {
 		s.set.Close()

@@ -77,7 +77,7 @@ func (s *Server) ExportState(now time.Time) State {
 }
 
 // StateChanged returns a channel that receives soon after anything worth
-// keeping across a restart changed (upstream.Set.Changed): a state-file
+// keeping across a restart changed (pool.Pool.Changed): a state-file
 // saver waits on it to save within a moment rather than at its next tick.
 func (s *Server) StateChanged() <-chan struct{} { return s.set.Changed() }
 

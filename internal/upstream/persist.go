@@ -159,32 +159,6 @@ func (u *Upstream) restoreOff(now time.Time, s warm.State, configured func(strin
 	u.targetsN.Store(int32(len(u.targetsOff)))
 }
 
-// changeSignal tells the state-file saver that something worth keeping
-// across a restart changed. A nil *changeSignal ignores notify.
-type changeSignal struct{ c chan struct{} }
-
-func newChangeSignal() *changeSignal { return &changeSignal{c: make(chan struct{}, 1)} }
-
-// notify never blocks, so it may run under a lock (the breaker's
-// OnStateChange): one pending signal already says "changed".
-func (s *changeSignal) notify() {
-	if s == nil {
-		return
-	}
-	select {
-	case s.c <- struct{}{}:
-	default:
-	}
-}
-
-// Changed returns a channel that receives after anything worth keeping
-// across a restart changed in one of the Set's Upstreams: a breaker
-// transition, a rate-limit block set or extended (Retry-After, an
-// announced empty budget), a quota block set or lifted, a target disabled
-// or enabled. Signals coalesce: at most one is pending, however many
-// changes it stands for. The channel is the same for the Set's life.
-func (s *Set) Changed() <-chan struct{} { return s.changed.c }
-
 // wallOf turns the monotonic instant t, read at now, into a wall-clock
 // instant another process can read.
 func wallOf(now, t time.Time) time.Time { return now.Round(0).Add(t.Sub(now)) }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/warm"
@@ -241,11 +239,16 @@ func TestExportRedactsTargetMessages(t *testing.T) {
 // TestChangeSignal: what a warm restart should keep signals the saver;
 // routine traffic does not.
 func TestChangeSignal(t *testing.T) {
-	sig := newChangeSignal()
-	u := New(spec("p", 10), Options{changed: sig})
+	sig := make(chan struct{}, 1)
+	u := New(spec("p", 10), Options{Changed: func() {
+		select {
+		case sig <- struct{}{}:
+		default:
+		}
+	}})
 	pending := func() bool {
 		select {
-		case <-sig.c:
+		case <-sig:
 			return true
 		default:
 			return false
@@ -291,64 +294,4 @@ func TestChangeSignal(t *testing.T) {
 			t.Errorf("%s: signalled %v, want %v", s.name, got, s.want)
 		}
 	}
-}
-
-// TestRestoredOpenCountsAsATransition: restoring an open breaker sets the
-// gauge and counts the transition as a trip does, through the Set's
-// metrics, and tells the saver.
-func TestRestoredOpenCountsAsATransition(t *testing.T) {
-	now := time.Now() // the prober reads the real clock
-	reg := prometheus.NewRegistry()
-	set := NewSet(Options{}, reg)
-	defer set.Close()
-	ups, err := set.Update([]Spec{spec("p", 10)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fp := fingerprintOf(spec("p", 10).Settings)
-	s := warm.State{Fingerprint: &fp, Breaker: &breaker.Persisted{State: "open", OpenUntil: now.Round(0).Add(time.Minute), Trips: 2}}
-	if err := ups[0].Restore(now, s, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		family, to string
-		want       float64
-	}{{"llmrouter_breaker_state", "", 2}, {"llmrouter_breaker_transitions_total", "open", 1}} {
-		if got := sample(t, reg, c.family, "p", c.to); got != c.want {
-			t.Errorf("%s{provider=p,to=%q} = %v, want %v", c.family, c.to, got, c.want)
-		}
-	}
-	select {
-	case <-set.Changed():
-	default:
-		t.Error("the restored trip did not signal the saver")
-	}
-}
-
-// sample is the value of family's series for provider (and to, when not
-// ""); -1 when absent.
-func sample(t *testing.T, reg *prometheus.Registry, family, provider, to string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != family {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if (l.GetName() == "provider" && l.GetValue() != provider) || (l.GetName() == "to" && l.GetValue() != to) {
-					continue next
-				}
-			}
-			if m.GetGauge() != nil {
-				return m.GetGauge().GetValue()
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return -1
 }

@@ -2,11 +2,8 @@ package upstream
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
@@ -16,67 +13,6 @@ import (
 func spec(name string, maxConc int) Spec {
 	return Spec{Settings: Settings{Provider: provider.Config{Name: name, Type: "fake", MaxConcurrency: maxConc},
 		Policy: Policy{Breaker: breaker.DefaultConfig()}}}
-}
-
-// TestSetKeepsStateAcrossUpdate: an Upstream whose settings did not change
-// is kept with what it learned; one whose settings changed starts fresh;
-// a removed provider's series are deleted.
-func TestSetKeepsStateAcrossUpdate(t *testing.T) {
-	// The probers read the real clock: so does this test.
-	t0 := time.Now()
-	reg := prometheus.NewRegistry()
-	s := NewSet(Options{}, reg)
-	defer s.Close()
-	ups, err := s.Update([]Spec{spec("a", 10), spec("b", 10), spec("gone", 10)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range ups[:2] {
-		for range 5 {
-			p, err := u.Acquire(t0, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.Release(t0, Result{Kind: outcome.ServerError})
-		}
-	}
-	next, err := s.Update([]Spec{spec("a", 10), spec("b", 20)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next[0] != ups[0] || next[0].Status(t0).State != "open" {
-		t.Errorf("a (unchanged): kept %v, state %s; want the same runtime, still open", next[0] == ups[0], next[0].Status(t0).State)
-	}
-	if next[1] == ups[1] || next[1].Status(t0).State != "closed" {
-		t.Errorf("b (max_concurrency changed): kept %v, state %s; want a fresh runtime, closed", next[1] == ups[1], next[1].Status(t0).State)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	series := map[string]bool{} // family{provider}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "provider" {
-					series[mf.GetName()+"{"+l.GetValue()+"}"] = true
-				}
-			}
-		}
-	}
-	for k := range series {
-		if strings.HasSuffix(k, "{gone}") {
-			t.Errorf("series of the removed provider remain: %s", k)
-		}
-	}
-	for _, fam := range []string{"llmrouter_bulkhead_rejections_total", "llmrouter_upstream_requests_total", "llmrouter_breaker_transitions_total", "llmrouter_breaker_probes_total", "llmrouter_breaker_state"} {
-		if !series[fam+"{b}"] {
-			t.Errorf("%s{provider=b} is not there from start-up", fam)
-		}
-	}
-	if _, err := s.Update([]Spec{spec("a", 1), spec("a", 1)}); err == nil {
-		t.Error("duplicate names accepted")
-	}
 }
 
 // TestThrottledRefusalHoldsNothing: a refusal by adaptive throttling gives

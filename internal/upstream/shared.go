@@ -25,12 +25,12 @@ func (u *Upstream) sharedProvider() shared.Provider {
 // the shared state failed: the caller decides locally.
 func (u *Upstream) acquireShared(sh shared.Handle, now time.Time, tokens int64) (p *Permit, err error, decided bool) {
 	if !u.bulk.TryAcquire() {
-		u.m.bulkRejections.Inc()
+		u.obs.Refused(Full)
 		return nil, &Refusal{Reason: Full, err: ErrFull}, true
 	}
 	if !u.throttle.Allow(now, u.rnd()) {
 		u.bulk.Release()
-		u.m.throttled.Inc()
+		u.obs.Refused(Throttled)
 		return nil, &Refusal{Reason: Throttled, err: ErrThrottled}, true
 	}
 	d, err := sh.Admit(tokens)
@@ -52,7 +52,7 @@ func (u *Upstream) acquireShared(sh shared.Handle, now time.Time, tokens int64) 
 		}
 		r.Reason, r.err = Open, &breaker.OpenError{Name: u.name, State: state, Kind: d.View.Breaker.Kind, RetryIn: d.Wait}
 	case shared.Limited:
-		u.m.throttled.Inc()
+		u.obs.Refused(Limited)
 		r.Reason, r.err = Limited, &ratelimit.LimitedError{Wait: d.Wait, Limit: ratelimit.LimitRequests}
 	case shared.TooLarge:
 		r.Reason, r.err = TooLarge, fmt.Errorf("reserving %d tokens against the fleet's budget: %w", tokens, ratelimit.ErrTooLarge)
@@ -69,7 +69,7 @@ func (u *Upstream) applyView(v shared.View) {
 	now := u.now()
 	u.breaker.Sync(now, v.Breaker)
 	if u.quota.Mirror(now, v.Quota, v.QuotaLeft) {
-		u.changed.notify()
+		u.changed()
 	}
 	if v.Targets != nil {
 		u.targetsMu.Lock()
@@ -79,8 +79,9 @@ func (u *Upstream) applyView(v shared.View) {
 	}
 }
 
-// closeShared ends the provider's fleet handle.
-func (u *Upstream) closeShared() {
+// Close ends the provider's fleet handle (its provider left the
+// configuration); the runtime decides locally from then on.
+func (u *Upstream) Close() {
 	if u.shared != nil {
 		u.shared.Close()
 	}

@@ -91,7 +91,7 @@ func (p Policy) Validate() error {
 // DefaultQuotaRecheck is Settings.QuotaRecheck's default.
 const DefaultQuotaRecheck = time.Hour
 
-// Options are an Upstream's seams, shared by a Set's Upstreams.
+// Options are an Upstream's seams. The zero Options is valid.
 type Options struct {
 	// Now is the clock; nil means time.Now. Durations are measured on
 	// its monotonic reading.
@@ -106,11 +106,37 @@ type Options struct {
 	// Fleet, when not nil, shares each provider's state with the other
 	// processes of a fleet (shared_state).
 	Fleet shared.Fleet
-	// metrics are the Set's families; nil keeps them private.
-	metrics *metrics
-	// changed is the Set's signal to the state-file saver; nil: none.
-	changed *changeSignal
+	// Observer counts what the runtime does; nil counts nothing.
+	Observer Observer
+	// Changed, when not nil, is called whenever something worth keeping
+	// across a restart changed (docs/ARCHITECTURE.md, "Warm restart"): a
+	// breaker transition, a rate-limit block set or extended (Retry-After,
+	// an announced empty budget), a quota block set or lifted, a target
+	// disabled or enabled. It must not block: it may run under the
+	// breaker's lock.
+	Changed func()
 }
+
+// Observer counts what a provider's runtime does (docs/ARCHITECTURE.md,
+// "Metrics"). Its methods must only count: Transition runs under the
+// breaker's lock, the others on the request path.
+type Observer interface {
+	// Refused counts an attempt refused here: Full (the bulkhead),
+	// Limited (the buckets or a block) or Throttled (adaptive
+	// throttling).
+	Refused(r Reason)
+	// Transition counts the breaker entering to.
+	Transition(to breaker.State)
+	// Done counts a released attempt.
+	Done(r Result)
+}
+
+// uncounted is the Observer of Options without one.
+type uncounted struct{}
+
+func (uncounted) Refused(Reason)           {}
+func (uncounted) Transition(breaker.State) {}
+func (uncounted) Done(Result)              {}
 
 // Reason says why Acquire refused.
 type Reason uint8
@@ -173,8 +199,8 @@ type Upstream struct {
 	limits   *ratelimit.Limiter
 	throttle *throttle.Throttle
 	stats    *stats.Stats
-	m        *providerMetrics
-	changed  *changeSignal // told of what a warm restart should keep
+	obs      Observer
+	changed  func() // told of what a warm restart should keep
 	// closedAt is when the breaker last closed after a trip, as time
 	// since epoch; 0 means never tripped.
 	closedAt atomic.Int64
@@ -198,10 +224,6 @@ type Upstream struct {
 
 	// shared is the fleet's view of the provider; nil without shared_state.
 	shared shared.Handle
-
-	proberMu sync.Mutex // guards stop
-	stop     context.CancelFunc
-	prober   sync.WaitGroup
 }
 
 // New returns the runtime of one provider. spec.Breaker must pass
@@ -218,18 +240,20 @@ func New(spec Spec, opts Options) *Upstream {
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
 	}
-	if opts.metrics == nil {
-		opts.metrics = newMetrics(nil)
+	u.obs, u.changed = opts.Observer, opts.Changed
+	if u.obs == nil {
+		u.obs = uncounted{}
 	}
-	u.m = opts.metrics.forProvider(u.name)
-	u.changed = opts.changed
+	if u.changed == nil {
+		u.changed = func() {}
+	}
 	u.secrets.Store(&spec.Secrets)
 	u.epoch = u.now()
 	u.breaker = breaker.New(u.name, spec.Breaker, breaker.Options{
 		// Runs under the breaker's lock: a counter and an atomic only.
 		OnStateChange: func(_ string, from, to breaker.State) {
-			u.m.transition(to)
-			u.changed.notify()
+			u.obs.Transition(to)
+			u.changed()
 			if to == breaker.Closed && from != breaker.Closed {
 				u.closedAt.Store(max(1, int64(u.now().Sub(u.epoch))))
 			}
@@ -283,7 +307,7 @@ func (u *Upstream) Acquire(now time.Time, tokens int64) (*Permit, error) {
 	if u.quota.Off() {
 		wait, check, lifted := u.quota.Admit(now)
 		if lifted {
-			u.changed.notify()
+			u.changed()
 		}
 		if !check {
 			return nil, &Refusal{Reason: Quota, Wait: wait, err: ErrQuota}
@@ -313,7 +337,7 @@ func (u *Upstream) acquire(now time.Time, tokens int64) (*Permit, error) {
 	}
 	if !u.bulk.TryAcquire() {
 		u.breaker.Done(now, t, outcome.Canceled, 0) // give back the ticket; counts for nothing
-		u.m.bulkRejections.Inc()
+		u.obs.Refused(Full)
 		return nil, &Refusal{Reason: Full, err: ErrFull}
 	}
 	res, err := u.limits.Reserve(now, tokens)
@@ -321,7 +345,7 @@ func (u *Upstream) acquire(now time.Time, tokens int64) (*Permit, error) {
 		u.bulk.Release()
 		u.breaker.Done(now, t, outcome.Canceled, 0)
 		if le := (*ratelimit.LimitedError)(nil); errors.As(err, &le) {
-			u.m.throttled.Inc()
+			u.obs.Refused(Limited)
 			return nil, &Refusal{Reason: Limited, Wait: le.Wait, err: err}
 		}
 		return nil, &Refusal{Reason: TooLarge, err: err}
@@ -332,7 +356,7 @@ func (u *Upstream) acquire(now time.Time, tokens int64) (*Permit, error) {
 		res.Cancel(now)
 		u.bulk.Release()
 		u.breaker.Done(now, t, outcome.Canceled, 0)
-		u.m.throttled.Inc()
+		u.obs.Refused(Throttled)
 		return nil, &Refusal{Reason: Throttled, err: ErrThrottled}
 	}
 	return &Permit{u: u, ticket: t, res: res}, nil
@@ -362,7 +386,7 @@ type Result struct {
 func (p *Permit) Observe(now time.Time, rl outcome.RateLimit) {
 	rl = known(rl)
 	if p.u.limits.Observe(now, rl) {
-		p.u.changed.notify()
+		p.u.changed()
 	}
 	if p.shared {
 		p.u.shared.Record(shared.Record{ObserveOnly: true, RateLimit: rl})
@@ -396,7 +420,7 @@ func (p *Permit) Release(now time.Time, r Result) {
 		rl.RetryAfter = 0
 	}
 	if u.limits.Observe(now, rl) {
-		u.changed.notify()
+		u.changed()
 	}
 	u.bulk.Release()
 	// What the health mechanisms (breaker, stats, throttle) learn. A rate
@@ -438,7 +462,7 @@ func (p *Permit) Release(now time.Time, r Result) {
 	if health.Counts() {
 		u.throttle.Done(now, health == outcome.OK || health == outcome.ClientError)
 	}
-	u.m.done(r)
+	u.obs.Done(r)
 }
 
 // quotaResult records a quota answer, or the end of a check: a check that
@@ -446,7 +470,7 @@ func (p *Permit) Release(now time.Time, r Result) {
 func (u *Upstream) quotaResult(now time.Time, r Result) {
 	if r.Kind != outcome.Quota {
 		if u.quota.Answered(r.Kind.Counts()) {
-			u.changed.notify()
+			u.changed()
 			u.log.Info("quota is back: a check request was answered", "provider", u.name)
 		}
 		return
@@ -455,7 +479,7 @@ func (u *Upstream) quotaResult(now time.Time, r Result) {
 		u.log.Warn("provider out of quota: off until its reset, a reload, an enable or the next quota check",
 			"provider", u.name, "reset_in", r.RetryAfter.String(), "quota_recheck", u.quota.Recheck().String())
 	}
-	u.changed.notify()
+	u.changed()
 }
 
 // DisableTarget turns model off on this provider: the provider answered
@@ -472,7 +496,7 @@ func (u *Upstream) DisableTarget(model, message string) bool {
 	}
 	u.targetsOff[model] = message
 	u.targetsN.Store(int32(len(u.targetsOff)))
-	u.changed.notify()
+	u.changed()
 	if u.shared != nil && u.shared.Up() {
 		u.shared.DisableTarget(model, message)
 	}
@@ -507,7 +531,7 @@ func (u *Upstream) Enable() (quota bool, targets []string) {
 		u.shared.Enable()
 	}
 	if quota || len(targets) > 0 {
-		u.changed.notify()
+		u.changed()
 		u.log.Info("provider enabled by an operator", "provider", u.name, "quota_lifted", quota, "targets_enabled", len(targets))
 	}
 	return quota, targets
@@ -579,27 +603,20 @@ func (u *Upstream) Redact(msg string) string {
 	return msg
 }
 
-// start runs the provider's prober loop until stopProber: whenever the
-// breaker's cooldown has passed, one probe at a time, bounded by the
-// provider's first_token_timeout, logged and counted.
-func (u *Upstream) start(probe func(context.Context) error) {
-	if probe == nil {
-		probe = func(context.Context) error { return nil }
-	}
-	logged := func(ctx context.Context) error {
-		err := probe(ctx)
-		if err != nil {
-			u.log.Warn("probe failed", "provider", u.name, "error", u.Redact(err.Error()))
-		} else {
-			u.log.Info("probe succeeded", "provider", u.name)
-		}
-		u.m.probe(err == nil)
-		return err
-	}
-	counted := func(ctx context.Context) error {
+// SetSecrets replaces the strings Redact hides (a reload that keeps the
+// runtime with a new key).
+func (u *Upstream) SetSecrets(secrets []string) { u.secrets.Store(&secrets) }
+
+// RunProber is the provider's prober loop; its owner runs it in a
+// goroutine of its own and stops it by ending ctx. Whenever the breaker's
+// cooldown has passed it runs probe (one at a time, bounded by the
+// provider's first_token_timeout); in a fleet, one probe for the whole
+// fleet (docs/ARCHITECTURE.md, "Fleet"), whose verdict every replica
+// mirrors.
+func (u *Upstream) RunProber(ctx context.Context, probe func(context.Context) error) {
+	fleetwide := func(ctx context.Context) error {
 		if sh := u.shared; sh != nil && sh.Up() {
-			// One probe for the whole fleet (docs/ARCHITECTURE.md, "Fleet").
-			res, err := sh.Probe(ctx, logged)
+			res, err := sh.Probe(ctx, probe)
 			switch {
 			case err == nil:
 				u.applyView(res.View)
@@ -608,27 +625,24 @@ func (u *Upstream) start(probe func(context.Context) error) {
 				return res.Err // the fleet did not hear it; this process did
 			}
 		}
-		return logged(ctx)
+		return probe(ctx)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	u.proberMu.Lock()
-	u.stop = cancel
-	u.proberMu.Unlock()
-	u.prober.Add(1)
-	go func() {
-		defer u.prober.Done()
-		u.breaker.RunProber(ctx, counted, u.spec.Provider.WithDefaults().FirstTokenTimeout)
-	}()
+	u.breaker.RunProber(ctx, fleetwide, u.spec.Provider.WithDefaults().FirstTokenTimeout)
 }
 
-// stopProber ends the prober loop and waits for it.
-func (u *Upstream) stopProber() {
-	u.proberMu.Lock()
-	stop := u.stop
-	u.stop = nil
-	u.proberMu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	u.prober.Wait()
+// Gauges are a provider's gauges (docs/ARCHITECTURE.md, "Metrics").
+type Gauges struct {
+	Breaker                            breaker.State
+	InFlight                           int
+	RemainingRequests, RemainingTokens int64 // -1 unknown
+	TargetsOff                         int
+	OutOfQuota                         bool
+}
+
+// Gauges reads the provider's gauges at now.
+func (u *Upstream) Gauges(now time.Time) Gauges {
+	l := u.limits.Snapshot(now)
+	return Gauges{Breaker: u.breaker.Snapshot(now).State, InFlight: u.bulk.InFlight(),
+		RemainingRequests: l.RemainingRequests, RemainingTokens: l.RemainingTokens,
+		TargetsOff: int(u.targetsN.Load()), OutOfQuota: u.quota.Off()}
 }

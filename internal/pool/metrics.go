@@ -1,10 +1,11 @@
-package upstream
+package pool
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 // Buckets of the provider latency histogram: LLM calls take from tens of
@@ -55,7 +56,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 }
 
 // providerMetrics are one provider's children of the families, created
-// with the Upstream so every series exists from start-up.
+// with its runtime so every series exists from start-up; they are the
+// runtime's upstream.Observer.
 type providerMetrics struct {
 	m              *metrics
 	name           string
@@ -99,9 +101,22 @@ func (m *metrics) delete(name string) {
 	m.genAITokens.DeletePartialMatch(prometheus.Labels{"gen_ai_provider_name": name})
 }
 
-// transition counts a breaker state change; it runs under the breaker's
+var _ upstream.Observer = (*providerMetrics)(nil)
+
+// Refused counts a bulkhead rejection (Full) or a local throttling
+// (Limited, Throttled).
+func (pm *providerMetrics) Refused(r upstream.Reason) {
+	switch r {
+	case upstream.Full:
+		pm.bulkRejections.Inc()
+	case upstream.Limited, upstream.Throttled:
+		pm.throttled.Inc()
+	}
+}
+
+// Transition counts a breaker state change; it runs under the breaker's
 // lock, so it only bumps a counter.
-func (pm *providerMetrics) transition(to breaker.State) {
+func (pm *providerMetrics) Transition(to breaker.State) {
 	if int(to) < len(pm.transitions) && pm.transitions[to] != nil {
 		pm.transitions[to].Inc()
 	}
@@ -115,8 +130,8 @@ func (pm *providerMetrics) probe(ok bool) {
 	}
 }
 
-// done records a released attempt.
-func (pm *providerMetrics) done(r Result) {
+// Done records a released attempt.
+func (pm *providerMetrics) Done(r upstream.Result) {
 	if int(r.Kind) < len(pm.byKind) && pm.byKind[r.Kind] != nil {
 		pm.byKind[r.Kind].Inc()
 	} else {
