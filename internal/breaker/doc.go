@@ -33,20 +33,13 @@
 //
 // # What gobreaker does here, and what it does not
 //
-// gobreaker's closed state is exactly our closed state: a rolling window
-// in buckets, outcomes counted in the bucket of their admission (one
-// reported more than a window late is dropped), a consecutive run that
-// rolls out with its buckets, successes and failures judged by a
-// ReadyToTrip over the counts. So each closed spell gets its own
-// gobreaker.TwoStepCircuitBreaker (a window): Allow takes its first step,
-// Done its second, Threshold.trips is its ReadyToTrip, and its
-// OnStateChange only marks the window tripped.
-//
-// Its open and half-open states are not ours, and are not used: its open
-// timeout is one fixed duration where ours depends on the kind and grows,
-// and its half-open admits whoever asks first where ours admits only the
-// prober. A window that trips is therefore retired, not reopened (its
-// Timeout is set to forever and nobody asks it again), and the states,
+// gobreaker's closed state is exactly ours (a rolling window in buckets,
+// outcomes counted in their admission's bucket, a ReadyToTrip over the
+// counts), so each closed spell is one gobreaker.TwoStepCircuitBreaker:
+// Allow its first step, Done its second, Threshold.trips its ReadyToTrip.
+// Its open and half-open states are not ours (a fixed timeout where ours
+// depends on the kind and grows; whoever asks first where ours admits
+// only the prober): a window that trips is retired, and the states,
 // cooldowns, probe slot and generations live in Breaker, written plainly.
 // Auth and quota trip without asking the window.
 //
@@ -69,13 +62,10 @@
 //   - The only goroutine is RunProber's, owned by whoever starts it and
 //     stopped by its context.
 //
-// # Warm restart
+// # Outside the process
 //
-// Export and Restore carry the state machine across a restart
-// (docs/ARCHITECTURE.md, "Warm restart"): the state, the probe deadline as
-// a wall-clock instant, the consecutive trips that grow the next cooldown,
-// and the kinds. A breaker restored open goes through OnStateChange like
-// a trip; one whose deadline passed while the router was down (or that was
-// half-open) comes back open with its probe due at once, so a probe, never
-// a real request, decides. The closed spell's window is not kept.
+// Export and Restore carry the state machine across a restart, Sync
+// mirrors a fleet's (docs/ARCHITECTURE.md, "Warm restart" and "Fleet");
+// either way transitions go through OnStateChange, and a breaker that
+// comes back open has its probe, never a real request, decide.
 package breaker
