@@ -185,8 +185,8 @@ type Refusal struct {
 func (r *Refusal) Error() string { return r.err.Error() }
 func (r *Refusal) Unwrap() error { return r.err }
 
-// Upstream is one provider's runtime. Build it with New (or through a
-// Set); all methods are safe for concurrent use.
+// Upstream is one provider's runtime. Build it with New (or through an
+// internal/pool Pool); all methods are safe for concurrent use.
 type Upstream struct {
 	spec     Spec
 	name     string
