@@ -10,6 +10,7 @@ import (
 
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/llmrouter/llmrouter/internal/breaker/prober"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
@@ -103,7 +104,7 @@ type Options struct {
 	// observable State, in order, WITH THE BREAKER'S LOCK HELD: it must only
 	// set a gauge or bump a counter, never block and never call the
 	// Breaker. Transitions into HalfOpen are lazy: they are noticed when
-	// someone looks (Allow, Snapshot, NextProbe, Probe, RunProber).
+	// someone looks (Allow, Snapshot, NextProbe, Probe).
 	OnStateChange func(name string, from, to State)
 }
 
@@ -113,6 +114,9 @@ const buckets = 10
 // errFailure is handed to the window's second step for a counted failure;
 // nil is a success.
 var errFailure = errors.New("counted failure")
+
+// A Breaker is what internal/breaker/prober's loop drives.
+var _ prober.Target = (*Breaker)(nil)
 
 // errProbePanic stands for a probe that panicked.
 var errProbePanic = errors.New("probe panicked")
@@ -258,7 +262,7 @@ func (b *Breaker) Probe(ctx context.Context, probe func(context.Context) error) 
 	return true, err
 }
 
-// NextProbe says when a probe is next due, for loops like RunProber: wait
+// NextProbe says when a probe is next due, for loops like prober.Run: wait
 // is 0 when one is due now, > 0 while cooling down, and < 0 when none will
 // be due until something changes (closed, or a probe is running). changed
 // is closed at the next transition or probe end; wait on it as well, so a

@@ -29,7 +29,8 @@
 //     ×multiplier on each consecutive trip (a failed probe's reopen is one),
 //     up to cooldown.max; a close resets the growth.
 //   - When the cooldown is over, exactly one probe at a time may run
-//     (Probe, RunProber); its success closes, its failure reopens.
+//     (Probe; internal/breaker/prober's loop drives it); its success
+//     closes, its failure reopens.
 //
 // # What gobreaker does here, and what it does not
 //
@@ -55,12 +56,12 @@
 //     closed spell, afterwards.
 //   - Lazy: no timers or goroutines inside the Breaker. Open becomes
 //     half-open when someone looks. Decisions take now as an argument;
-//     the window (gobreaker), Probe and RunProber read time.Now(), so tests
+//     the window (gobreaker) and Probe read time.Now(), so tests
 //     run inside testing/synctest. Pass monotonic times (time.Now()), so
 //     cooldowns and windows never jump with the wall clock
 //     (docs/ARCHITECTURE.md, "Time").
-//   - The only goroutine is RunProber's, owned by whoever starts it and
-//     stopped by its context.
+//   - The loop that waits for NextProbe and runs the probe is
+//     internal/breaker/prober's, in its owner's goroutine.
 //
 // # Outside the process
 //

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/breaker/prober"
 	"github.com/llmrouter/llmrouter/internal/bulkhead"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -627,7 +628,7 @@ func (u *Upstream) RunProber(ctx context.Context, probe func(context.Context) er
 		}
 		return probe(ctx)
 	}
-	u.breaker.RunProber(ctx, fleetwide, u.spec.Provider.WithDefaults().FirstTokenTimeout)
+	prober.Run(ctx, u.breaker, fleetwide, u.spec.Provider.WithDefaults().FirstTokenTimeout)
 }
 
 // Gauges are a provider's gauges (docs/ARCHITECTURE.md, "Metrics").

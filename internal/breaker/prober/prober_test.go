@@ -1,4 +1,4 @@
-package breaker
+package prober_test
 
 import (
 	"context"
@@ -9,7 +9,28 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/breaker/prober"
+	"github.com/llmrouter/llmrouter/internal/outcome"
 )
+
+var errBoom = &outcome.Error{Kind: outcome.ServerError, Status: 500}
+
+// tripNow opens b with five server errors.
+func tripNow(t testing.TB, b *breaker.Breaker) {
+	t.Helper()
+	for range 5 {
+		tk, err := b.Allow(time.Now())
+		if err != nil {
+			t.Fatalf("Allow() = %v, want admitted", err)
+		}
+		b.Done(time.Now(), tk, outcome.ServerError, 0)
+	}
+	if s := b.Snapshot(time.Now()).State; s != breaker.Open {
+		t.Fatalf("state after 5 failures = %s, want open", s)
+	}
+}
 
 // script is a probe that plays its steps in order and records when (since
 // t0) each ran: "hang" waits for its context, "fail" errs, "ok" succeeds.
@@ -54,16 +75,16 @@ func equalDurations(a, b []time.Duration) bool {
 	return true
 }
 
-func TestRunProber(t *testing.T) {
+func TestRun(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	synctest.Test(t, func(t *testing.T) {
-		b := New("p", DefaultConfig(), Options{})
+		b := breaker.New("p", breaker.DefaultConfig(), breaker.Options{})
 		s := &script{t0: time.Now(), steps: []string{"hang", "fail", "ok", "ok"}}
 		ctx, cancel := context.WithCancel(context.Background())
 		stopped := make(chan struct{})
 		go func() {
 			defer close(stopped)
-			b.RunProber(ctx, s.probe, 5*time.Second)
+			prober.Run(ctx, b, s.probe, 5*time.Second)
 		}()
 
 		synctest.Wait() // closed: the prober waits for a trip
@@ -76,7 +97,7 @@ func TestRunProber(t *testing.T) {
 		if got := s.times(); !equalDurations(got, want) {
 			t.Errorf("probes ran at %v, want %v", got, want)
 		}
-		if got := b.Snapshot(time.Now()).State; got != Closed {
+		if got := b.Snapshot(time.Now()).State; got != breaker.Closed {
 			t.Errorf("state at 200s = %s, want closed", got)
 		}
 
@@ -93,17 +114,17 @@ func TestRunProber(t *testing.T) {
 	})
 }
 
-func TestRunProberStopsWhileProbing(t *testing.T) {
+func TestRunStopsWhileProbing(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	synctest.Test(t, func(t *testing.T) {
-		b := New("p", DefaultConfig(), Options{})
+		b := breaker.New("p", breaker.DefaultConfig(), breaker.Options{})
 		s := &script{t0: time.Now(), steps: []string{"hang"}}
 		tripNow(t, b)
 		ctx, cancel := context.WithCancel(context.Background())
 		stopped := make(chan struct{})
 		go func() {
 			defer close(stopped)
-			b.RunProber(ctx, s.probe, 0) // no timeout: only ctx ends the probe
+			prober.Run(ctx, b, s.probe, 0) // no timeout: only ctx ends the probe
 		}()
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -114,13 +135,13 @@ func TestRunProberStopsWhileProbing(t *testing.T) {
 		<-stopped
 		// A canceled probe says nothing about the provider.
 		snap := b.Snapshot(time.Now())
-		if snap.State != HalfOpen || snap.ConsecutiveTrips != 1 {
+		if snap.State != breaker.HalfOpen || snap.ConsecutiveTrips != 1 {
 			t.Errorf("after shutdown mid-probe: %s, %d trips; want half_open, 1 trip", snap.State, snap.ConsecutiveTrips)
 		}
 	})
 }
 
-func TestRunProberStopsWhileWaiting(t *testing.T) {
+func TestRunStopsWhileWaiting(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, tc := range []struct {
 		name string
@@ -128,7 +149,7 @@ func TestRunProberStopsWhileWaiting(t *testing.T) {
 	}{{"closed", false}, {"open", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Real time: the loop blocks on ctx, changed or a 30s timer.
-			b := New("p", DefaultConfig(), Options{})
+			b := breaker.New("p", breaker.DefaultConfig(), breaker.Options{})
 			if tc.trip {
 				tripNow(t, b)
 			}
@@ -136,7 +157,7 @@ func TestRunProberStopsWhileWaiting(t *testing.T) {
 			stopped := make(chan struct{})
 			go func() {
 				defer close(stopped)
-				b.RunProber(ctx, func(context.Context) error { return nil }, time.Second)
+				prober.Run(ctx, b, func(context.Context) error { return nil }, time.Second)
 			}()
 			cancel()
 			<-stopped
@@ -147,7 +168,7 @@ func TestRunProberStopsWhileWaiting(t *testing.T) {
 func TestTwoProbersStaySingleFlight(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	synctest.Test(t, func(t *testing.T) {
-		b := New("p", DefaultConfig(), Options{})
+		b := breaker.New("p", breaker.DefaultConfig(), breaker.Options{})
 		s := &script{t0: time.Now(), steps: []string{"fail", "ok"}}
 		var inFlight, maxInFlight atomic.Int32
 		probe := func(ctx context.Context) error {
@@ -161,7 +182,7 @@ func TestTwoProbersStaySingleFlight(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		for range 2 {
-			wg.Go(func() { b.RunProber(ctx, probe, 5*time.Second) })
+			wg.Go(func() { prober.Run(ctx, b, probe, 5*time.Second) })
 		}
 		tripNow(t, b)
 		time.Sleep(100 * time.Second)
