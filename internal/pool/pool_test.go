@@ -12,7 +12,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/upstream"
-	"github.com/llmrouter/llmrouter/internal/warm"
+	"github.com/llmrouter/llmrouter/internal/warm/record"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them.
@@ -97,7 +97,7 @@ func TestRestoredOpenCountsAsATransition(t *testing.T) {
 		t.Fatal(err)
 	}
 	fp := *ups[0].Export(now).Fingerprint
-	s := warm.State{Fingerprint: &fp, Breaker: &breaker.Persisted{State: "open", OpenUntil: now.Round(0).Add(time.Minute), Trips: 2}}
+	s := record.State{Fingerprint: &fp, Breaker: &breaker.Persisted{State: "open", OpenUntil: now.Round(0).Add(time.Minute), Trips: 2}}
 	if err := ups[0].Restore(now, s, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/llmrouter/llmrouter/internal/warm"
+	"github.com/llmrouter/llmrouter/internal/warm/record"
 )
 
 // stateVersion is the version of State's layout this router writes. It
@@ -28,7 +28,7 @@ type State struct {
 	SavedAt time.Time `json:"saved_at,omitzero"`
 	Writer  string    `json:"writer,omitempty"`
 	// Providers are the providers' states by name.
-	Providers map[string]warm.State `json:"providers"`
+	Providers map[string]record.State `json:"providers"`
 }
 
 // ErrStateVersion is matched (errors.Is) by DecodeState's and
@@ -69,7 +69,7 @@ func checkVersion(v int) error {
 // ExportState captures the learned state at now (time.Now(): monotonic).
 func (s *Server) ExportState(now time.Time) State {
 	st := s.st.Load()
-	out := State{Version: stateVersion, SavedAt: now.Round(0), Providers: make(map[string]warm.State, len(st.order))}
+	out := State{Version: stateVersion, SavedAt: now.Round(0), Providers: make(map[string]record.State, len(st.order))}
 	for _, p := range st.order {
 		out.Providers[p.Name] = p.Up.Export(now)
 	}

@@ -23,7 +23,7 @@
 // state fails the runtime decides alone, at once.
 //
 // Health is what ranking reads; Status is the /admin/providers row;
-// Export and Restore carry what outlives the process (a warm.State;
+// Export and Restore carry what outlives the process (a record.State;
 // docs/ARCHITECTURE.md, "Warm restart"): each mechanism's own state,
 // deadlines as wall-clock instants, under a fingerprint of the settings
 // it was learned with, so a provider configured otherwise starts fresh.

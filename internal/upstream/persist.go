@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
-	"github.com/llmrouter/llmrouter/internal/warm"
+	"github.com/llmrouter/llmrouter/internal/warm/record"
 )
 
-// fingerprintOf is the warm.Fingerprint of s.
-func fingerprintOf(s Settings) warm.Fingerprint {
+// fingerprintOf is the record.Fingerprint of s.
+func fingerprintOf(s Settings) record.Fingerprint {
 	p := s.Policy.WithDefaults()
-	return warm.FingerprintOf(s.Provider, p.Breaker, p.QuotaRecheck)
+	return record.FingerprintOf(s.Provider, p.Breaker, p.QuotaRecheck)
 }
 
 // ChangedError is Restore's refusal: the state was learned under another
@@ -34,12 +34,12 @@ func (e *ChangedError) Error() string {
 
 // Export captures the provider's lasting state at now (time.Now():
 // monotonic), for Restore after a restart.
-func (u *Upstream) Export(now time.Time) warm.State {
+func (u *Upstream) Export(now time.Time) record.State {
 	l := u.limits.Snapshot(now)
 	fp := fingerprintOf(u.spec.Settings)
 	b := u.breaker.Export(now)
 	lim := u.limits.Export(now)
-	st := warm.State{
+	st := record.State{
 		Stats: u.stats.Export(now), RequestsLimit: l.RequestsLimit, TokensLimit: l.TokensLimit,
 		Fingerprint: &fp, Breaker: &b, Limits: &lim,
 	}
@@ -84,7 +84,7 @@ func (u *Upstream) Export(now time.Time) warm.State {
 // whose named reset passed is lifted, a quota check that fell due is due
 // at once, and a breaker whose cooldown passed is open with its probe due
 // at once.
-func (u *Upstream) Restore(now time.Time, s warm.State, configured func(model string) bool) error {
+func (u *Upstream) Restore(now time.Time, s record.State, configured func(model string) bool) error {
 	if s.Fingerprint == nil {
 		u.stats.Restore(now, s.Stats)
 		u.restoreLimitSizes(now, s)
@@ -128,7 +128,7 @@ func (u *Upstream) Restore(now time.Time, s warm.State, configured func(model st
 }
 
 // restoreLimitSizes applies version 1's learned limits: the sizes alone.
-func (u *Upstream) restoreLimitSizes(now time.Time, s warm.State) {
+func (u *Upstream) restoreLimitSizes(now time.Time, s record.State) {
 	rl := outcome.UnknownRateLimit
 	if s.RequestsLimit > 0 {
 		rl.LimitRequests = s.RequestsLimit
@@ -141,7 +141,7 @@ func (u *Upstream) restoreLimitSizes(now time.Time, s warm.State) {
 
 // restoreOff restores the quota block and the disabled targets that are
 // still configured.
-func (u *Upstream) restoreOff(now time.Time, s warm.State, configured func(string) bool) {
+func (u *Upstream) restoreOff(now time.Time, s record.State, configured func(string) bool) {
 	if s.Quota != nil {
 		u.quota.Restore(now, *s.Quota)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
-	"github.com/llmrouter/llmrouter/internal/warm"
+	"github.com/llmrouter/llmrouter/internal/warm/record"
 )
 
 // learned is an Upstream on spec("p") that, at t0, was told its request
@@ -42,13 +42,13 @@ func learned(t *testing.T) *Upstream {
 
 // roundTrip exports u at at and returns the State as another process
 // reads it back.
-func roundTrip(t *testing.T, u *Upstream, at time.Time) warm.State {
+func roundTrip(t *testing.T, u *Upstream, at time.Time) record.State {
 	t.Helper()
 	data, err := json.Marshal(u.Export(at))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s warm.State
+	var s record.State
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestRestoreOnChangedConfig(t *testing.T) {
 func TestRestoreVersion1(t *testing.T) {
 	a := learned(t)
 	full := roundTrip(t, a, t0)
-	s := warm.State{Stats: full.Stats, RequestsLimit: 100}
+	s := record.State{Stats: full.Stats, RequestsLimit: 100}
 	sp := spec("p", 10)
 	sp.Provider.BaseURL = "http://elsewhere.example/v1" // version 1 cannot tell
 	u := New(sp, Options{})

@@ -22,7 +22,7 @@ type Fleet interface {
 // block follow.
 type Provider struct {
 	// Name is the provider's configured name; Key names its state among
-	// the fleet's (warm.Fingerprint.Key: processes share a provider's
+	// the fleet's (record.Fingerprint.Key: processes share a provider's
 	// state only when they agree on what it is). Neither holds a secret.
 	Name, Key string
 	// RPM and TPM are the configured ceilings; 0 means learn from headers.

@@ -1,4 +1,4 @@
-// Package warm is a provider's record in the state file
+// Package record is a provider's record in the state file
 // (docs/ARCHITECTURE.md, "Warm restart"): what a provider's runtime keeps
 // across a restart (State: each mechanism's own exported state, the quota
 // block, the disabled targets, the last error kind, the slow-start ramp),
@@ -20,4 +20,4 @@
 //     provider only when they agree on what it is.
 //   - Version 1 of the file held Stats, RequestsLimit and TokensLimit
 //     only; every other field is zero in a State read from it.
-package warm
+package record

@@ -1,4 +1,4 @@
-package warm
+package record
 
 import (
 	"crypto/sha256"
