@@ -28,6 +28,7 @@ targets=(
   "./internal/proxy FuzzParseFields"
   "./internal/proxy FuzzHandler"
   "./internal/jsoncheck FuzzCheck"
+  "./internal/h1 FuzzAnswer"
   "./internal/sse FuzzReader"
   "./internal/provider FuzzRetryAfter"
   "./internal/provider FuzzParseCount"
