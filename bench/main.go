@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -16,12 +14,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
-)
 
-// Roles the bench binary re-executes itself as (the -role flag).
-const (
-	roleUpstream = "upstream"
-	roleHTTPUtil = "httputil"
+	"github.com/llmrouter/llmrouter/bench/internal/load"
+	"github.com/llmrouter/llmrouter/bench/internal/proc"
+	"github.com/llmrouter/llmrouter/bench/internal/targets"
+	"github.com/llmrouter/llmrouter/bench/internal/upstream"
 )
 
 func main() {
@@ -33,7 +30,7 @@ type options struct {
 	duration     time.Duration
 	warmup       time.Duration
 	conc         []int
-	modes        []mode
+	modes        []load.Mode
 	only         []string
 	router       string
 	nginxWorkers string
@@ -49,15 +46,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before each measurement")
 	concList := fs.String("concurrency", "1,16,64", "comma-separated closed-loop worker counts")
 	modeList := fs.String("modes", "json,stream", "comma-separated: json (non-stream), stream")
-	onlyList := fs.String("only", strings.Join(allTargets, ","), "comma-separated subset of "+strings.Join(allTargets, ","))
+	onlyList := fs.String("only", strings.Join(targets.All, ","), "comma-separated subset of "+strings.Join(targets.All, ","))
 	fs.StringVar(&o.router, "router", "", "llmrouter binary; empty: go build ./cmd/router into a temporary directory")
 	fs.StringVar(&o.nginxWorkers, "nginx-workers", "auto", "nginx worker_processes (auto: one per core)")
 	fs.IntVar(&o.streams, "streams", 0, "instead of the table: hold this many streams open through each proxy and report RSS")
 	fs.DurationVar(&o.interval, "stream-interval", 100*time.Millisecond, "with -streams: time between the upstream's chunks")
 	// Internal: what a re-executed child is.
-	role := fs.String("role", "", "internal: run as "+roleUpstream+" or "+roleHTTPUtil+" on the listener at fd 3")
-	upBase := fs.String("upstream", "", "internal: the httputil role's upstream base URL")
-	chunks := fs.Int("chunks", contentChunks, "internal: content chunks per stream when -chunk-interval > 0")
+	role := fs.String("role", "", "internal: run as "+upstream.Role+" or "+targets.BareProxyRole+" on the listener at fd 3")
+	upBase := fs.String("upstream-url", "", "internal: the httputil role's upstream base URL")
+	chunks := fs.Int("chunks", upstream.ContentChunks, "internal: content chunks per stream when -chunk-interval > 0")
 	chunkInterval := fs.Duration("chunk-interval", 0, "internal: pause between the upstream's stream chunks")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -66,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if *role != "" {
-		if err := runRole(ctx, *role, *upBase, upstream{interval: *chunkInterval, chunks: *chunks}); err != nil {
+		if err := runRole(ctx, *role, *upBase, upstream.Config{Interval: *chunkInterval, Chunks: *chunks}); err != nil {
 			fmt.Fprintln(stderr, "bench", *role+":", err)
 			return 1
 		}
@@ -98,21 +95,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // runRole is a re-executed child: serve on the listener passed as fd 3
 // until SIGTERM.
-func runRole(ctx context.Context, role, upBase string, u upstream) error {
-	f := os.NewFile(3, "listener")
-	if f == nil {
-		return errors.New("no listener at fd 3")
-	}
-	ln, err := net.FileListener(f)
-	f.Close()
+func runRole(ctx context.Context, role, upBase string, u upstream.Config) error {
+	ln, err := proc.InheritedListener(3)
 	if err != nil {
-		return fmt.Errorf("listener at fd 3: %w", err)
+		return err
 	}
 	switch role {
-	case roleUpstream:
-		return serveUpstream(ctx, ln, u)
-	case roleHTTPUtil:
-		return serveBareProxy(ctx, ln, upBase)
+	case upstream.Role:
+		return upstream.Serve(ctx, ln, u)
+	case targets.BareProxyRole:
+		return targets.ServeBareProxy(ctx, ln, upBase)
 	}
 	ln.Close()
 	return fmt.Errorf("unknown role %q", role)
@@ -126,60 +118,60 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return fmt.Errorf("temp dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	f := &fleet{}
-	defer f.stopAll()
+	f := &proc.Fleet{}
+	defer f.StopAll()
 
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the bench binary: %w", err)
 	}
-	if slices.Contains(o.only, nameRouter) && o.router == "" {
+	if slices.Contains(o.only, targets.Router) && o.router == "" {
 		fmt.Fprintln(stderr, "building ./cmd/router ...")
-		if o.router, err = buildRouter(ctx, tmp); err != nil {
+		if o.router, err = targets.BuildRouter(ctx, tmp); err != nil {
 			return err
 		}
 	}
-	u := upstream{}
+	u := upstream.Config{}
 	if o.streams > 0 {
 		// Long enough to outlast opening, settling and holding.
-		hold := startTimeout + streamOpenTimeout + o.duration + 30*time.Second
-		u = upstream{interval: o.interval, chunks: int(hold / o.interval)}
+		hold := targets.StartTimeout + streamOpenTimeout + o.duration + 30*time.Second
+		u = upstream.Config{Interval: o.interval, Chunks: int(hold / o.interval)}
 	}
-	_, upBase, err := startUpstream(ctx, f, self, u)
+	_, upBase, err := upstream.Start(ctx, f, self, u, targets.StartTimeout)
 	if err != nil {
 		return err
 	}
-	var targets []target
+	var ts []targets.Target
 	for _, name := range o.only {
-		var t target
+		var t targets.Target
 		switch name {
-		case nameDirect:
+		case targets.Direct:
 			if o.streams > 0 {
 				continue
 			}
-			t = target{name: nameDirect, url: upBase + "/v1/chat/completions"}
-		case nameNginx:
-			t, err = startNginx(ctx, f, tmp, o.nginxWorkers, upBase)
-		case nameHTTPUtil:
-			t, err = startBareProxy(ctx, f, self, upBase)
-		case nameRouter:
-			t, err = startRouter(ctx, f, o.router, tmp, upBase)
+			t = targets.Target{Name: targets.Direct, URL: upBase + "/v1/chat/completions"}
+		case targets.Nginx:
+			t, err = targets.StartNginx(ctx, f, tmp, o.nginxWorkers, upBase)
+		case targets.HTTPUtil:
+			t, err = targets.StartBareProxy(ctx, f, self, upBase)
+		case targets.Router:
+			t, err = targets.StartRouter(ctx, f, o.router, tmp, upBase)
 		}
 		if err != nil {
 			return err
 		}
-		targets = append(targets, t)
+		ts = append(ts, t)
 	}
 	fmt.Fprintf(stdout, "<!-- %s -->\n", machine(o))
 	if o.streams > 0 {
-		rows, err := holdStreams(ctx, o, targets, stderr)
+		rows, err := holdStreams(ctx, o, ts, stderr)
 		if err != nil {
 			return err
 		}
 		fmt.Fprint(stdout, streamsTable(o, rows))
 		return nil
 	}
-	rows, err := measureAll(ctx, o, targets, stderr)
+	rows, err := measureAll(ctx, o, ts, stderr)
 	if err != nil {
 		return err
 	}
@@ -210,12 +202,12 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
-func parseModes(s string) ([]mode, error) {
-	var out []mode
+func parseModes(s string) ([]load.Mode, error) {
+	var out []load.Mode
 	for _, f := range strings.Split(s, ",") {
-		m := mode(strings.TrimSpace(f))
-		if m != modeJSON && m != modeStream {
-			return nil, fmt.Errorf("%q: want %s or %s", f, modeJSON, modeStream)
+		m := load.Mode(strings.TrimSpace(f))
+		if m != load.JSON && m != load.Stream {
+			return nil, fmt.Errorf("%q: want %s or %s", f, load.JSON, load.Stream)
 		}
 		out = append(out, m)
 	}
@@ -227,13 +219,13 @@ func parseTargets(s string) ([]string, error) {
 	want := map[string]bool{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if !slices.Contains(allTargets, f) {
-			return nil, fmt.Errorf("%q: want some of %s", f, strings.Join(allTargets, ","))
+		if !slices.Contains(targets.All, f) {
+			return nil, fmt.Errorf("%q: want some of %s", f, strings.Join(targets.All, ","))
 		}
 		want[f] = true
 	}
 	var out []string
-	for _, t := range allTargets {
+	for _, t := range targets.All {
 		if want[t] {
 			out = append(out, t)
 		}

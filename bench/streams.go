@@ -1,17 +1,18 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmrouter/llmrouter/bench/internal/load"
+	"github.com/llmrouter/llmrouter/bench/internal/proc"
+	"github.com/llmrouter/llmrouter/bench/internal/targets"
+	"github.com/llmrouter/llmrouter/bench/internal/upstream"
 )
 
 // streamOpenTimeout bounds how long all streams may take to deliver their
@@ -35,30 +36,30 @@ type streamRow struct {
 
 // holdStreams opens o.streams slow streams through each proxy in turn,
 // measures it while they are held for o.duration, then closes them.
-func holdStreams(ctx context.Context, o options, targets []target, progress io.Writer) ([]streamRow, error) {
+func holdStreams(ctx context.Context, o options, ts []targets.Target, progress io.Writer) ([]streamRow, error) {
 	var rows []streamRow
-	for _, t := range targets {
+	for _, t := range ts {
 		r, err := holdOne(ctx, o, t)
 		if err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(progress, "%-9s %d/%d streams open: RSS %.1f MB (idle %.1f MB), CPU %.1f%% of a core\n",
-			t.name, r.opened, o.streams, mb(r.rss), mb(r.idleRSS), 100*r.cpu.Seconds()/r.hold.Seconds())
+			t.Name, r.opened, o.streams, mb(r.rss), mb(r.idleRSS), 100*r.cpu.Seconds()/r.hold.Seconds())
 		rows = append(rows, r)
 	}
 	return rows, nil
 }
 
-func holdOne(ctx context.Context, o options, t target) (streamRow, error) {
-	if err := sanityCheck(ctx, []target{t}, modeJSON); err != nil {
+func holdOne(ctx context.Context, o options, t targets.Target) (streamRow, error) {
+	if err := sanityCheck(ctx, []targets.Target{t}, load.JSON); err != nil {
 		return streamRow{}, err
 	}
-	idle, err := groupUsage(t.proc.pid())
+	idle, err := proc.GroupUsage(t.Proc.PID())
 	if err != nil {
-		return streamRow{}, fmt.Errorf("%s: %w", t.name, err)
+		return streamRow{}, fmt.Errorf("%s: %w", t.Name, err)
 	}
 	hctx, cancel := context.WithCancel(ctx)
-	client := newClient(o.streams)
+	client := load.NewClient(o.streams)
 	var (
 		wg     sync.WaitGroup
 		bytesN atomic.Int64
@@ -70,9 +71,9 @@ func holdOne(ctx context.Context, o options, t target) (streamRow, error) {
 		client.CloseIdleConnections()
 	}()
 	for range o.streams {
-		wg.Go(func() { holdStream(hctx, client, t.url, &bytesN, opened) })
+		wg.Go(func() { load.Hold(hctx, client, t.URL, &bytesN, opened) })
 	}
-	r := streamRow{target: t.name, idleRSS: idle.rss}
+	r := streamRow{target: t.Name, idleRSS: idle.RSS}
 	timeout := time.NewTimer(streamOpenTimeout)
 	defer timeout.Stop()
 	var lastErr error
@@ -85,72 +86,33 @@ func holdOne(ctx context.Context, o options, t target) (streamRow, error) {
 				lastErr = err
 			}
 		case <-timeout.C:
-			return streamRow{}, fmt.Errorf("%s: only %d of %d streams opened in %s", t.name, r.opened, o.streams, streamOpenTimeout)
+			return streamRow{}, fmt.Errorf("%s: only %d of %d streams opened in %s", t.Name, r.opened, o.streams, streamOpenTimeout)
 		case <-ctx.Done():
 			return streamRow{}, fmt.Errorf("interrupted: %w", ctx.Err())
 		}
 	}
 	if r.opened < o.streams {
-		return streamRow{}, fmt.Errorf("%s: %d of %d streams failed to open (last: %w)", t.name, o.streams-r.opened, o.streams, lastErr)
+		return streamRow{}, fmt.Errorf("%s: %d of %d streams failed to open (last: %w)", t.Name, o.streams-r.opened, o.streams, lastErr)
 	}
 	if err := pause(ctx, streamSettle); err != nil {
 		return streamRow{}, err
 	}
-	before, err := groupUsage(t.proc.pid())
+	before, err := proc.GroupUsage(t.Proc.PID())
 	if err != nil {
-		return streamRow{}, fmt.Errorf("%s: %w", t.name, err)
+		return streamRow{}, fmt.Errorf("%s: %w", t.Name, err)
 	}
 	b0, t0 := bytesN.Load(), time.Now()
 	if err := pause(ctx, o.duration); err != nil {
 		return streamRow{}, err
 	}
-	after, err := groupUsage(t.proc.pid())
-	if err != nil || t.proc.exited() {
-		return streamRow{}, fmt.Errorf("%s died holding streams (%v)", t.name, err)
+	after, err := proc.GroupUsage(t.Proc.PID())
+	if err != nil || t.Proc.Exited() {
+		return streamRow{}, fmt.Errorf("%s died holding streams (%v)", t.Name, err)
 	}
 	r.hold = time.Since(t0)
-	r.chunks = (bytesN.Load() - b0) / int64(len(textEvent))
-	r.cpu, r.rss = after.cpu-before.cpu, after.rss
+	r.chunks = (bytesN.Load() - b0) / int64(len(upstream.TextEvent))
+	r.cpu, r.rss = after.CPU-before.CPU, after.RSS
 	return r, nil
-}
-
-// holdStream opens one stream, reports on opened its first chunk (nil) or
-// its failure, then reads until ctx ends or the stream does.
-func holdStream(ctx context.Context, client *http.Client, url string, n *atomic.Int64, opened chan<- error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader([]byte(streamRequest)))
-	if err != nil {
-		opened <- err
-		return
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		opened <- err
-		return
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		opened <- fmt.Errorf("status %d: %s", resp.StatusCode, b)
-		return
-	}
-	br := bufio.NewReaderSize(resp.Body, 4096)
-	line, err := br.ReadSlice('\n')
-	if err != nil || !bytes.HasPrefix(line, []byte("data: ")) {
-		opened <- errors.Join(errors.New("no first chunk"), err)
-		return
-	}
-	opened <- nil
-	// Until the test cancels ctx (the transport then ends the body).
-	_, _ = io.Copy(counter{n}, br)
-}
-
-// counter counts bytes written to it.
-type counter struct{ n *atomic.Int64 }
-
-func (c counter) Write(b []byte) (int, error) {
-	c.n.Add(int64(len(b)))
-	return len(b), nil
 }
 
 // pause waits d or until ctx ends.

@@ -1,4 +1,4 @@
-package main
+package targets
 
 import (
 	"context"
@@ -8,9 +8,15 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"time"
+
+	"github.com/llmrouter/llmrouter/bench/internal/proc"
 )
 
-// serveBareProxy serves the minimal reverse proxy the router is compared
+// BareProxyRole is the -role value the bench re-executes itself with to
+// serve the bare proxy; it then calls ServeBareProxy.
+const BareProxyRole = "httputil"
+
+// ServeBareProxy serves the minimal reverse proxy the router is compared
 // with: httputil.ReverseProxy to target, flushing every write (what
 // streaming needs), with an idle pool as large as the load's concurrency.
 //
@@ -19,7 +25,7 @@ import (
 // close the inbound body while the transport may still read it once more
 // to check its length, and the failed read tears down the upstream
 // connection mid-answer.
-func serveBareProxy(ctx context.Context, ln net.Listener, target string) error {
+func ServeBareProxy(ctx context.Context, ln net.Listener, target string) error {
 	u, err := parseLoopbackURL(target)
 	if err != nil {
 		return err
@@ -37,7 +43,7 @@ func serveBareProxy(ctx context.Context, ln net.Listener, target string) error {
 		_ = http.NewResponseController(w).EnableFullDuplex()
 		rp.ServeHTTP(w, r)
 	})
-	return serveUntil(ctx, ln, h)
+	return proc.ServeUntil(ctx, &http.Server{Handler: h}, ln)
 }
 
 // parseLoopbackURL parses s and refuses any host but 127.0.0.1: the bench

@@ -1,4 +1,7 @@
-package main
+// Package upstream is the bench's fake OpenAI chat-completions server, run
+// in its own process (the bench re-executed with -role upstream), and what
+// the bench needs to start it.
+package upstream
 
 import (
 	"context"
@@ -7,46 +10,53 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
+	"github.com/llmrouter/llmrouter/bench/internal/proc"
 	"github.com/tidwall/gjson"
 )
 
+// Model is the only model the upstream knows; the load asks the proxies
+// for it and the router maps it to the upstream's model of the same name.
+const Model = "bench-model"
+
 // Wire bodies of the fake upstream. The non-stream answer is about 300
-// bytes; a stream is a role chunk, contentChunks content chunks and a stop
+// bytes; a stream is a role chunk, ContentChunks content chunks and a stop
 // chunk (20 events), the usage chunk when the request asked for it, then
-// [DONE].
+// [DONE]. TextEvent and DoneEvent are exported for the load generator,
+// which checks for the one and counts the other.
 const (
 	answerBody = `{"id":"chatcmpl-bench0000000000000000000001","object":"chat.completion","created":1700000000,"model":"bench-model","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, nice to meet you today."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":24,"completion_tokens":9,"total_tokens":33}}`
 	chunkHead  = `data: {"id":"chatcmpl-bench0000000000000000000001","object":"chat.completion.chunk","created":1700000000,"model":"bench-model","choices":[{"index":0,`
 	roleEvent  = chunkHead + `"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n"
-	textEvent  = chunkHead + `"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n"
+	TextEvent  = chunkHead + `"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n"
 	stopEvent  = chunkHead + `"delta":{},"finish_reason":"stop"}]}` + "\n\n"
 	usageEvent = `data: {"id":"chatcmpl-bench0000000000000000000001","object":"chat.completion.chunk","created":1700000000,"model":"bench-model","choices":[],"usage":{"prompt_tokens":24,"completion_tokens":18,"total_tokens":42}}` + "\n\n"
-	doneEvent  = "data: [DONE]\n\n"
+	DoneEvent  = "data: [DONE]\n\n"
 	modelsBody = `{"object":"list","data":[{"id":"bench-model","object":"model","created":1700000000,"owned_by":"bench"}]}`
 
-	contentChunks = 18
+	ContentChunks = 18
 )
 
-// upstream is the fake OpenAI chat-completions server. With interval 0 it
-// answers at once (a stream is written chunk by chunk, flushed after each,
-// with no pause); with interval > 0 a stream sends chunks content chunks
-// one interval apart, ending early when the client goes away.
-type upstream struct {
-	interval time.Duration
-	chunks   int
+// Config is how the fake upstream answers. With Interval 0 it answers at
+// once (a stream is written chunk by chunk, flushed after each, with no
+// pause); with Interval > 0 a stream sends Chunks content chunks one
+// Interval apart, ending early when the client goes away.
+type Config struct {
+	Interval time.Duration
+	Chunks   int
 }
 
-// serveUpstream serves u on ln until ctx ends.
-func serveUpstream(ctx context.Context, ln net.Listener, u upstream) error {
+// Serve serves the fake upstream on ln until ctx ends.
+func Serve(ctx context.Context, ln net.Listener, c Config) error {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", u.chat)
+	mux.HandleFunc("POST /v1/chat/completions", c.chat)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, modelsBody)
 	})
-	return serveUntil(ctx, ln, mux)
+	return proc.ServeUntil(ctx, &http.Server{Handler: mux}, ln)
 }
 
 // rateLimitHeaders are what OpenAI announces, with limits far above any
@@ -61,7 +71,7 @@ var rateLimitHeaders = [][2]string{
 	{"X-Ratelimit-Reset-Tokens", "1ms"},
 }
 
-func (u upstream) chat(w http.ResponseWriter, r *http.Request) {
+func (c Config) chat(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, "reading body: "+err.Error(), http.StatusBadRequest)
@@ -90,10 +100,10 @@ func (u upstream) chat(w http.ResponseWriter, r *http.Request) {
 	if !send(roleEvent) {
 		return
 	}
-	n := contentChunks
-	if u.interval > 0 {
-		n = u.chunks
-		t := time.NewTicker(u.interval)
+	n := ContentChunks
+	if c.Interval > 0 {
+		n = c.Chunks
+		t := time.NewTicker(c.Interval)
 		defer t.Stop()
 		for i := 0; i < n; i++ {
 			select {
@@ -101,13 +111,13 @@ func (u upstream) chat(w http.ResponseWriter, r *http.Request) {
 				return
 			case <-t.C:
 			}
-			if !send(textEvent) {
+			if !send(TextEvent) {
 				return
 			}
 		}
 	} else {
 		for i := 0; i < n; i++ {
-			if !send(textEvent) {
+			if !send(TextEvent) {
 				return
 			}
 		}
@@ -118,20 +128,30 @@ func (u upstream) chat(w http.ResponseWriter, r *http.Request) {
 	if usage && !send(usageEvent) {
 		return
 	}
-	send(doneEvent)
+	send(DoneEvent)
 }
 
-// serveUntil serves h on ln until ctx ends, then closes the server.
-func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		srv.Close()
-		<-errc
-		return nil
-	case err := <-errc:
-		return fmt.Errorf("serving %s: %w", ln.Addr(), err)
+// Role is the -role value the bench re-executes itself with to serve the
+// upstream.
+const Role = "upstream"
+
+// Start re-executes the bench (self) as the fake upstream and returns it
+// and its base URL (http://127.0.0.1:PORT). The flags it passes are the
+// ones the bench's main parses for Role.
+func Start(ctx context.Context, f *proc.Fleet, self string, c Config, startTimeout time.Duration) (*proc.Proc, string, error) {
+	lf, addr, err := proc.ListenerFile()
+	if err != nil {
+		return nil, "", err
 	}
+	defer lf.Close()
+	args := []string{"-role", Role, "-chunk-interval", c.Interval.String(), "-chunks", fmt.Sprint(c.Chunks)}
+	p, err := f.Start("upstream", self, args, proc.Env(), syscall.SIGKILL, lf)
+	if err != nil {
+		return nil, "", err
+	}
+	base := "http://" + addr
+	if err := proc.WaitHTTP(ctx, p, base+"/v1/models", nil, startTimeout); err != nil {
+		return nil, "", err
+	}
+	return p, base, nil
 }
