@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -54,6 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// Internal: what a re-executed child is.
 	role := fs.String("role", "", "internal: run as "+upstream.Role+" or "+targets.BareProxyRole+" on the listener at fd 3")
 	upBase := fs.String("upstream-url", "", "internal: the httputil role's upstream base URL")
+	listeners := fs.String("listeners", "", "internal: the upstream role's listeners (fd 3 on, the control listener after them), by target name")
 	chunks := fs.Int("chunks", upstream.ContentChunks, "internal: content chunks per stream when -chunk-interval > 0")
 	chunkInterval := fs.Duration("chunk-interval", 0, "internal: pause between the upstream's stream chunks")
 	if err := fs.Parse(args); err != nil {
@@ -63,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if *role != "" {
-		if err := runRole(ctx, *role, *upBase, upstream.Config{Interval: *chunkInterval, Chunks: *chunks}); err != nil {
+		if err := runRole(ctx, *role, *upBase, *listeners, upstream.Config{Interval: *chunkInterval, Chunks: *chunks}); err != nil {
 			fmt.Fprintln(stderr, "bench", *role+":", err)
 			return 1
 		}
@@ -95,18 +97,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // runRole is a re-executed child: serve on the listener passed as fd 3
 // until SIGTERM.
-func runRole(ctx context.Context, role, upBase string, u upstream.Config) error {
-	ln, err := proc.InheritedListener(3)
-	if err != nil {
-		return err
-	}
+func runRole(ctx context.Context, role, upBase, listeners string, u upstream.Config) error {
 	switch role {
 	case upstream.Role:
-		return upstream.Serve(ctx, ln, u)
+		names := strings.Split(listeners, ",")
+		lns := map[string]net.Listener{}
+		defer func() {
+			for _, ln := range lns {
+				ln.Close()
+			}
+		}()
+		for i, name := range append(names, "") {
+			ln, err := proc.InheritedListener(uintptr(3 + i))
+			if err != nil {
+				return err
+			}
+			if name == "" {
+				return upstream.Serve(ctx, lns, ln, u)
+			}
+			lns[name] = ln
+		}
 	case targets.BareProxyRole:
+		ln, err := proc.InheritedListener(3)
+		if err != nil {
+			return err
+		}
 		return targets.ServeBareProxy(ctx, ln, upBase)
 	}
-	ln.Close()
 	return fmt.Errorf("unknown role %q", role)
 }
 
@@ -137,10 +154,11 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		hold := targets.StartTimeout + streamOpenTimeout + o.duration + 30*time.Second
 		u = upstream.Config{Interval: o.interval, Chunks: int(hold / o.interval)}
 	}
-	_, upBase, err := upstream.Start(ctx, f, self, u, targets.StartTimeout)
+	up, err := upstream.Start(ctx, f, self, u, o.only, targets.StartTimeout)
 	if err != nil {
 		return err
 	}
+	defer up.Close()
 	var ts []targets.Target
 	for _, name := range o.only {
 		var t targets.Target
@@ -149,13 +167,13 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			if o.streams > 0 {
 				continue
 			}
-			t = targets.Target{Name: targets.Direct, URL: upBase + "/v1/chat/completions"}
+			t = targets.Target{Name: targets.Direct, URL: up.Base(name) + "/v1/chat/completions"}
 		case targets.Nginx:
-			t, err = targets.StartNginx(ctx, f, tmp, o.nginxWorkers, upBase)
+			t, err = targets.StartNginx(ctx, f, tmp, o.nginxWorkers, up.Base(name))
 		case targets.HTTPUtil:
-			t, err = targets.StartBareProxy(ctx, f, self, upBase)
+			t, err = targets.StartBareProxy(ctx, f, self, up.Base(name))
 		case targets.Router:
-			t, err = targets.StartRouter(ctx, f, o.router, tmp, upBase)
+			t, err = targets.StartRouter(ctx, f, o.router, tmp, up.Base(name))
 		}
 		if err != nil {
 			return err
@@ -164,14 +182,14 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "<!-- %s -->\n", machine(o))
 	if o.streams > 0 {
-		rows, err := holdStreams(ctx, o, ts, stderr)
+		rows, err := holdStreams(ctx, o, up, ts, stderr)
 		if err != nil {
 			return err
 		}
 		fmt.Fprint(stdout, streamsTable(o, rows))
 		return nil
 	}
-	rows, err := measureAll(ctx, o, ts, stderr)
+	rows, err := measureAll(ctx, o, up, ts, stderr)
 	if err != nil {
 		return err
 	}

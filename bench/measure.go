@@ -12,6 +12,7 @@ import (
 	"github.com/llmrouter/llmrouter/bench/internal/load"
 	"github.com/llmrouter/llmrouter/bench/internal/proc"
 	"github.com/llmrouter/llmrouter/bench/internal/targets"
+	"github.com/llmrouter/llmrouter/bench/internal/upstream"
 )
 
 // row is one measured (mode, concurrency, target).
@@ -20,8 +21,9 @@ type row struct {
 	conc   int
 	target string
 	res    load.Result
-	cpu    time.Duration // proxy CPU over the run; 0 for direct
-	rss    int64         // proxy RSS at the end; 0 for direct
+	cpu    time.Duration  // proxy CPU over the run; 0 for direct
+	rss    int64          // proxy RSS at the end; 0 for direct
+	conns  upstream.Stats // upstream connections: accepted during the run, open at its end
 }
 
 func (r row) rps() float64 { return float64(r.res.OK) / r.res.Elapsed.Seconds() }
@@ -61,7 +63,7 @@ func sanityCheck(ctx context.Context, ts []targets.Target, modes ...load.Mode) e
 
 // measureAll runs every (mode, concurrency) against every target in turn,
 // interleaving targets so slow drift of a shared machine spreads over all.
-func measureAll(ctx context.Context, o options, ts []targets.Target, progress io.Writer) ([]row, error) {
+func measureAll(ctx context.Context, o options, up *upstream.Handle, ts []targets.Target, progress io.Writer) ([]row, error) {
 	if err := sanityCheck(ctx, ts, load.JSON, load.Stream); err != nil {
 		return nil, err
 	}
@@ -69,12 +71,13 @@ func measureAll(ctx context.Context, o options, ts []targets.Target, progress io
 	for _, m := range o.modes {
 		for _, c := range o.conc {
 			for _, t := range ts {
-				r, err := measure(ctx, o, t, m, c)
+				r, err := measure(ctx, o, up, t, m, c)
 				if err != nil {
 					return nil, err
 				}
-				fmt.Fprintf(progress, "%-6s c=%-3d %-9s %8.0f req/s  p50 %6d µs  p99 %6d µs  cpu %5s µs/req  errors %d\n",
-					m, c, t.Name, r.rps(), r.p50().Microseconds(), r.p99().Microseconds(), cpuCell(r), r.res.Errs)
+				fmt.Fprintf(progress, "%-6s c=%-3d %-9s %8.0f req/s  p50 %6d µs  p99 %6d µs  cpu %5s µs/req  conns new %s open %s  errors %d\n",
+					m, c, t.Name, r.rps(), r.p50().Microseconds(), r.p99().Microseconds(), cpuCell(r),
+					connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy), r.res.Errs)
 				if r.res.Errs > 0 {
 					fmt.Fprintf(progress, "  last error: %s\n", r.res.LastErr)
 				}
@@ -86,15 +89,19 @@ func measureAll(ctx context.Context, o options, ts []targets.Target, progress io
 }
 
 // measure warms up, then drives the load for o.duration with the proxy's
-// CPU read around it.
-func measure(ctx context.Context, o options, t targets.Target, m load.Mode, c int) (row, error) {
+// CPU read around it. The upstream's connection counters are read around
+// both: connections a run opens are mostly opened while warming up.
+func measure(ctx context.Context, o options, up *upstream.Handle, t targets.Target, m load.Mode, c int) (row, error) {
 	client := load.NewClient(c)
 	defer client.CloseIdleConnections()
+	conns0, err := up.Stats(ctx, t.Name)
+	if err != nil {
+		return row{}, err
+	}
 	if o.warmup > 0 {
 		load.Drive(ctx, client, t.URL, m, c, o.warmup)
 	}
 	var before proc.Usage
-	var err error
 	if t.Proc != nil {
 		if before, err = proc.GroupUsage(t.Proc.PID()); err != nil {
 			return row{}, fmt.Errorf("%s: %w", t.Name, err)
@@ -105,6 +112,11 @@ func measure(ctx context.Context, o options, t targets.Target, m load.Mode, c in
 		return row{}, fmt.Errorf("interrupted: %w", err)
 	}
 	r := row{mode: m, conc: c, target: t.Name, res: res}
+	conns1, err := up.Stats(ctx, t.Name)
+	if err != nil {
+		return row{}, err
+	}
+	r.conns = conns1.Sub(conns0)
 	if t.Proc != nil {
 		after, err := proc.GroupUsage(t.Proc.PID())
 		if err != nil || t.Proc.Exited() {
@@ -131,7 +143,7 @@ func loadTable(rows []row) string {
 			direct[fmt.Sprint(r.mode, r.conc)] = r.p50()
 		}
 	}
-	header := []string{"mode", "conc", "target", "req/s", "p50 µs", "p99 µs", "+p50 vs direct µs", "CPU µs/req", "RSS MB", "errors"}
+	header := []string{"mode", "conc", "target", "req/s", "p50 µs", "p99 µs", "+p50 vs direct µs", "CPU µs/req", "RSS MB", "new conns", "open conns", "errors"}
 	var cells [][]string
 	for _, r := range rows {
 		added, rss := "—", "—"
@@ -143,9 +155,10 @@ func loadTable(rows []row) string {
 		}
 		cells = append(cells, []string{string(r.mode), strconv.Itoa(r.conc), r.target,
 			fmt.Sprintf("%.0f", r.rps()), strconv.FormatInt(r.p50().Microseconds(), 10),
-			strconv.FormatInt(r.p99().Microseconds(), 10), added, cpuCell(r), rss, strconv.Itoa(r.res.Errs)})
+			strconv.FormatInt(r.p99().Microseconds(), 10), added, cpuCell(r), rss,
+			connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy), strconv.Itoa(r.res.Errs)})
 	}
-	return markdownTable(header, cells, map[int]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true})
+	return markdownTable(header, cells, map[int]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 11: true})
 }
 
 // summary compares llmrouter with its two yardsticks: CPU per request

@@ -31,27 +31,33 @@ type streamRow struct {
 	rss     int64         // with the streams open, after the hold
 	cpu     time.Duration // proxy CPU during the hold
 	hold    time.Duration
-	chunks  int64 // content chunks the clients received during the hold
+	chunks  int64          // content chunks the clients received during the hold
+	conns   upstream.Stats // upstream connections: accepted from opening to the end of the hold, open then
 }
 
 // holdStreams opens o.streams slow streams through each proxy in turn,
 // measures it while they are held for o.duration, then closes them.
-func holdStreams(ctx context.Context, o options, ts []targets.Target, progress io.Writer) ([]streamRow, error) {
+func holdStreams(ctx context.Context, o options, up *upstream.Handle, ts []targets.Target, progress io.Writer) ([]streamRow, error) {
 	var rows []streamRow
 	for _, t := range ts {
-		r, err := holdOne(ctx, o, t)
+		r, err := holdOne(ctx, o, up, t)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(progress, "%-9s %d/%d streams open: RSS %.1f MB (idle %.1f MB), CPU %.1f%% of a core\n",
-			t.Name, r.opened, o.streams, mb(r.rss), mb(r.idleRSS), 100*r.cpu.Seconds()/r.hold.Seconds())
+		fmt.Fprintf(progress, "%-9s %d/%d streams open: RSS %.1f MB (idle %.1f MB), CPU %.1f%% of a core, upstream conns new %s open %s\n",
+			t.Name, r.opened, o.streams, mb(r.rss), mb(r.idleRSS), 100*r.cpu.Seconds()/r.hold.Seconds(),
+			connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy))
 		rows = append(rows, r)
 	}
 	return rows, nil
 }
 
-func holdOne(ctx context.Context, o options, t targets.Target) (streamRow, error) {
+func holdOne(ctx context.Context, o options, up *upstream.Handle, t targets.Target) (streamRow, error) {
 	if err := sanityCheck(ctx, []targets.Target{t}, load.JSON); err != nil {
+		return streamRow{}, err
+	}
+	conns0, err := up.Stats(ctx, t.Name)
+	if err != nil {
 		return streamRow{}, err
 	}
 	idle, err := proc.GroupUsage(t.Proc.PID())
@@ -111,6 +117,11 @@ func holdOne(ctx context.Context, o options, t targets.Target) (streamRow, error
 	}
 	r.hold = time.Since(t0)
 	r.chunks = (bytesN.Load() - b0) / int64(len(upstream.TextEvent))
+	conns1, err := up.Stats(ctx, t.Name)
+	if err != nil {
+		return streamRow{}, err
+	}
+	r.conns = conns1.Sub(conns0)
 	r.cpu, r.rss = after.CPU-before.CPU, after.RSS
 	return r, nil
 }
@@ -132,7 +143,7 @@ func mb(b int64) float64 { return float64(b) / (1 << 20) }
 // streamsTable reports each proxy's memory with o.streams open streams
 // and its CPU while relaying their chunks.
 func streamsTable(o options, rows []streamRow) string {
-	header := []string{"target", "streams", "idle RSS MB", "RSS MB with streams", "KB per stream", "CPU % of a core", "CPU µs/chunk"}
+	header := []string{"target", "streams", "idle RSS MB", "RSS MB with streams", "KB per stream", "CPU % of a core", "CPU µs/chunk", "new conns", "open conns"}
 	var cells [][]string
 	for _, r := range rows {
 		perChunk := "—"
@@ -141,7 +152,8 @@ func streamsTable(o options, rows []streamRow) string {
 		}
 		cells = append(cells, []string{r.target, strconv.Itoa(r.opened), fmt.Sprintf("%.1f", mb(r.idleRSS)),
 			fmt.Sprintf("%.1f", mb(r.rss)), fmt.Sprintf("%.1f", float64(r.rss-r.idleRSS)/1024/float64(o.streams)),
-			fmt.Sprintf("%.1f", 100*r.cpu.Seconds()/r.hold.Seconds()), perChunk})
+			fmt.Sprintf("%.1f", 100*r.cpu.Seconds()/r.hold.Seconds()), perChunk,
+			connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy)})
 	}
-	return markdownTable(header, cells, map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true})
+	return markdownTable(header, cells, map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true})
 }

@@ -40,3 +40,25 @@ func TestMarkdownTable(t *testing.T) {
 		})
 	}
 }
+
+func TestConnCell(t *testing.T) {
+	tests := []struct {
+		name  string
+		total int64
+		by    map[string]int64
+		want  string
+	}{
+		{"none", 0, nil, "0"},
+		{"one protocol", 16, map[string]int64{"h1": 16}, "16 h1"},
+		{"mixed, h2 first", 5, map[string]int64{"h1": 1, "h2": 4}, "4 h2 + 1 h1"},
+		{"one without a request yet", 3, map[string]int64{"h2": 2, "": 1}, "2 h2 + 1 unused"},
+		{"only unused", 2, map[string]int64{"": 2}, "2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := connCell(tt.total, tt.by); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

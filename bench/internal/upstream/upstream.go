@@ -5,11 +5,15 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,15 +52,34 @@ type Config struct {
 	Chunks   int
 }
 
-// Serve serves the fake upstream on ln until ctx ends.
-func Serve(ctx context.Context, ln net.Listener, c Config) error {
+// Serve serves the fake upstream until ctx ends: on each of lns, one
+// listener per target by name, each counting its own connections; and the
+// counters of all (GET /stats) on control.
+func Serve(ctx context.Context, lns map[string]net.Listener, control net.Listener, c Config) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", c.chat)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, modelsBody)
 	})
-	return proc.ServeUntil(ctx, &http.Server{Handler: mux}, ln)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	all := map[string]*counts{}
+	errc := make(chan error, len(lns)+1)
+	for name, ln := range lns {
+		n := newCounts()
+		all[name] = n
+		srv := &http.Server{Handler: counted(mux), ConnContext: connContext}
+		go func() { errc <- proc.ServeUntil(ctx, srv, countingListener{Listener: ln, c: n}) }()
+	}
+	go func() { errc <- proc.ServeUntil(ctx, &http.Server{Handler: statsHandler(all)}, control) }()
+	// The first to end (ctx, or a failed listener) ends all.
+	var errs []error
+	for range len(lns) + 1 {
+		errs = append(errs, <-errc)
+		cancel()
+	}
+	return errors.Join(errs...)
 }
 
 // rateLimitHeaders are what OpenAI announces, with limits far above any
@@ -135,23 +158,55 @@ func (c Config) chat(w http.ResponseWriter, r *http.Request) {
 // upstream.
 const Role = "upstream"
 
-// Start re-executes the bench (self) as the fake upstream and returns it
-// and its base URL (http://127.0.0.1:PORT). The flags it passes are the
-// ones the bench's main parses for Role.
-func Start(ctx context.Context, f *proc.Fleet, self string, c Config, startTimeout time.Duration) (*proc.Proc, string, error) {
-	lf, addr, err := proc.ListenerFile()
+// Handle is a started upstream.
+type Handle struct {
+	Proc     *proc.Proc
+	bases    map[string]string
+	statsURL string
+	control  *http.Client
+}
+
+// Base is the base URL (http://127.0.0.1:PORT) of the listener for name.
+func (h *Handle) Base(name string) string { return h.bases[name] }
+
+// Close closes the idle connection to the control listener.
+func (h *Handle) Close() { h.control.CloseIdleConnections() }
+
+// Start re-executes the bench (self) as the fake upstream with one
+// listener per name (its fds 3, 4, ... in the order of names), then the
+// control listener (Stats). The flags it passes are the ones the bench's
+// main parses for Role.
+func Start(ctx context.Context, f *proc.Fleet, self string, c Config, names []string, startTimeout time.Duration) (*Handle, error) {
+	var files []*os.File
+	defer func() {
+		for _, lf := range files {
+			lf.Close()
+		}
+	}()
+	h := &Handle{bases: map[string]string{}, control: &http.Client{Transport: &http.Transport{}}}
+	for _, name := range append(slices.Clone(names), "") {
+		lf, addr, err := proc.ListenerFile()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, lf)
+		if name == "" {
+			h.statsURL = "http://" + addr + "/stats"
+		} else {
+			h.bases[name] = "http://" + addr
+		}
+	}
+	args := []string{"-role", Role, "-listeners", strings.Join(names, ","),
+		"-chunk-interval", c.Interval.String(), "-chunks", fmt.Sprint(c.Chunks)}
+	p, err := f.Start("upstream", self, args, proc.Env(), syscall.SIGKILL, files...)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	defer lf.Close()
-	args := []string{"-role", Role, "-chunk-interval", c.Interval.String(), "-chunks", fmt.Sprint(c.Chunks)}
-	p, err := f.Start("upstream", self, args, proc.Env(), syscall.SIGKILL, lf)
-	if err != nil {
-		return nil, "", err
+	h.Proc = p
+	for _, name := range names {
+		if err := proc.WaitHTTP(ctx, p, h.Base(name)+"/v1/models", nil, startTimeout); err != nil {
+			return nil, err
+		}
 	}
-	base := "http://" + addr
-	if err := proc.WaitHTTP(ctx, p, base+"/v1/models", nil, startTimeout); err != nil {
-		return nil, "", err
-	}
-	return p, base, nil
+	return h, nil
 }
