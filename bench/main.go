@@ -37,7 +37,14 @@ type options struct {
 	nginxWorkers string
 	streams      int
 	interval     time.Duration
+	upstream     string // upstreamPlain or upstreamTLS
 }
+
+// -upstream values: how the proxies reach the fake upstream.
+const (
+	upstreamPlain = "plain" // HTTP/1.1 over TCP
+	upstreamTLS   = "tls"   // HTTPS with HTTP/2 (ALPN h2) or HTTP/1.1, as real providers are reached
+)
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -52,9 +59,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.nginxWorkers, "nginx-workers", "auto", "nginx worker_processes (auto: one per core)")
 	fs.IntVar(&o.streams, "streams", 0, "instead of the table: hold this many streams open through each proxy and report RSS")
 	fs.DurationVar(&o.interval, "stream-interval", 100*time.Millisecond, "with -streams: time between the upstream's chunks")
+	fs.StringVar(&o.upstream, "upstream", upstreamPlain, upstreamPlain+": the upstream speaks plain HTTP/1.1; "+upstreamTLS+": HTTPS with HTTP/2 (ALPN h2, else HTTP/1.1) and a CA generated at start, which every proxy is told to trust")
 	// Internal: what a re-executed child is.
 	role := fs.String("role", "", "internal: run as "+upstream.Role+" or "+targets.BareProxyRole+" on the listener at fd 3")
 	upBase := fs.String("upstream-url", "", "internal: the httputil role's upstream base URL")
+	caFile := fs.String("ca", "", "internal: the httputil role's CA for an https upstream")
+	certFile := fs.String("tls-cert", "", "internal: the upstream role's certificate (TLS mode)")
+	keyFile := fs.String("tls-key", "", "internal: the upstream role's key (TLS mode)")
 	listeners := fs.String("listeners", "", "internal: the upstream role's listeners (fd 3 on, the control listener after them), by target name")
 	chunks := fs.Int("chunks", upstream.ContentChunks, "internal: content chunks per stream when -chunk-interval > 0")
 	chunkInterval := fs.Duration("chunk-interval", 0, "internal: pause between the upstream's stream chunks")
@@ -65,7 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if *role != "" {
-		if err := runRole(ctx, *role, *upBase, *listeners, upstream.Config{Interval: *chunkInterval, Chunks: *chunks}); err != nil {
+		if err := runRole(ctx, *role, *upBase, *caFile, *listeners,
+			upstream.Config{Interval: *chunkInterval, Chunks: *chunks, CertFile: *certFile, KeyFile: *keyFile}); err != nil {
 			fmt.Fprintln(stderr, "bench", *role+":", err)
 			return 1
 		}
@@ -84,6 +96,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench: -only:", err)
 		return 2
 	}
+	if o.upstream != upstreamPlain && o.upstream != upstreamTLS {
+		fmt.Fprintf(stderr, "bench: -upstream: want %s or %s\n", upstreamPlain, upstreamTLS)
+		return 2
+	}
 	if o.duration <= 0 || o.warmup < 0 || o.interval <= 0 {
 		fmt.Fprintln(stderr, "bench: -duration and -stream-interval must be positive, -warmup not negative")
 		return 2
@@ -97,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // runRole is a re-executed child: serve on the listener passed as fd 3
 // until SIGTERM.
-func runRole(ctx context.Context, role, upBase, listeners string, u upstream.Config) error {
+func runRole(ctx context.Context, role, upBase, caFile, listeners string, u upstream.Config) error {
 	switch role {
 	case upstream.Role:
 		names := strings.Split(listeners, ",")
@@ -122,7 +138,7 @@ func runRole(ctx context.Context, role, upBase, listeners string, u upstream.Con
 		if err != nil {
 			return err
 		}
-		return targets.ServeBareProxy(ctx, ln, upBase)
+		return targets.ServeBareProxy(ctx, ln, upBase, caFile)
 	}
 	return fmt.Errorf("unknown role %q", role)
 }
@@ -154,7 +170,15 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		hold := targets.StartTimeout + streamOpenTimeout + o.duration + 30*time.Second
 		u = upstream.Config{Interval: o.interval, Chunks: int(hold / o.interval)}
 	}
-	up, err := upstream.Start(ctx, f, self, u, o.only, targets.StartTimeout)
+	var ca string
+	if o.upstream == upstreamTLS {
+		certs, err := upstream.WriteCerts(tmp)
+		if err != nil {
+			return err
+		}
+		ca, u.CertFile, u.KeyFile = certs.CAFile, certs.CertFile, certs.KeyFile
+	}
+	up, err := upstream.Start(ctx, f, self, u, ca, o.only, targets.StartTimeout)
 	if err != nil {
 		return err
 	}
@@ -167,13 +191,13 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			if o.streams > 0 {
 				continue
 			}
-			t = targets.Target{Name: targets.Direct, URL: up.Base(name) + "/v1/chat/completions"}
+			t = targets.Target{Name: targets.Direct, URL: up.Base(name) + "/v1/chat/completions", TLS: up.TLS}
 		case targets.Nginx:
-			t, err = targets.StartNginx(ctx, f, tmp, o.nginxWorkers, up.Base(name))
+			t, err = targets.StartNginx(ctx, f, tmp, o.nginxWorkers, up.Base(name), ca)
 		case targets.HTTPUtil:
-			t, err = targets.StartBareProxy(ctx, f, self, up.Base(name))
+			t, err = targets.StartBareProxy(ctx, f, self, up.Base(name), ca)
 		case targets.Router:
-			t, err = targets.StartRouter(ctx, f, o.router, tmp, up.Base(name))
+			t, err = targets.StartRouter(ctx, f, o.router, tmp, up.Base(name), ca)
 		}
 		if err != nil {
 			return err
@@ -200,8 +224,8 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 
 // machine describes where and how the numbers were taken.
 func machine(o options) string {
-	s := fmt.Sprintf("%s, %d cores, %s; duration %s, warm-up %s, nginx worker_processes %s",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.duration, o.warmup, o.nginxWorkers)
+	s := fmt.Sprintf("%s, %d cores, %s; upstream %s, duration %s, warm-up %s, nginx worker_processes %s",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.upstream, o.duration, o.warmup, o.nginxWorkers)
 	if out, err := exec.Command("nginx", "-v").CombinedOutput(); err == nil {
 		s += ", " + strings.TrimSpace(strings.TrimPrefix(string(out), "nginx version: "))
 	}

@@ -45,18 +45,19 @@ func (r row) cpuPerReq() time.Duration {
 // sanityCheck sends one request of each mode to each target, so a broken
 // setup fails before minutes of load.
 func sanityCheck(ctx context.Context, ts []targets.Target, modes ...load.Mode) error {
-	client := load.NewClient(1)
-	defer client.CloseIdleConnections()
 	var buf bytes.Buffer
 	for _, t := range ts {
+		client := load.NewClient(1, t.TLS)
 		for _, m := range modes {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			err := load.Once(cctx, client, t.URL, m, m.Body(), &buf)
 			cancel()
 			if err != nil {
+				client.CloseIdleConnections()
 				return fmt.Errorf("sanity check of %s (%s): %w", t.Name, m, err)
 			}
 		}
+		client.CloseIdleConnections()
 	}
 	return nil
 }
@@ -92,7 +93,7 @@ func measureAll(ctx context.Context, o options, up *upstream.Handle, ts []target
 // CPU read around it. The upstream's connection counters are read around
 // both: connections a run opens are mostly opened while warming up.
 func measure(ctx context.Context, o options, up *upstream.Handle, t targets.Target, m load.Mode, c int) (row, error) {
-	client := load.NewClient(c)
+	client := load.NewClient(c, t.TLS)
 	defer client.CloseIdleConnections()
 	conns0, err := up.Stats(ctx, t.Name)
 	if err != nil {

@@ -65,7 +65,7 @@ func holdOne(ctx context.Context, o options, up *upstream.Handle, t targets.Targ
 		return streamRow{}, fmt.Errorf("%s: %w", t.Name, err)
 	}
 	hctx, cancel := context.WithCancel(ctx)
-	client := load.NewClient(o.streams)
+	client := load.NewClient(o.streams, t.TLS)
 	var (
 		wg     sync.WaitGroup
 		bytesN atomic.Int64

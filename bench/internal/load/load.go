@@ -6,6 +6,7 @@ package load
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"slices"
@@ -48,15 +49,20 @@ type Result struct {
 	LastErr string
 }
 
-// NewClient is a keep-alive client with an idle pool larger than conc,
-// so a closed loop never opens a connection after its warm-up.
-func NewClient(conc int) *http.Client {
-	return &http.Client{Transport: &http.Transport{
+// NewClient is a keep-alive HTTP/1.1 client with an idle pool larger
+// than conc, so a closed loop never opens a connection after its warm-up.
+// tlsConfig is for an https target (direct to a TLS upstream), else nil.
+func NewClient(conc int, tlsConfig *tls.Config) *http.Client {
+	t := &http.Transport{
 		MaxIdleConns:        conc + 16,
 		MaxIdleConnsPerHost: conc + 16,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
-	}}
+		TLSClientConfig:     tlsConfig.Clone(),
+		Protocols:           new(http.Protocols),
+	}
+	t.Protocols.SetHTTP1(true)
+	return &http.Client{Transport: t}
 }
 
 // Drive runs conc closed-loop workers against url for d: each sends its

@@ -243,7 +243,7 @@ func ListenerFile() (*os.File, string, error) {
 func WaitHTTP(ctx context.Context, p *Proc, url string, tlsConfig *tls.Config, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone()}}
 	defer client.CloseIdleConnections()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()

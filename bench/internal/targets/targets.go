@@ -6,6 +6,7 @@ package targets
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,18 +37,24 @@ const StartTimeout = 15 * time.Second
 // Target is one thing the load is sent to.
 type Target struct {
 	Name string
-	URL  string     // the chat completions URL
-	Proc *proc.Proc // the proxy process measured; nil for direct
+	URL  string      // the chat completions URL
+	TLS  *tls.Config // for an https URL (direct to a TLS upstream); nil for the proxies
+	Proc *proc.Proc  // the proxy process measured; nil for direct
 }
 
-// StartBareProxy re-executes the bench as the httputil proxy to upBase.
-func StartBareProxy(ctx context.Context, f *proc.Fleet, self, upBase string) (Target, error) {
+// StartBareProxy re-executes the bench as the httputil proxy to upBase;
+// caFile is the CA of a TLS upstream, else "".
+func StartBareProxy(ctx context.Context, f *proc.Fleet, self, upBase, caFile string) (Target, error) {
 	lf, addr, err := proc.ListenerFile()
 	if err != nil {
 		return Target{}, err
 	}
 	defer lf.Close()
-	p, err := f.Start(HTTPUtil, self, []string{"-role", BareProxyRole, "-upstream-url", upBase}, proc.Env(), syscall.SIGKILL, lf)
+	args := []string{"-role", BareProxyRole, "-upstream-url", upBase}
+	if caFile != "" {
+		args = append(args, "-ca", caFile)
+	}
+	p, err := f.Start(HTTPUtil, self, args, proc.Env(), syscall.SIGKILL, lf)
 	if err != nil {
 		return Target{}, err
 	}
@@ -87,8 +94,12 @@ http {
     server {
         listen {{.Listen}} backlog=4096;
         location / {
-            proxy_pass http://fake;
-            proxy_http_version 1.1;
+            proxy_pass {{.Scheme}}://fake;
+            proxy_http_version 1.1;{{if .CAFile}}
+            proxy_ssl_trusted_certificate {{.CAFile}};
+            proxy_ssl_verify on;
+            proxy_ssl_name 127.0.0.1;
+            proxy_ssl_session_reuse on;{{end}}
             proxy_set_header Connection "";
             proxy_buffering off;
             proxy_read_timeout 300s;
@@ -98,7 +109,13 @@ http {
 `))
 
 // StartNginx writes nginx.conf into dir and runs nginx in the foreground.
-func StartNginx(ctx context.Context, f *proc.Fleet, dir, workers, upBase string) (Target, error) {
+// For an https upBase nginx verifies the upstream's certificate against
+// caFile; it speaks HTTP/1.1 to its upstreams either way.
+func StartNginx(ctx context.Context, f *proc.Fleet, dir, workers, upBase, caFile string) (Target, error) {
+	u, err := parseLoopbackURL(upBase)
+	if err != nil {
+		return Target{}, err
+	}
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
 		return Target{}, fmt.Errorf("nginx not found (apt-get install -y nginx, or leave it out with -only): %w", err)
@@ -114,7 +131,7 @@ func StartNginx(ctx context.Context, f *proc.Fleet, dir, workers, upBase string)
 	listen := fmt.Sprintf("127.0.0.1:%d", port)
 	var b strings.Builder
 	if err := nginxConf.Execute(&b, map[string]string{
-		"Workers": workers, "Dir": dir, "Upstream": strings.TrimPrefix(upBase, "http://"), "Listen": listen,
+		"Workers": workers, "Dir": dir, "Upstream": u.Host, "Scheme": u.Scheme, "CAFile": caFile, "Listen": listen,
 	}); err != nil {
 		return Target{}, fmt.Errorf("nginx.conf: %w", err)
 	}
@@ -178,8 +195,11 @@ func BuildRouter(ctx context.Context, dir string) (string, error) {
 }
 
 // StartRouter writes the router's config into its own directory (the
-// router watches that directory for changes) and runs it.
-func StartRouter(ctx context.Context, f *proc.Fleet, bin, dir, upBase string) (Target, error) {
+// router watches that directory for changes) and runs it. For an https
+// upBase, the provider's HTTP client trusts caFile through SSL_CERT_FILE:
+// the config has no CA key for a provider, its client uses the system's
+// roots, and Go on Linux reads them from SSL_CERT_FILE when it is set.
+func StartRouter(ctx context.Context, f *proc.Fleet, bin, dir, upBase, caFile string) (Target, error) {
 	api, err := proc.FreePort()
 	if err != nil {
 		return Target{}, err
@@ -202,7 +222,11 @@ func StartRouter(ctx context.Context, f *proc.Fleet, bin, dir, upBase string) (T
 	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
 		return Target{}, fmt.Errorf("writing router config: %w", err)
 	}
-	p, err := f.Start(Router, bin, []string{"serve", "--config", conf}, proc.Env("LLMROUTER_LOG_LEVEL=warn"), syscall.SIGKILL)
+	env := proc.Env("LLMROUTER_LOG_LEVEL=warn")
+	if caFile != "" {
+		env = append(env, "SSL_CERT_FILE="+caFile)
+	}
+	p, err := f.Start(Router, bin, []string{"serve", "--config", conf}, env, syscall.SIGKILL)
 	if err != nil {
 		return Target{}, err
 	}

@@ -5,6 +5,7 @@ package upstream
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -47,9 +48,15 @@ const (
 // once (a stream is written chunk by chunk, flushed after each, with no
 // pause); with Interval > 0 a stream sends Chunks content chunks one
 // Interval apart, ending early when the client goes away.
+//
+// With CertFile and KeyFile set (TLS mode) every listener but the control
+// one serves HTTPS, with HTTP/2 when the client offers it (ALPN h2) and
+// HTTP/1.1 otherwise.
 type Config struct {
 	Interval time.Duration
 	Chunks   int
+	CertFile string
+	KeyFile  string
 }
 
 // Serve serves the fake upstream until ctx ends: on each of lns, one
@@ -62,6 +69,13 @@ func Serve(ctx context.Context, lns map[string]net.Listener, control net.Listene
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, modelsBody)
 	})
+	var tlsConfig *tls.Config
+	if c.CertFile != "" {
+		var err error
+		if tlsConfig, err = serverTLS(c.CertFile, c.KeyFile); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	all := map[string]*counts{}
@@ -69,8 +83,14 @@ func Serve(ctx context.Context, lns map[string]net.Listener, control net.Listene
 	for name, ln := range lns {
 		n := newCounts()
 		all[name] = n
-		srv := &http.Server{Handler: counted(mux), ConnContext: connContext}
-		go func() { errc <- proc.ServeUntil(ctx, srv, countingListener{Listener: ln, c: n}) }()
+		srv := &http.Server{Handler: counted(mux), ConnContext: connContext,
+			TLSConfig: tlsConfig, HTTP2: &http.HTTP2Config{MaxConcurrentStreams: maxConcurrentStreams}}
+		// Connections are counted as TCP accepts, under TLS.
+		ln = countingListener{Listener: ln, c: n}
+		if tlsConfig != nil {
+			ln = tls.NewListener(ln, tlsConfig)
+		}
+		go func() { errc <- proc.ServeUntil(ctx, srv, ln) }()
 	}
 	go func() { errc <- proc.ServeUntil(ctx, &http.Server{Handler: statsHandler(all)}, control) }()
 	// The first to end (ctx, or a failed listener) ends all.
@@ -160,13 +180,18 @@ const Role = "upstream"
 
 // Handle is a started upstream.
 type Handle struct {
-	Proc     *proc.Proc
+	Proc *proc.Proc
+	// TLS is the client configuration that trusts the upstream's CA; nil
+	// for a plain upstream. Give each http.Transport a Clone: one that
+	// speaks HTTP/2 adds "h2" to its config's NextProtos.
+	TLS      *tls.Config
 	bases    map[string]string
 	statsURL string
 	control  *http.Client
 }
 
-// Base is the base URL (http://127.0.0.1:PORT) of the listener for name.
+// Base is the base URL (http://127.0.0.1:PORT, or https://) of the
+// listener for name.
 func (h *Handle) Base(name string) string { return h.bases[name] }
 
 // Close closes the idle connection to the control listener.
@@ -175,15 +200,23 @@ func (h *Handle) Close() { h.control.CloseIdleConnections() }
 // Start re-executes the bench (self) as the fake upstream with one
 // listener per name (its fds 3, 4, ... in the order of names), then the
 // control listener (Stats). The flags it passes are the ones the bench's
-// main parses for Role.
-func Start(ctx context.Context, f *proc.Fleet, self string, c Config, names []string, startTimeout time.Duration) (*Handle, error) {
+// main parses for Role. caFile is the CA that signed c.CertFile (TLS mode).
+func Start(ctx context.Context, f *proc.Fleet, self string, c Config, caFile string, names []string, startTimeout time.Duration) (*Handle, error) {
+	clientTLS, err := ClientTLS(caFile)
+	if err != nil {
+		return nil, err
+	}
+	scheme := "http://"
+	if c.CertFile != "" {
+		scheme = "https://"
+	}
 	var files []*os.File
 	defer func() {
 		for _, lf := range files {
 			lf.Close()
 		}
 	}()
-	h := &Handle{bases: map[string]string{}, control: &http.Client{Transport: &http.Transport{}}}
+	h := &Handle{TLS: clientTLS, bases: map[string]string{}, control: &http.Client{Transport: &http.Transport{}}}
 	for _, name := range append(slices.Clone(names), "") {
 		lf, addr, err := proc.ListenerFile()
 		if err != nil {
@@ -193,18 +226,21 @@ func Start(ctx context.Context, f *proc.Fleet, self string, c Config, names []st
 		if name == "" {
 			h.statsURL = "http://" + addr + "/stats"
 		} else {
-			h.bases[name] = "http://" + addr
+			h.bases[name] = scheme + addr
 		}
 	}
 	args := []string{"-role", Role, "-listeners", strings.Join(names, ","),
 		"-chunk-interval", c.Interval.String(), "-chunks", fmt.Sprint(c.Chunks)}
+	if c.CertFile != "" {
+		args = append(args, "-tls-cert", c.CertFile, "-tls-key", c.KeyFile)
+	}
 	p, err := f.Start("upstream", self, args, proc.Env(), syscall.SIGKILL, files...)
 	if err != nil {
 		return nil, err
 	}
 	h.Proc = p
 	for _, name := range names {
-		if err := proc.WaitHTTP(ctx, p, h.Base(name)+"/v1/models", nil, startTimeout); err != nil {
+		if err := proc.WaitHTTP(ctx, p, h.Base(name)+"/v1/models", h.TLS, startTimeout); err != nil {
 			return nil, err
 		}
 	}
