@@ -26,6 +26,7 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 			break
 		}
 		if alive(c.nc) {
+			c.br = t.reader(c.nc)
 			return c, nil
 		}
 		c.nc.Close()
@@ -34,12 +35,32 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{
-		nc:  nc,
-		br:  bufio.NewReaderSize(nc, size(t.ReadBufferSize)),
-		bw:  bufio.NewWriterSize(nc, size(t.WriteBufferSize)),
-		key: addr,
-	}, nil
+	return &conn{nc: nc, br: t.reader(nc), key: addr}, nil
+}
+
+// A connection holds a read buffer only while it carries an answer, and a
+// write buffer only while its request is written: an idle connection, or
+// one relaying a long stream, costs no write buffer and (idle) no read
+// buffer either.
+func (t *Transport) reader(nc net.Conn) *bufio.Reader {
+	if br, ok := t.readers.Get().(*bufio.Reader); ok {
+		br.Reset(nc)
+		return br
+	}
+	return bufio.NewReaderSize(nc, size(t.ReadBufferSize))
+}
+
+func (t *Transport) writer(nc net.Conn) *bufio.Writer {
+	if bw, ok := t.writers.Get().(*bufio.Writer); ok {
+		bw.Reset(nc)
+		return bw
+	}
+	return bufio.NewWriterSize(nc, size(t.WriteBufferSize))
+}
+
+func (t *Transport) putWriter(bw *bufio.Writer) {
+	bw.Reset(nil)
+	t.writers.Put(bw)
 }
 
 func size(n int) int {
@@ -83,12 +104,19 @@ func (t *Transport) takeIdle(addr string) *conn {
 	return c
 }
 
-// put returns c to the pool, or closes it when the pool is full or closed.
+// put returns c to the pool, or closes it when the pool is full.
 func (t *Transport) put(c *conn) {
+	if c.br.Buffered() > 0 {
+		c.nc.Close() // bytes nobody asked for: the framing is off
+		return
+	}
+	c.br.Reset(nil)
+	t.readers.Put(c.br)
+	c.br = nil
 	c.used = true
 	c.idleAt = t.now()
 	t.mu.Lock()
-	if t.closed || len(t.idle[c.key]) >= t.MaxIdle {
+	if len(t.idle[c.key]) >= t.MaxIdle {
 		t.mu.Unlock()
 		c.nc.Close()
 		return

@@ -33,9 +33,10 @@ type Transport struct {
 	// Now is the clock idle ages are measured on (nil: time.Now).
 	Now func() time.Time
 
-	mu     sync.Mutex
-	idle   map[string][]*conn // per host:port, oldest first
-	closed bool
+	mu   sync.Mutex
+	idle map[string][]*conn // per host:port, oldest first
+
+	readers, writers sync.Pool // *bufio.Reader, *bufio.Writer of the sizes above
 }
 
 var errSchemeNotHTTP = errors.New("h1: only http:// URLs")
@@ -45,8 +46,7 @@ const defaultIdleTimeout = 90 * time.Second
 // conn is one upstream connection with its buffers.
 type conn struct {
 	nc     net.Conn
-	br     *bufio.Reader
-	bw     *bufio.Writer
+	br     *bufio.Reader // nil while idle
 	key    string
 	idleAt time.Time
 	used   bool // has carried a request before this one
@@ -122,7 +122,10 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 		}
 		return nil, written, err
 	}
-	if err := writeRequest(c.bw, req); err != nil {
+	bw := t.writer(c.nc)
+	err := writeRequest(bw, req)
+	t.putWriter(bw)
+	if err != nil {
 		return fail(err, false)
 	}
 	for {
