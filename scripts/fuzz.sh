@@ -29,6 +29,7 @@ targets=(
   "./internal/proxy FuzzHandler"
   "./internal/jsoncheck FuzzCheck"
   "./internal/h1 FuzzAnswer"
+  "./internal/openaiwire FuzzChunkEncoding"
   "./internal/sse FuzzReader"
   "./internal/provider FuzzRetryAfter"
   "./internal/provider FuzzParseCount"
