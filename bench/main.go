@@ -35,9 +35,18 @@ type options struct {
 	only         []string
 	router       string
 	nginxWorkers string
+	goProcs      int
 	streams      int
 	interval     time.Duration
 	upstream     string // upstreamPlain or upstreamTLS
+}
+
+// goEnv is the environment the Go proxies get on top of the bench's.
+func (o options) goEnv() []string {
+	if o.goProcs <= 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("GOMAXPROCS=%d", o.goProcs)}
 }
 
 // -upstream values: how the proxies reach the fake upstream.
@@ -57,6 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	onlyList := fs.String("only", strings.Join(targets.All, ","), "comma-separated subset of "+strings.Join(targets.All, ","))
 	fs.StringVar(&o.router, "router", "", "llmrouter binary; empty: go build ./cmd/router into a temporary directory")
 	fs.StringVar(&o.nginxWorkers, "nginx-workers", "auto", "nginx worker_processes (auto: one per core)")
+	fs.IntVar(&o.goProcs, "go-procs", 0, "GOMAXPROCS of the Go proxies (httputil, llmrouter); 0: Go's default (the CPU limit, else one per core). With -nginx-workers 1 and -go-procs 1 every proxy gets one core, as a sidecar with a 1-CPU limit does")
 	fs.IntVar(&o.streams, "streams", 0, "instead of the table: hold this many streams open through each proxy and report RSS")
 	fs.DurationVar(&o.interval, "stream-interval", 100*time.Millisecond, "with -streams: time between the upstream's chunks")
 	fs.StringVar(&o.upstream, "upstream", upstreamPlain, upstreamPlain+": the upstream speaks plain HTTP/1.1; "+upstreamTLS+": HTTPS with HTTP/2 (ALPN h2, else HTTP/1.1) and a CA generated at start, which every proxy is told to trust")
@@ -195,9 +205,9 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		case targets.Nginx:
 			t, err = targets.StartNginx(ctx, f, tmp, o.nginxWorkers, up.Base(name), ca)
 		case targets.HTTPUtil:
-			t, err = targets.StartBareProxy(ctx, f, self, up.Base(name), ca)
+			t, err = targets.StartBareProxy(ctx, f, self, up.Base(name), ca, o.goEnv())
 		case targets.Router:
-			t, err = targets.StartRouter(ctx, f, o.router, tmp, up.Base(name), ca)
+			t, err = targets.StartRouter(ctx, f, o.router, tmp, up.Base(name), ca, o.goEnv())
 		}
 		if err != nil {
 			return err
@@ -226,6 +236,9 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 func machine(o options) string {
 	s := fmt.Sprintf("%s, %d cores, %s; upstream %s, duration %s, warm-up %s, nginx worker_processes %s",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.upstream, o.duration, o.warmup, o.nginxWorkers)
+	if o.goProcs > 0 {
+		s += fmt.Sprintf(", Go proxies GOMAXPROCS=%d", o.goProcs)
+	}
 	if out, err := exec.Command("nginx", "-v").CombinedOutput(); err == nil {
 		s += ", " + strings.TrimSpace(strings.TrimPrefix(string(out), "nginx version: "))
 	}

@@ -44,7 +44,7 @@ type Target struct {
 
 // StartBareProxy re-executes the bench as the httputil proxy to upBase;
 // caFile is the CA of a TLS upstream, else "".
-func StartBareProxy(ctx context.Context, f *proc.Fleet, self, upBase, caFile string) (Target, error) {
+func StartBareProxy(ctx context.Context, f *proc.Fleet, self, upBase, caFile string, goEnv []string) (Target, error) {
 	lf, addr, err := proc.ListenerFile()
 	if err != nil {
 		return Target{}, err
@@ -54,7 +54,7 @@ func StartBareProxy(ctx context.Context, f *proc.Fleet, self, upBase, caFile str
 	if caFile != "" {
 		args = append(args, "-ca", caFile)
 	}
-	p, err := f.Start(HTTPUtil, self, args, proc.Env(), syscall.SIGKILL, lf)
+	p, err := f.Start(HTTPUtil, self, args, proc.Env(goEnv...), syscall.SIGKILL, lf)
 	if err != nil {
 		return Target{}, err
 	}
@@ -199,7 +199,7 @@ func BuildRouter(ctx context.Context, dir string) (string, error) {
 // upBase, the provider's HTTP client trusts caFile through SSL_CERT_FILE:
 // the config has no CA key for a provider, its client uses the system's
 // roots, and Go on Linux reads them from SSL_CERT_FILE when it is set.
-func StartRouter(ctx context.Context, f *proc.Fleet, bin, dir, upBase, caFile string) (Target, error) {
+func StartRouter(ctx context.Context, f *proc.Fleet, bin, dir, upBase, caFile string, goEnv []string) (Target, error) {
 	api, err := proc.FreePort()
 	if err != nil {
 		return Target{}, err
@@ -222,7 +222,7 @@ func StartRouter(ctx context.Context, f *proc.Fleet, bin, dir, upBase, caFile st
 	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
 		return Target{}, fmt.Errorf("writing router config: %w", err)
 	}
-	env := proc.Env("LLMROUTER_LOG_LEVEL=warn")
+	env := proc.Env(append([]string{"LLMROUTER_LOG_LEVEL=warn"}, goEnv...)...)
 	if caFile != "" {
 		env = append(env, "SSL_CERT_FILE="+caFile)
 	}
