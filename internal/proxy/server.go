@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
@@ -133,12 +134,9 @@ type Server struct {
 	stored   store.Store
 	now      func() time.Time
 	m        *metrics
+	out      *answer.Writer // the one answer writer
 
 	shedGate *shed.Gate // normal-priority slots while shedding
-	// streamWarn thins the after-commit stream failure warning: under a
-	// failing provider at thousands of requests per second, one line per
-	// few seconds says enough (the metrics count every one).
-	streamWarn rate.Sometimes
 	// storeWarn thins the warnings of a store of responses that fails.
 	storeWarn rate.Sometimes
 
@@ -150,8 +148,7 @@ type Server struct {
 // Close stops them.
 func New(opts Options) (*Server, error) {
 	s := &Server{log: opts.Logger, now: opts.Now, shedGate: shed.New(),
-		streamWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second},
-		storeWarn:  rate.Sometimes{First: 3, Interval: 5 * time.Second}}
+		storeWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -165,6 +162,7 @@ func New(opts Options) (*Server, error) {
 	if s.stored == nil {
 		s.stored = store.NewMemory(opts.Responses, s.now)
 	}
+	s.out = answer.New(s.log, opts.Registerer)
 	s.m = newMetrics(opts.Registerer, s)
 	s.set = upstream.NewSet(upstream.Options{Now: s.now, Logger: s.log, Fleet: opts.Fleet}, opts.Registerer)
 	s.loop = failover.New(failover.Options{Now: s.now, Logger: s.log, Freed: s.set.Freed}, opts.Registerer)
@@ -289,7 +287,8 @@ func (s *Server) Update(opts Options) error {
 			}
 		}
 	}
-	s.m.prepare(opts.Models.Names(), removedModels)
+	s.m.prepare()
+	s.out.Prepare(opts.Models.Names(), removedModels)
 	names := make([]string, len(st.order))
 	for i, p := range st.order {
 		names[i] = p.Name
@@ -394,7 +393,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	st := s.st.Load()
 	ex := s.newExchange(r, w, st, provider.OpChat)
 	if !st.authorized(r) {
-		s.answer(w, ex, unauthorized(r))
+		s.out.Answer(w, ex, answer.Unauthorized(r))
 		return
 	}
 	list := openaiwire.ModelList{Object: openaiwire.ObjectList, Data: make([]openaiwire.Model, 0, len(st.models.Names()))}
@@ -402,24 +401,24 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		list.Data = append(list.Data, model(n, st.created))
 	}
 	b, _ := openaiwire.Append(nil, &list)
-	s.answer(w, ex, result{json: append(b, '\n')})
+	s.out.Answer(w, ex, answer.Result{JSON: append(b, '\n')})
 }
 
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	st := s.st.Load()
 	ex := s.newExchange(r, w, st, provider.OpChat)
 	if !st.authorized(r) {
-		s.answer(w, ex, unauthorized(r))
+		s.out.Answer(w, ex, answer.Unauthorized(r))
 		return
 	}
 	name := r.PathValue("model")
 	if st.models.Lookup(name) == nil {
-		s.answer(w, ex, result{err: modelNotFound(name)})
+		s.out.Answer(w, ex, answer.Result{Err: answer.ModelNotFound(name)})
 		return
 	}
 	m := model(name, st.created)
 	b, _ := openaiwire.Append(nil, &m)
-	s.answer(w, ex, result{json: append(b, '\n')})
+	s.out.Answer(w, ex, answer.Result{JSON: append(b, '\n')})
 }
 
 func model(name string, created int64) openaiwire.Model {
@@ -441,7 +440,7 @@ func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
 		e.Status, e.Code, e.Message = http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path+": use "+allow
 	}
-	s.answer(w, ex, result{err: e})
+	s.out.Answer(w, ex, answer.Result{Err: e})
 }
 
 // ProviderStatus is one row of GET /admin/providers.
