@@ -29,8 +29,7 @@ func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
 	opts := proxy.Options{
 		Models: table, Limits: cfg.Limits, Logger: log,
 		Retry: cfg.Routing.Retry, Weights: cfg.Routing.ScoreWeights, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
-		Policy:    upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
-		Responses: cfg.Responses,
+		Policy: upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
 	}
 	resolved, err := cfg.ResolveTypes(providerTypes)
 	errs = append(errs, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/responses/api"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -241,11 +242,11 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	problems = append(problems, lines(err)...)
 	if len(problems) == 0 {
 		p, err := proxy.New(opts)
-		if err != nil {
-			problems = append(problems, lines(err)...)
-		} else {
+		if err == nil {
+			_, err = api.New(p, api.Options{Config: cfg.Responses})
 			p.Close()
 		}
+		problems = append(problems, lines(err)...)
 	}
 	if len(problems) > 0 {
 		problems = dedupe(problems)

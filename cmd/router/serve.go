@@ -30,6 +30,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/fleet"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/statefile"
 )
@@ -50,6 +51,7 @@ type daemon struct {
 	cfgPath string
 	log     *slog.Logger
 	proxy   *proxy.Server
+	resp    *api.Server   // the Responses API
 	fleet   *fleet.Client // nil without shared_state
 	ready   atomic.Bool
 	api     *http.Server
@@ -243,7 +245,10 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Registerer = reg
-	var fl *fleet.Client
+	var (
+		fl     *fleet.Client
+		stored store.Store // nil: in this process
+	)
 	if sc := cfg.SharedState; sc.On() {
 		// Redis down is no reason not to start: fleet.New decides locally
 		// until it answers (docs/ARCHITECTURE.md, "Fleet").
@@ -254,7 +259,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 		// Stored responses live in the same Redis, so that any replica
 		// continues a conversation; while it is down, in this process
 		// (docs/ARCHITECTURE.md, "Responses API").
-		opts.Store = store.NewShared(
+		stored = store.NewShared(
 			store.NewRedis(fl.Redis(), fl.KeyPrefix(), fl.Timeout(), fl.Fail, cfg.Responses),
 			store.NewMemory(cfg.Responses, nil), fl.Up)
 	}
@@ -265,7 +270,15 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 		}
 		return nil, err
 	}
-	d := &daemon{cfgPath: path, log: log, proxy: p, reg: reg, fleet: fl}
+	resp, err := api.New(p, api.Options{Config: cfg.Responses, Store: stored, Logger: log, Registerer: reg})
+	if err != nil {
+		p.Close()
+		if fl != nil {
+			fl.Close()
+		}
+		return nil, err
+	}
+	d := &daemon{cfgPath: path, log: log, proxy: p, resp: resp, reg: reg, fleet: fl}
 	d.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_config_last_reload_successful",
 		Help: "1 if the last config reload succeeded (or none was tried), 0 if it failed."})
 	d.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_config_reloads_total",
@@ -292,8 +305,11 @@ func start(cfg *config.Config, path string, log *slog.Logger, hooks ...func(*dae
 	conns := prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_client_connections",
 		Help: "Open client connections on the API listener (at most limits.max_connections)."})
 	reg.MustRegister(conns)
+	mux := http.NewServeMux()
+	p.Register(mux)
+	resp.Register(mux)
 	d.api = &http.Server{
-		Handler:           p.Handler(),
+		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
@@ -390,7 +406,9 @@ func (d *daemon) reload() {
 	if err == nil {
 		var opts proxy.Options
 		if opts, err = buildOptions(cfg, d.log); err == nil {
-			err = d.proxy.Update(opts)
+			if err = d.proxy.Update(opts); err == nil {
+				err = d.resp.Configure(cfg.Responses)
+			}
 		}
 	}
 	if err == nil && d.cfgPath == "" {

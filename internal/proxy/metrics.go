@@ -23,21 +23,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) *metrics {
 	bodyBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "body_buffer_bytes",
 		Help: "Memory held by request bodies now, against limits.body_buffer_bytes."},
 		func() float64 { return float64(s.bodies.Used()) })
-	// The store of responses says what it holds when it can (the
-	// in-memory one); a store that cannot reads 0.
-	stored := func() (int, int64) {
-		if u, ok := s.stored.(interface{ Usage() (int, int64) }); ok {
-			return u.Usage()
-		}
-		return 0, 0
-	}
-	storedCount := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "responses_stored",
-		Help: "Responses API responses stored now, against responses.max_stored."},
-		func() float64 { n, _ := stored(); return float64(n) })
-	storedBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "responses_stored_bytes",
-		Help: "Estimated memory the stored Responses API responses take now, the earlier turns their conversations keep included, against responses.max_bytes."},
-		func() float64 { _, b := stored(); return float64(b) })
-	reg.MustRegister(m.shed, bodyBytes, storedCount, storedBytes, &stateCollector{s: s})
+	reg.MustRegister(m.shed, bodyBytes, &stateCollector{s: s})
 	return m
 }
 

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/backoff"
@@ -23,7 +22,6 @@ import (
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/shed"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -64,12 +62,6 @@ type Options struct {
 	// ClientKeys are the accepted client API keys; empty disables client
 	// authentication.
 	ClientKeys []string
-	// Responses bounds the stored responses of the Responses API; zero
-	// fields take store.DefaultConfig's. The store outlives reloads.
-	Responses store.Config
-	// Store keeps the Responses API's stored responses; nil means a
-	// store.Memory configured by Responses. Read by New only.
-	Store store.Store
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
 	// Registerer receives the proxy's metrics; nil keeps them private.
@@ -131,14 +123,11 @@ type Server struct {
 	set      *upstream.Set  // the providers' runtimes
 	loop     *failover.Loop // the attempt loop
 	bodies   intake.Budget  // request body bytes held (limits.body_buffer_bytes)
-	stored   store.Store
 	now      func() time.Time
 	m        *metrics
 	out      *answer.Writer // the one answer writer
 
 	shedGate *shed.Gate // normal-priority slots while shedding
-	// storeWarn thins the warnings of a store of responses that fails.
-	storeWarn rate.Sometimes
 
 	mu     sync.Mutex // serializes Update and Close
 	closed bool
@@ -147,8 +136,7 @@ type Server struct {
 // New returns a Server for opts and starts its providers' prober loops;
 // Close stops them.
 func New(opts Options) (*Server, error) {
-	s := &Server{log: opts.Logger, now: opts.Now, shedGate: shed.New(),
-		storeWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
+	s := &Server{log: opts.Logger, now: opts.Now, shedGate: shed.New()}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -158,10 +146,6 @@ func New(opts Options) (*Server, error) {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
-	s.stored = opts.Store
-	if s.stored == nil {
-		s.stored = store.NewMemory(opts.Responses, s.now)
-	}
 	s.out = answer.New(s.log, opts.Registerer)
 	s.m = newMetrics(opts.Registerer, s)
 	s.set = upstream.NewSet(upstream.Options{Now: s.now, Logger: s.log, Fleet: opts.Fleet}, opts.Registerer)
@@ -211,7 +195,7 @@ func (s *Server) Update(opts Options) error {
 	// The same Validate functions the config loader runs: a Server built
 	// without a config file (tests, embedding) is held to the same rules.
 	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Policy.Validate(), opts.Weights.Validate(),
-		ValidateShedOpenFraction(opts.ShedOpenFraction), opts.Responses.Validate()); err != nil {
+		ValidateShedOpenFraction(opts.ShedOpenFraction)); err != nil {
 		return err
 	}
 	st := &state{
@@ -294,9 +278,6 @@ func (s *Server) Update(opts Options) error {
 		names[i] = p.Name
 	}
 	s.loop.Prepare(names, removedProviders, tierPairs(opts.Models))
-	if c, ok := s.stored.(interface{ Configure(store.Config) }); ok {
-		c.Configure(opts.Responses)
-	}
 	s.st.Store(st)
 	return nil
 }
@@ -332,24 +313,25 @@ func (s *Server) Close() {
 	s.set.Close()
 }
 
-// Handler returns the API handler (docs/ARCHITECTURE.md, "HTTP surface").
+// Handler returns the API handler of the front door's own routes: the
+// chat family and the models (docs/ARCHITECTURE.md, "HTTP surface"). A
+// router that serves the Responses API too mounts both on one mux
+// (Register, internal/responses/api).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	s.Register(mux)
+	return mux
+}
+
+// Register mounts the front door's routes on mux; every path no route
+// serves gets the front door's 404 or 405.
+func (s *Server) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpChat) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpCompletions) })
 	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpEmbeddings) })
-	mux.HandleFunc("POST /v1/responses", s.serveResponses)
-	stored := func(sub string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { s.serveStoredResponse(w, r, sub) }
-	}
-	mux.HandleFunc("GET /v1/responses/{id}", stored(""))
-	mux.HandleFunc("DELETE /v1/responses/{id}", stored(""))
-	mux.HandleFunc("GET /v1/responses/{id}/input_items", stored("input_items"))
-	mux.HandleFunc("POST /v1/responses/{id}/cancel", stored("cancel"))
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /v1/models/{model...}", s.serveModel)
 	mux.HandleFunc("/", s.serveNotFound)
-	return mux
 }
 
 // requestID returns the client's X-Request-ID when it is short printable

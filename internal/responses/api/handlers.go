@@ -1,4 +1,4 @@
-package proxy
+package api
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/relay"
 	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/chat"
@@ -33,35 +34,34 @@ import (
 // azure targets only, natively (internal/responses/native); a model with
 // none gets the 400 naming the field.
 func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
-	st := s.st.Load()
-	ex := s.newExchange(r, w, st, provider.OpChat)
-	ex.API = answer.APIResponses
-	defer s.out.Log(r, ex)
-	body := s.admit(w, r, ex, st)
+	q := s.front.Begin(w, r, answer.APIResponses)
+	ex := q.Ex
+	defer q.End()
+	body := q.Admit()
 	if body == nil {
 		return
 	}
-	defer s.bodies.Free(body)
+	defer q.Free(body)
 	if ierr := intake.Check(body.B); ierr != nil {
-		s.out.Answer(w, ex, answer.Result{Err: ierr})
+		q.Answer(answer.Result{Err: ierr})
 		return
 	}
 	d, rerr := responses.Decode(body.B)
 	if rerr != nil {
-		s.out.Answer(w, ex, answer.Result{Err: s.refusal(ex, rerr)})
+		q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
 		return
 	}
-	if ex.Model = st.models.Lookup(d.Model); ex.Model == nil {
-		s.out.Answer(w, ex, answer.Result{Err: answer.ModelNotFound(d.Model)})
+	if ex.Model = q.Model(d.Model); ex.Model == nil {
+		q.Answer(answer.Result{Err: answer.ModelNotFound(d.Model)})
 		return
 	}
-	if d.Native != nil && !st.servesNatively(ex.Model) {
-		s.out.Answer(w, ex, answer.Result{Err: s.refusal(ex, d.Native)})
+	if d.Native != nil && !servesNatively(q, ex.Model) {
+		q.Answer(answer.Result{Err: s.refusal(ex, d.Native)})
 		return
 	}
 	tn, rerr := turn.New(r.Context(), d, s.stored, s.now)
 	if rerr != nil {
-		s.out.Answer(w, ex, answer.Result{Err: s.refusal(ex, rerr)})
+		q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
 		return
 	}
 	var (
@@ -73,27 +73,27 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	if d.Native == nil {
 		tr, rerr := chat.Translate(tn)
 		if rerr != nil {
-			s.out.Answer(w, ex, answer.Result{Err: s.refusal(ex, rerr)})
+			q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
 			return
 		}
 		req = &provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
 			Stream: tn.Stream(), IncludeUsage: tn.Stream()}
-		answer := func(body []byte, _ string) ([]byte, error) { return tr.Answer(body) }
-		events, reshape, what = func() relay.Framer { return tr.Events() }, answer, "a chat completion"
+		response := func(body []byte, _ string) ([]byte, error) { return tr.Answer(body) }
+		events, reshape, what = func() relay.Framer { return tr.Events() }, response, "a chat completion"
 	} else {
 		c, rerr := native.Prepare(tn, body.B)
 		if rerr != nil {
-			s.out.Answer(w, ex, answer.Result{Err: s.refusal(ex, rerr)})
+			q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
 			return
 		}
 		ex.Op = provider.OpResponses
 		req = &provider.Request{Op: provider.OpResponses, Body: c.Body, ModelStart: c.ModelStart, ModelEnd: c.ModelEnd, Stream: tn.Stream()}
 		events, reshape, what = func() relay.Framer { return c.Events() }, c.Answer, "a response"
 	}
-	if int64(len(req.Body)) > st.limits.MaxBodyBytes {
+	if int64(len(req.Body)) > q.MaxBodyBytes() {
 		// A chain grows with every turn; the conversation it expands to is
 		// held to the body limit like any request.
-		s.out.Answer(w, ex, answer.Result{Err: &intake.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+		q.Answer(answer.Result{Err: &intake.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
 			Code: "request_too_large", Param: "previous_response_id",
 			Message: "the conversation, with the earlier turns previous_response_id brings in, is larger than limits.max_body_bytes"}})
 		return
@@ -101,7 +101,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	defer s.storeFailed(ex, tn)
 	// The provider's answer becomes the client's Response (stored), a
 	// stream the Responses events.
-	s.dispatch(w, r, ex, st, req, intake.EstimateTokens(req.Body, tn.MaxTokens()), func(res answer.Result) answer.Result {
+	q.Dispatch(req, intake.EstimateTokens(req.Body, tn.MaxTokens()), func(res answer.Result) answer.Result {
 		sv := res.Served
 		if sv == nil {
 			return res
@@ -122,9 +122,9 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 // servesNatively reports whether a target of m can take the Responses API
 // natively (an openai or azure provider): only those serve a request that
 // needs it.
-func (st *state) servesNatively(m *route.Model) bool {
+func servesNatively(q proxy.Request, m *route.Model) bool {
 	for _, tg := range m.Targets {
-		if st.providers[tg.Provider].Adapter.Supports(provider.OpResponses) {
+		if q.Provider(tg.Provider).Adapter.Supports(provider.OpResponses) {
 			return true
 		}
 	}
@@ -138,44 +138,42 @@ func (st *state) servesNatively(m *route.Model) bool {
 // in the background is the provider's: the request goes to it.
 // sub is what the path names below the id: "", input_items or cancel.
 func (s *Server) serveStoredResponse(w http.ResponseWriter, r *http.Request, sub string) {
-	st := s.st.Load()
-	ex := s.newExchange(r, w, st, provider.OpChat)
-	ex.API = answer.APIResponses
-	defer s.out.Log(r, ex)
-	if !st.authorized(r) {
-		s.out.Answer(w, ex, answer.Unauthorized(r))
+	q := s.front.Begin(w, r, answer.APIResponses)
+	ex := q.Ex
+	defer q.End()
+	if !q.Authorize() {
 		return
 	}
 	id := r.PathValue("id")
 	rec, err := s.stored.Get(r.Context(), id)
 	if err != nil {
-		s.out.Answer(w, ex, answer.Result{Err: s.storeError(ex, id, err)})
+		q.Answer(answer.Result{Err: s.storeError(ex, id, err)})
 		return
 	}
 	if rec.Owner != "" {
-		s.out.Answer(w, ex, s.forward(w, r, ex, st, rec, sub))
+		q.Answer(s.forward(w, r, q, rec, sub))
 		return
 	}
 	switch {
 	case sub == "input_items":
 		b, rerr := turn.InputItems(rec, r.URL.Query())
 		if rerr != nil {
-			s.out.Answer(w, ex, answer.Result{Err: s.refusal(ex, rerr)})
+			q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
 			return
 		}
-		s.out.Answer(w, ex, answer.Result{JSON: b})
+		q.Answer(answer.Result{JSON: b})
 	case sub == "cancel":
-		s.out.Answer(w, ex, answer.Result{Err: s.refusal(ex, responses.BadRequest("", "Response with id '%s' is not running in the background: "+
+		q.Answer(answer.Result{Err: s.refusal(ex, responses.BadRequest("", "Response with id '%s' is not running in the background: "+
 			"only background responses can be cancelled.", responses.Cut(id)))})
 	case r.Method == http.MethodDelete:
 		if err := s.stored.Delete(r.Context(), id); err != nil {
-			s.out.Answer(w, ex, answer.Result{Err: s.storeError(ex, id, err)})
+			q.Answer(answer.Result{Err: s.storeError(ex, id, err)})
 			return
 		}
 		b, _ := openaiwire.Append(nil, &wire.Deleted{ID: id, Object: wire.ObjectResponse, Deleted: true})
-		s.out.Answer(w, ex, answer.Result{JSON: append(b, '\n')})
+		q.Answer(answer.Result{JSON: append(b, '\n')})
 	default:
-		s.out.Answer(w, ex, answer.Result{JSON: rec.Response})
+		q.Answer(answer.Result{JSON: rec.Response})
 	}
 }
 
@@ -187,8 +185,9 @@ func (s *Server) serveStoredResponse(w http.ResponseWriter, r *http.Request, sub
 // removes it. Forwarded requests bypass the provider's admission
 // (breaker, buckets): they are free, and about a response it is working
 // on.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *answer.Exchange, st *state, rec *store.Record, sub string) answer.Result {
-	p := st.providers[rec.Owner]
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, q proxy.Request, rec *store.Record, sub string) answer.Result {
+	ex := q.Ex
+	p := q.Provider(rec.Owner)
 	var f provider.ResponseFetcher
 	if p != nil {
 		f, _ = p.Adapter.(provider.ResponseFetcher)
