@@ -33,6 +33,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/statefile"
+	"github.com/llmrouter/llmrouter/internal/warm"
 )
 
 // Server timeouts a slow or hostile client cannot hold open.
@@ -105,14 +106,14 @@ func (d *daemon) restoreState() {
 	}
 	var raw json.RawMessage
 	err := statefile.Load(path, &raw)
-	var st proxy.State
+	var st warm.State
 	if err == nil {
-		st, err = proxy.DecodeState(raw)
+		st, err = warm.Decode(raw)
 	}
-	var r proxy.Restored
+	var r warm.Restored
 	now := time.Now()
 	if err == nil {
-		r, err = d.proxy.RestoreState(now, st)
+		r, err = warm.Restore(d.proxy, now, st)
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -151,7 +152,7 @@ func (d *daemon) saveState() {
 			})
 		}
 	}
-	st := d.proxy.ExportState(time.Now())
+	st := warm.Export(d.proxy, time.Now())
 	st.Writer = d.stateWriter
 	if err := statefile.Save(path, st); err != nil {
 		d.log.Warn("saving state file failed", "state_file", path, "error", err.Error())

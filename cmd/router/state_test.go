@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/statefile"
+	"github.com/llmrouter/llmrouter/internal/warm"
 )
 
 // stateConfig is a config whose provider "broken" fails every call with
@@ -84,7 +84,7 @@ func TestStateFileTroubleIsNeverFatal(t *testing.T) {
 			if err := statefile.Load(path, &raw); err != nil {
 				t.Fatal(err)
 			}
-			if st, err := proxy.DecodeState(raw); err != nil || len(st.Providers) != 2 {
+			if st, err := warm.Decode(raw); err != nil || len(st.Providers) != 2 {
 				t.Errorf("shutdown saved %s (%v), want a good state of both providers", raw, err)
 			}
 		})
@@ -118,7 +118,7 @@ func TestBreakerOpenSurvivesACrash(t *testing.T) {
 	var saved time.Duration
 	for {
 		b, _ := os.ReadFile(path)
-		if st, err := proxy.DecodeState(b); err == nil && st.Providers["broken"].Breaker != nil && st.Providers["broken"].Breaker.State == "open" {
+		if st, err := warm.Decode(b); err == nil && st.Providers["broken"].Breaker != nil && st.Providers["broken"].Breaker.State == "open" {
 			saved = time.Since(tripped)
 			break
 		}
@@ -167,7 +167,7 @@ func TestAnotherWriterIsNoticed(t *testing.T) {
 	if strings.Contains(logs.String(), "another process") {
 		t.Fatalf("warned about another writer when there was none:\n%s", logs)
 	}
-	if err := statefile.Save(path, proxy.State{Version: 2, Writer: "elsewhere pid 7"}); err != nil {
+	if err := statefile.Save(path, warm.State{Version: 2, Writer: "elsewhere pid 7"}); err != nil {
 		t.Fatal(err)
 	}
 	d.saveState()
