@@ -277,28 +277,9 @@ func (s *Server) Update(opts Options) error {
 	for i, p := range st.order {
 		names[i] = p.Name
 	}
-	s.loop.Prepare(names, removedProviders, tierPairs(opts.Models))
+	s.loop.Prepare(names, removedProviders, opts.Models.TierPairs())
 	s.st.Store(st)
 	return nil
-}
-
-// tierPairs are the (from, to) tier pairs a failover can cross in the
-// configured models.
-func tierPairs(t *route.Table) [][2]int {
-	seen := map[[2]int]bool{}
-	var out [][2]int
-	for _, name := range t.Names() {
-		m := t.Lookup(name)
-		for _, a := range m.Targets {
-			for _, b := range m.Targets {
-				if p := [2]int{a.Tier, b.Tier}; a.Tier != b.Tier && !seen[p] {
-					seen[p] = true
-					out = append(out, p)
-				}
-			}
-		}
-	}
-	return out
 }
 
 // Close stops the prober loops. Requests in flight are not affected; the
