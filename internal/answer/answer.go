@@ -2,6 +2,8 @@ package answer
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"math"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,6 +50,9 @@ type Result struct {
 type Writer struct {
 	log *slog.Logger
 	m   *metrics
+	// idPrefix and idSeq make the ids of requests that bring none.
+	idPrefix string
+	idSeq    atomic.Uint64
 	// streamWarn thins the after-commit stream failure warning: under a
 	// failing provider at thousands of requests per second, one line per
 	// few seconds says enough (the metrics count every one).
@@ -59,7 +65,11 @@ func New(log *slog.Logger, reg prometheus.Registerer) *Writer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Writer{log: log, m: newMetrics(reg), streamWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
+	s := &Writer{log: log, m: newMetrics(reg), streamWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
+	return s
 }
 
 // Answer writes res: the one place an answer to a client is written

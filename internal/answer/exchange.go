@@ -2,6 +2,7 @@ package answer
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/failover"
@@ -26,11 +27,29 @@ type Exchange struct {
 	API string
 }
 
-// NewExchange starts the exchange of request id, an op, whose writes to the
-// client are bounded by writeTimeout (limits.client_write_timeout); the
-// answer w will carry says X-Request-ID: id.
-func NewExchange(w http.ResponseWriter, id string, op provider.Op, writeTimeout time.Duration) *Exchange {
-	ex := &Exchange{Run: failover.Run{ID: id, Op: op}, start: time.Now(), writeTimeout: writeTimeout}
+// NewExchange starts the exchange of r, an op, whose writes to the client
+// are bounded by writeTimeout (limits.client_write_timeout); the answer w
+// will carry says its id (X-Request-ID).
+func (s *Writer) NewExchange(w http.ResponseWriter, r *http.Request, op provider.Op, writeTimeout time.Duration) *Exchange {
+	ex := &Exchange{Run: failover.Run{ID: s.requestID(r), Op: op}, start: time.Now(), writeTimeout: writeTimeout}
 	setHeader(w.Header(), hdrRequestID, ex.ID)
 	return ex
+}
+
+// requestID returns the client's X-Request-ID when it is short printable
+// ASCII, else a fresh one.
+func (s *Writer) requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
+		ok := true
+		for i := 0; i < len(id); i++ {
+			if id[i] < 0x21 || id[i] > 0x7e {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return id
+		}
+	}
+	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func (s *Server) newExchange(r *http.Request, w http.ResponseWriter, st *state, op provider.Op) *answer.Exchange {
-	return answer.NewExchange(w, s.requestID(r), op, st.limits.ClientWriteTimeout)
+	return s.out.NewExchange(w, r, op, st.limits.ClientWriteTimeout)
 }
 
 // serveOp handles one OpenAI operation end to end: every path out of it

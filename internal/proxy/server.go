@@ -1,14 +1,11 @@
 package proxy
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,16 +113,14 @@ func (st *state) domainDown(now time.Time) func(string) bool {
 
 // Server serves the OpenAI-compatible API.
 type Server struct {
-	st       atomic.Pointer[state]
-	log      *slog.Logger
-	idPrefix string
-	idSeq    atomic.Uint64
-	set      *upstream.Set  // the providers' runtimes
-	loop     *failover.Loop // the attempt loop
-	bodies   intake.Budget  // request body bytes held (limits.body_buffer_bytes)
-	now      func() time.Time
-	m        *metrics
-	out      *answer.Writer // the one answer writer
+	st     atomic.Pointer[state]
+	log    *slog.Logger
+	set    *upstream.Set  // the providers' runtimes
+	loop   *failover.Loop // the attempt loop
+	bodies intake.Budget  // request body bytes held (limits.body_buffer_bytes)
+	now    func() time.Time
+	m      *metrics
+	out    *answer.Writer // the one answer writer
 
 	shedGate *shed.Gate // normal-priority slots while shedding
 
@@ -143,9 +138,6 @@ func New(opts Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
 	s.out = answer.New(s.log, opts.Registerer)
 	s.m = newMetrics(opts.Registerer, s)
 	s.set = upstream.NewSet(upstream.Options{Now: s.now, Logger: s.log, Fleet: opts.Fleet}, opts.Registerer)
@@ -313,24 +305,6 @@ func (s *Server) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /v1/models/{model...}", s.serveModel)
 	mux.HandleFunc("/", s.serveNotFound)
-}
-
-// requestID returns the client's X-Request-ID when it is short printable
-// ASCII, else a fresh one.
-func (s *Server) requestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
-		ok := true
-		for i := 0; i < len(id); i++ {
-			if id[i] < 0x21 || id[i] > 0x7e {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return id
-		}
-	}
-	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
 }
 
 // authorized reports whether r carries an accepted client key. Every key
