@@ -666,7 +666,8 @@ var (
 	descLabels = regexp.MustCompile(`variableLabels: \{([^}]*)\}\}$`)
 )
 
-// cmdMetrics are registered by cmd/router (package main, not importable).
+// cmdMetrics are registered by internal/daemon on the registry it builds
+// when it starts the listeners, not by the proxy.Server this test builds.
 var cmdMetrics = map[string]metricInfo{
 	"llmrouter_config_last_reload_successful": {labels: map[string]bool{}},
 	"llmrouter_config_reloads_total":          {labels: map[string]bool{"result": true}},

@@ -379,38 +379,3 @@ func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 	}
 	s.out.Answer(w, ex, answer.Result{Err: e})
 }
-
-// ProviderStatus is one row of GET /admin/providers.
-type ProviderStatus = upstream.Status
-
-// scores returns every provider's score (latency relative to the fastest
-// provider overall), in config order.
-func (s *Server) scores(st *state, now time.Time) []route.Score {
-	m := &route.Model{}
-	for _, p := range st.order {
-		m.Targets = append(m.Targets, route.Target{Provider: p.Name})
-	}
-	hs := make([]route.Health, len(st.order))
-	for i, p := range st.order {
-		hs[i] = p.Up.Health(now)
-	}
-	out := make([]route.Score, len(st.order))
-	for i := range st.order {
-		out[i] = st.weights.ScoreOf(m, func(j int) route.Health { return hs[j] }, i)
-	}
-	return out
-}
-
-// Providers returns the live per-provider status, in config order.
-func (s *Server) Providers() []ProviderStatus {
-	st := s.st.Load()
-	now := s.now()
-	out := make([]ProviderStatus, 0, len(st.order))
-	scores := s.scores(st, now)
-	for i, p := range st.order {
-		row := p.Up.Status(now)
-		row.Score = scores[i]
-		out = append(out, row)
-	}
-	return out
-}

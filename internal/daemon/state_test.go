@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ func TestStateFileTroubleIsNeverFatal(t *testing.T) {
 			if code, _, body := post(t, d.url("/v1/chat/completions"), `{"model":"m","messages":[{"role":"user","content":"x"}]}`); code != 200 {
 				t.Errorf("serving after a bad state file: %d %s", code, body)
 			}
-			if code := d.shutdown(); code != 0 {
+			if code := d.Shutdown(); code != 0 {
 				t.Errorf("shutdown exit %d", code)
 			}
 			if !strings.Contains(logs.String(), "ignoring state file") || !strings.Contains(logs.String(), tt.why) {
@@ -105,7 +105,7 @@ func write(t *testing.T, path, content string) {
 func TestBreakerOpenSurvivesACrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	a, _, _ := startFile(t, stateConfig(path))
-	defer a.shutdown()
+	defer a.Shutdown()
 	for i := range 5 {
 		if code, _, body := post(t, a.url("/v1/chat/completions"), `{"model":"m","messages":[{"role":"user","content":"x"}]}`); code != 200 {
 			t.Fatalf("request %d: %d %s", i, code, body)
@@ -129,7 +129,7 @@ func TestBreakerOpenSurvivesACrash(t *testing.T) {
 	}
 	// A "restart" while a still runs: a never saves again before b reads.
 	b, _, logs := startFile(t, stateConfig(path))
-	defer b.shutdown()
+	defer b.Shutdown()
 	if g := gauge(t, b, "llmrouter_breaker_state", map[string]string{"provider": "broken"}); g != 2 {
 		t.Errorf("restarted: breaker_state{broken} = %v on the first scrape, want 2", g)
 	}
@@ -159,7 +159,7 @@ func TestBreakerOpenSurvivesACrash(t *testing.T) {
 func TestAnotherWriterIsNoticed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	d, _, logs := startFile(t, stateConfig(path))
-	defer d.shutdown()
+	defer d.Shutdown()
 	d.stopState() // the saver loop: this test saves by hand
 	<-d.stateDone
 	d.saveState()
@@ -188,7 +188,7 @@ func TestVersion1StateFileRestores(t *testing.T) {
 	write(t, path, fmt.Sprintf(`{"version":1,"providers":{"broken":{"stats":{"version":1,"saved_at_unix_ms":%d,"bucket_ms":5000,`+
 		`"buckets":[{"start_ago_ms":1000,"successes":7,"failures":0}],"since_success_ms":-1},"requests_limit":60}}}`, time.Now().UnixMilli()))
 	d, _, logs := startFile(t, stateConfig(path))
-	defer d.shutdown()
+	defer d.Shutdown()
 	for _, ps := range d.proxy.Providers() {
 		if ps.Name == "broken" && (ps.RPMLimit != 60 || ps.Stats.Requests != 7 || ps.State != "closed") {
 			t.Errorf("restored from version 1: %+v, want 7 requests, rpm limit 60, closed", ps)
