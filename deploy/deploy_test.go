@@ -26,6 +26,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmrouter/llmrouter/internal/admin"
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
@@ -674,7 +675,8 @@ var cmdMetrics = map[string]metricInfo{
 }
 
 // exportedMetrics builds a real proxy.Server on a simulated provider and
-// returns every metric it registers, plus cmdMetrics.
+// returns every metric it and the admin gauges on it register, plus
+// cmdMetrics.
 func exportedMetrics(t *testing.T) map[string]metricInfo {
 	t.Helper()
 	sim, err := simulated.New(provider.Config{Name: "p"}, simulated.Config{})
@@ -696,6 +698,7 @@ func exportedMetrics(t *testing.T) map[string]metricInfo {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	admin.Register(rec, s)
 
 	out := map[string]metricInfo{}
 	for name, m := range cmdMetrics {

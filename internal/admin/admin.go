@@ -74,7 +74,7 @@ func Handler(o Options) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"providers": o.Front.Providers()})
+		_ = enc.Encode(map[string]any{"providers": Providers(o.Front)})
 	})
 	return mux
 }

@@ -125,6 +125,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		}
 		return nil, err
 	}
+	admin.Register(reg, p)
 	resp, err := api.New(p, api.Options{Config: cfg.Responses, Store: stored, Logger: log, Registerer: reg})
 	if err != nil {
 		p.Close()

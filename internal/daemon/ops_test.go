@@ -17,6 +17,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/llmrouter/llmrouter/internal/admin"
 	"github.com/llmrouter/llmrouter/internal/config"
 )
 
@@ -113,7 +114,7 @@ func TestReload(t *testing.T) {
 		if code, _, body := post(t, d.url("/v1/chat/completions"), `{"model":"m2","messages":[{"role":"user","content":"x"}]}`); code != 200 {
 			t.Fatalf("new model: %d %s", code, body)
 		}
-		if got := d.proxy.Providers()[0].Stats.Requests; got != 4 {
+		if got := admin.Providers(d.proxy)[0].Stats.Requests; got != 4 {
 			t.Errorf("unchanged provider has %d requests in its window, want 4 (3 before the reload + 1): state was lost", got)
 		}
 		if v := gauge(t, d, "llmrouter_config_last_reload_successful", nil); v != 1 {

@@ -60,9 +60,9 @@ func TestPriorityShedding(t *testing.T) {
 	if w := do(h, "POST", "/v1/chat/completions", "application/json", chatBody, "X-LLMRouter-Priority", "urgent"); w.Code != 400 {
 		t.Errorf("invalid priority: %d, want 400", w.Code)
 	}
-	for _, ps := range s.Providers()[:3] {
-		if ps.State != "open" {
-			t.Errorf("%s is %s, want open", ps.Name, ps.State)
+	for _, p := range s.View().Providers[:3] {
+		if state := p.Up.Status(time.Now()).State; state != "open" {
+			t.Errorf("%s is %s, want open", p.Name, state)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/route"
-	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 // View is the routing state in force at one moment, as the state file
@@ -16,54 +15,28 @@ type View struct {
 	Providers []*failover.Provider
 	// Models is the model table.
 	Models *route.Table
-	st     *state
+	// Weights are the score weights (routing.score_weights).
+	Weights route.Weights
+	// At is the moment, on the front door's clock (Options.Now).
+	At time.Time
+	st *state
 }
 
 // View returns the routing state in force now.
 func (s *Server) View() View {
 	st := s.st.Load()
-	return View{Providers: st.order, Models: st.models, st: st}
+	return View{Providers: st.order, Models: st.models, Weights: st.weights, At: s.now(), st: st}
 }
 
 // Provider returns the provider named name; nil when there is none.
 func (v View) Provider(name string) *failover.Provider { return v.st.providers[name] }
 
+// OpenShare is the share of providers whose breaker is open at v.At, and
+// the earliest time one of them will probe again: what priority shedding
+// decides on.
+func (v View) OpenShare() (float64, time.Duration) { return v.st.openShare(v.At) }
+
 // StateChanged returns a channel that receives soon after anything worth
 // keeping across a restart changed (upstream.Set.Changed): a state-file
 // saver waits on it to save within a moment rather than at its next tick.
 func (s *Server) StateChanged() <-chan struct{} { return s.set.Changed() }
-
-// ProviderStatus is one row of GET /admin/providers.
-type ProviderStatus = upstream.Status
-
-// scores returns every provider's score (latency relative to the fastest
-// provider overall), in config order.
-func (s *Server) scores(st *state, now time.Time) []route.Score {
-	m := &route.Model{}
-	for _, p := range st.order {
-		m.Targets = append(m.Targets, route.Target{Provider: p.Name})
-	}
-	hs := make([]route.Health, len(st.order))
-	for i, p := range st.order {
-		hs[i] = p.Up.Health(now)
-	}
-	out := make([]route.Score, len(st.order))
-	for i := range st.order {
-		out[i] = st.weights.ScoreOf(m, func(j int) route.Health { return hs[j] }, i)
-	}
-	return out
-}
-
-// Providers returns the live per-provider status, in config order.
-func (s *Server) Providers() []ProviderStatus {
-	st := s.st.Load()
-	now := s.now()
-	out := make([]ProviderStatus, 0, len(st.order))
-	scores := s.scores(st, now)
-	for i, p := range st.order {
-		row := p.Up.Status(now)
-		row.Score = scores[i]
-		out = append(out, row)
-	}
-	return out
-}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/admin"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
@@ -110,7 +111,7 @@ func TestRestore(t *testing.T) {
 	if !slices.Equal(r.Providers, []string{"p"}) || len(r.Fresh) != 1 || !errors.As(r.Fresh["q"], &ce) || !slices.Equal(ce.Keys, []string{"base_url"}) {
 		t.Errorf("restored %v, fresh %v; want p restored, q fresh because its base_url changed", r.Providers, r.Fresh)
 	}
-	for _, ps := range b.Providers() {
+	for _, ps := range admin.Providers(b) {
 		want := map[string][]string{"p": {"x", "y"}, "q": {}}[ps.Name]
 		if !slices.Equal(ps.DisabledTargets, want) {
 			t.Errorf("%s: disabled targets %v, want %v", ps.Name, ps.DisabledTargets, want)
@@ -215,7 +216,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	if r, err := Restore(b, now, st); err != nil || len(r.Providers) != 1 || len(r.Fresh) != 0 {
 		t.Fatalf("restored %+v, %v; want provider p", r, err)
 	}
-	if got := b.Providers()[0].Stats.Requests; got != 7 {
+	if got := admin.Providers(b)[0].Stats.Requests; got != 7 {
 		t.Errorf("restored server reports %d requests in the window, want 7", got)
 	}
 	if r, err := Restore(b, now, State{Version: 99}); !errors.Is(err, ErrVersion) || len(r.Providers) != 0 {
