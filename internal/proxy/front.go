@@ -41,7 +41,7 @@ func (q Request) End() { q.s.out.Log(q.r, q.Ex) }
 // Authorize answers 401 to a client without an accepted key, and then
 // reports false; the request's body is not read.
 func (q Request) Authorize() bool {
-	if !q.st.authorized(q.r) {
+	if !q.st.keys.Allow(q.r) {
 		q.s.out.Answer(q.w, q.Ex, answer.Unauthorized(q.r))
 		return false
 	}

@@ -66,7 +66,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, ex *answer.Exc
 // nil means the request has been answered (401, or the body's refusal).
 // The caller frees the body.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, ex *answer.Exchange, st *state) *intake.Body {
-	if !st.authorized(r) {
+	if !st.keys.Allow(r) {
 		s.out.Answer(w, ex, answer.Unauthorized(r))
 		return nil
 	}

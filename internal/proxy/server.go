@@ -1,12 +1,10 @@
 package proxy
 
 import (
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
@@ -80,7 +79,7 @@ type state struct {
 	retry     backoff.Config
 	weights   route.Weights
 	shedAbove float64
-	keys      [][]byte
+	keys      clientauth.Keys
 	created   int64 // unix time the model list reports
 	// domains: some provider names a failure domain.
 	domains bool
@@ -222,11 +221,7 @@ func (s *Server) Update(opts Options) error {
 			}
 		}
 	}
-	for _, k := range opts.ClientKeys {
-		if k = strings.TrimSpace(k); k != "" {
-			st.keys = append(st.keys, []byte(k))
-		}
-	}
+	st.keys = clientauth.NewKeys(opts.ClientKeys)
 
 	specs := make([]upstream.Spec, len(st.order))
 	for i, p := range st.order {
@@ -307,29 +302,10 @@ func (s *Server) Register(mux *http.ServeMux) {
 	mux.HandleFunc("/", s.serveNotFound)
 }
 
-// authorized reports whether r carries an accepted client key. Every key
-// is compared, in constant time, whatever matched earlier.
-func (st *state) authorized(r *http.Request) bool {
-	if len(st.keys) == 0 {
-		return true
-	}
-	h := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return false
-	}
-	got := []byte(strings.TrimSpace(h[len(prefix):]))
-	ok := 0
-	for _, k := range st.keys {
-		ok |= subtle.ConstantTimeCompare(got, k)
-	}
-	return ok == 1
-}
-
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	st := s.st.Load()
 	ex := s.newExchange(r, w, st, provider.OpChat)
-	if !st.authorized(r) {
+	if !st.keys.Allow(r) {
 		s.out.Answer(w, ex, answer.Unauthorized(r))
 		return
 	}
@@ -344,7 +320,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	st := s.st.Load()
 	ex := s.newExchange(r, w, st, provider.OpChat)
-	if !st.authorized(r) {
+	if !st.keys.Allow(r) {
 		s.out.Answer(w, ex, answer.Unauthorized(r))
 		return
 	}
