@@ -14,7 +14,7 @@ func (s *Server) newExchange(r *http.Request, w http.ResponseWriter, st *state, 
 }
 
 // serveOp handles one OpenAI operation end to end: every path out of it
-// goes through answer exactly once.
+// goes through the answer writer exactly once.
 func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op) {
 	st := s.st.Load()
 	ex := s.newExchange(r, w, st, op)
