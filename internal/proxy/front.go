@@ -63,7 +63,7 @@ func (q Request) Answer(res answer.Result) { q.s.out.Answer(q.w, q.Ex, res) }
 // shedding, lets shape (when not nil) adapt the result, and answers
 // (docs/ARCHITECTURE.md, "Request path"): the path a chat request takes.
 func (q Request) Dispatch(req *provider.Request, tokens int64, shape func(answer.Result) answer.Result) {
-	q.s.dispatch(q.w, q.r, q.Ex, q.st, req, tokens, shape)
+	q.s.dispatch(q.w, q.r, q.Ex, q.st, req, tokens, shape, nil)
 }
 
 // Model looks name up in the request's model table: nil when no model has

@@ -23,7 +23,16 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 	if body == nil {
 		return
 	}
-	defer s.bodies.Free(body)
+	// The body is freed once: by dispatch as soon as the attempts are over
+	// (it then clears req.Body), or here on any other way out, a panic
+	// included (a leaked body would shrink limits.body_buffer_bytes for
+	// good).
+	var req *provider.Request
+	defer func() {
+		if req == nil || req.Body != nil {
+			s.bodies.Free(body)
+		}
+	}()
 	f, ierr := intake.Parse(op, body.B)
 	if ierr != nil {
 		s.out.Answer(w, ex, answer.Result{Err: ierr})
@@ -33,18 +42,22 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, op provider.Op)
 		s.out.Answer(w, ex, answer.Result{Err: answer.ModelNotFound(f.Model)})
 		return
 	}
-	req := &provider.Request{
+	req = &provider.Request{
 		Op: op, Body: body.B, ModelStart: f.ModelStart, ModelEnd: f.ModelEnd,
 		Stream: f.Stream, IncludeUsage: f.IncludeUsage,
 	}
-	s.dispatch(w, r, ex, st, req, intake.EstimateTokens(req.Body, f.MaxTokens), nil)
+	s.dispatch(w, r, ex, st, req, intake.EstimateTokens(req.Body, f.MaxTokens), nil, body)
 }
 
 // dispatch runs req's attempts within the request's deadline and priority
 // shedding, lets shape (when not nil) adapt the result, and answers. The
 // deadline and the shedding slot last until the answer is written (a
-// stream's end).
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, ex *answer.Exchange, st *state, req *provider.Request, tokens int64, shape func(answer.Result) answer.Result) {
+// stream's end). body, when not nil, is the client's body that req.Body
+// views: it is freed as soon as the attempts are over, before the answer
+// is written, and req.Body cleared to say so, so that a stream does not
+// hold its request's buffer (and its share of limits.body_buffer_bytes)
+// for its whole life (docs/ARCHITECTURE.md, "Memory").
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, ex *answer.Exchange, st *state, req *provider.Request, tokens int64, shape func(answer.Result) answer.Result, body *intake.Body) {
 	ctx, cancel := context.WithTimeout(r.Context(), st.limits.RequestTimeout)
 	defer cancel()
 	release, ierr := s.shed(ctx, r, st)
@@ -56,6 +69,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, ex *answer.Exc
 		defer release()
 	}
 	res := s.walk(ctx, ex, st, req, tokens)
+	if body != nil {
+		req.Body = nil
+		s.bodies.Free(body)
+	}
 	if shape != nil {
 		res = shape(res)
 	}
