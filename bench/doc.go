@@ -5,22 +5,32 @@
 //	go run ./bench                          # the table (about 2 minutes)
 //	go run ./bench -duration 3s -only nginx,llmrouter -concurrency 1,64
 //	go run ./bench -streams 1000            # RSS with 1,000 streams held open
+//	go run ./bench -upstream tls            # the upstream speaks HTTPS, HTTP/2 when offered
 //
 // Model: every party is its own process on loopback. The bench binary
-// re-executes itself for the fake upstream (-role upstream) and for the
-// bare proxy (-role httputil); nginx runs from a config written to a
-// temporary directory; llmrouter is built from this module (or -router
-// PATH) and pointed at the upstream through one openai_compatible provider
-// with every protection at its default (breaker, learned RPM/TPM buckets,
-// adaptive throttling, retries). The load generator is in the bench process
-// itself: closed-loop workers, each sending its next request as soon as the
-// previous answer was read to the end, over a keep-alive client.
+// re-executes itself for the fake upstream (-role upstream, package
+// internal/upstream) and for the bare proxy (-role httputil); nginx runs
+// from a config written to a temporary directory; llmrouter is built from
+// this module (or -router PATH) and pointed at the upstream through one
+// openai_compatible provider with every protection at its default
+// (breaker, learned RPM/TPM buckets, adaptive throttling, retries); they
+// are started by internal/targets. The load generator (internal/load) is
+// in the bench process itself: closed-loop workers, each sending its next
+// request as soon as the previous answer was read to the end, over a
+// keep-alive HTTP/1.1 client.
+//
+// The upstream has one listener per target and counts the TCP connections
+// each accepts (and the protocol of each, h1 or h2), served on a separate
+// plain control port; the bench reads them around each run. With -upstream
+// tls it serves HTTPS from a CA generated into the temporary directory,
+// offering h2 then http/1.1 (ALPN); each proxy is told to trust that CA.
 //
 // For each (mode, concurrency, target) the bench warms up, reads the CPU
 // time (utime+stime in /proc/PID/stat) of every process in the target's
 // process group, drives the load for -duration, reads CPU again and VmRSS
-// (/proc/PID/status). CPU per request is the difference divided by the
-// requests completed; for nginx the group is the master and its workers.
+// (/proc/PID/status) (internal/proc). CPU per request is the difference
+// divided by the requests completed; for nginx the group is the master and
+// its workers.
 //
 // Invariants: only 127.0.0.1 addresses; every child runs in its own
 // process group, dies with the bench (Pdeathsig) and is stopped (SIGTERM,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,12 +15,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
-)
 
-// Roles the bench binary re-executes itself as (the -role flag).
-const (
-	roleUpstream = "upstream"
-	roleHTTPUtil = "httputil"
+	"github.com/llmrouter/llmrouter/bench/internal/load"
+	"github.com/llmrouter/llmrouter/bench/internal/proc"
+	"github.com/llmrouter/llmrouter/bench/internal/targets"
+	"github.com/llmrouter/llmrouter/bench/internal/upstream"
 )
 
 func main() {
@@ -33,13 +31,29 @@ type options struct {
 	duration     time.Duration
 	warmup       time.Duration
 	conc         []int
-	modes        []mode
+	modes        []load.Mode
 	only         []string
 	router       string
 	nginxWorkers string
+	goProcs      int
 	streams      int
 	interval     time.Duration
+	upstream     string // upstreamPlain or upstreamTLS
 }
+
+// goEnv is the environment the Go proxies get on top of the bench's.
+func (o options) goEnv() []string {
+	if o.goProcs <= 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("GOMAXPROCS=%d", o.goProcs)}
+}
+
+// -upstream values: how the proxies reach the fake upstream.
+const (
+	upstreamPlain = "plain" // HTTP/1.1 over TCP
+	upstreamTLS   = "tls"   // HTTPS with HTTP/2 (ALPN h2) or HTTP/1.1, as real providers are reached
+)
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -49,15 +63,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before each measurement")
 	concList := fs.String("concurrency", "1,16,64", "comma-separated closed-loop worker counts")
 	modeList := fs.String("modes", "json,stream", "comma-separated: json (non-stream), stream")
-	onlyList := fs.String("only", strings.Join(allTargets, ","), "comma-separated subset of "+strings.Join(allTargets, ","))
+	onlyList := fs.String("only", strings.Join(targets.All, ","), "comma-separated subset of "+strings.Join(targets.All, ","))
 	fs.StringVar(&o.router, "router", "", "llmrouter binary; empty: go build ./cmd/router into a temporary directory")
 	fs.StringVar(&o.nginxWorkers, "nginx-workers", "auto", "nginx worker_processes (auto: one per core)")
+	fs.IntVar(&o.goProcs, "go-procs", 0, "GOMAXPROCS of the Go proxies (httputil, llmrouter); 0: Go's default (the CPU limit, else one per core). With -nginx-workers 1 and -go-procs 1 every proxy gets one core, as a sidecar with a 1-CPU limit does")
 	fs.IntVar(&o.streams, "streams", 0, "instead of the table: hold this many streams open through each proxy and report RSS")
 	fs.DurationVar(&o.interval, "stream-interval", 100*time.Millisecond, "with -streams: time between the upstream's chunks")
+	fs.StringVar(&o.upstream, "upstream", upstreamPlain, upstreamPlain+": the upstream speaks plain HTTP/1.1; "+upstreamTLS+": HTTPS with HTTP/2 (ALPN h2, else HTTP/1.1) and a CA generated at start, which every proxy is told to trust")
 	// Internal: what a re-executed child is.
-	role := fs.String("role", "", "internal: run as "+roleUpstream+" or "+roleHTTPUtil+" on the listener at fd 3")
-	upBase := fs.String("upstream", "", "internal: the httputil role's upstream base URL")
-	chunks := fs.Int("chunks", contentChunks, "internal: content chunks per stream when -chunk-interval > 0")
+	role := fs.String("role", "", "internal: run as "+upstream.Role+" or "+targets.BareProxyRole+" on the listener at fd 3")
+	upBase := fs.String("upstream-url", "", "internal: the httputil role's upstream base URL")
+	caFile := fs.String("ca", "", "internal: the httputil role's CA for an https upstream")
+	certFile := fs.String("tls-cert", "", "internal: the upstream role's certificate (TLS mode)")
+	keyFile := fs.String("tls-key", "", "internal: the upstream role's key (TLS mode)")
+	listeners := fs.String("listeners", "", "internal: the upstream role's listeners (fd 3 on, the control listener after them), by target name")
+	chunks := fs.Int("chunks", upstream.ContentChunks, "internal: content chunks per stream when -chunk-interval > 0")
 	chunkInterval := fs.Duration("chunk-interval", 0, "internal: pause between the upstream's stream chunks")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -66,7 +86,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if *role != "" {
-		if err := runRole(ctx, *role, *upBase, upstream{interval: *chunkInterval, chunks: *chunks}); err != nil {
+		if err := runRole(ctx, *role, *upBase, *caFile, *listeners,
+			upstream.Config{Interval: *chunkInterval, Chunks: *chunks, CertFile: *certFile, KeyFile: *keyFile}); err != nil {
 			fmt.Fprintln(stderr, "bench", *role+":", err)
 			return 1
 		}
@@ -85,6 +106,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench: -only:", err)
 		return 2
 	}
+	if o.upstream != upstreamPlain && o.upstream != upstreamTLS {
+		fmt.Fprintf(stderr, "bench: -upstream: want %s or %s\n", upstreamPlain, upstreamTLS)
+		return 2
+	}
 	if o.duration <= 0 || o.warmup < 0 || o.interval <= 0 {
 		fmt.Fprintln(stderr, "bench: -duration and -stream-interval must be positive, -warmup not negative")
 		return 2
@@ -98,23 +123,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // runRole is a re-executed child: serve on the listener passed as fd 3
 // until SIGTERM.
-func runRole(ctx context.Context, role, upBase string, u upstream) error {
-	f := os.NewFile(3, "listener")
-	if f == nil {
-		return errors.New("no listener at fd 3")
-	}
-	ln, err := net.FileListener(f)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("listener at fd 3: %w", err)
-	}
+func runRole(ctx context.Context, role, upBase, caFile, listeners string, u upstream.Config) error {
 	switch role {
-	case roleUpstream:
-		return serveUpstream(ctx, ln, u)
-	case roleHTTPUtil:
-		return serveBareProxy(ctx, ln, upBase)
+	case upstream.Role:
+		names := strings.Split(listeners, ",")
+		lns := map[string]net.Listener{}
+		defer func() {
+			for _, ln := range lns {
+				ln.Close()
+			}
+		}()
+		for i, name := range append(names, "") {
+			ln, err := proc.InheritedListener(uintptr(3 + i))
+			if err != nil {
+				return err
+			}
+			if name == "" {
+				return upstream.Serve(ctx, lns, ln, u)
+			}
+			lns[name] = ln
+		}
+	case targets.BareProxyRole:
+		ln, err := proc.InheritedListener(3)
+		if err != nil {
+			return err
+		}
+		return targets.ServeBareProxy(ctx, ln, upBase, caFile)
 	}
-	ln.Close()
 	return fmt.Errorf("unknown role %q", role)
 }
 
@@ -126,60 +161,69 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return fmt.Errorf("temp dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	f := &fleet{}
-	defer f.stopAll()
+	f := &proc.Fleet{}
+	defer f.StopAll()
 
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the bench binary: %w", err)
 	}
-	if slices.Contains(o.only, nameRouter) && o.router == "" {
+	if slices.Contains(o.only, targets.Router) && o.router == "" {
 		fmt.Fprintln(stderr, "building ./cmd/router ...")
-		if o.router, err = buildRouter(ctx, tmp); err != nil {
+		if o.router, err = targets.BuildRouter(ctx, tmp); err != nil {
 			return err
 		}
 	}
-	u := upstream{}
+	u := upstream.Config{}
 	if o.streams > 0 {
 		// Long enough to outlast opening, settling and holding.
-		hold := startTimeout + streamOpenTimeout + o.duration + 30*time.Second
-		u = upstream{interval: o.interval, chunks: int(hold / o.interval)}
+		hold := targets.StartTimeout + streamOpenTimeout + o.duration + 30*time.Second
+		u = upstream.Config{Interval: o.interval, Chunks: int(hold / o.interval)}
 	}
-	_, upBase, err := startUpstream(ctx, f, self, u)
+	var ca string
+	if o.upstream == upstreamTLS {
+		certs, err := upstream.WriteCerts(tmp)
+		if err != nil {
+			return err
+		}
+		ca, u.CertFile, u.KeyFile = certs.CAFile, certs.CertFile, certs.KeyFile
+	}
+	up, err := upstream.Start(ctx, f, self, u, ca, o.only, targets.StartTimeout)
 	if err != nil {
 		return err
 	}
-	var targets []target
+	defer up.Close()
+	var ts []targets.Target
 	for _, name := range o.only {
-		var t target
+		var t targets.Target
 		switch name {
-		case nameDirect:
+		case targets.Direct:
 			if o.streams > 0 {
 				continue
 			}
-			t = target{name: nameDirect, url: upBase + "/v1/chat/completions"}
-		case nameNginx:
-			t, err = startNginx(ctx, f, tmp, o.nginxWorkers, upBase)
-		case nameHTTPUtil:
-			t, err = startBareProxy(ctx, f, self, upBase)
-		case nameRouter:
-			t, err = startRouter(ctx, f, o.router, tmp, upBase)
+			t = targets.Target{Name: targets.Direct, URL: up.Base(name) + "/v1/chat/completions", TLS: up.TLS}
+		case targets.Nginx:
+			t, err = targets.StartNginx(ctx, f, tmp, o.nginxWorkers, up.Base(name), ca)
+		case targets.HTTPUtil:
+			t, err = targets.StartBareProxy(ctx, f, self, up.Base(name), ca, o.goEnv())
+		case targets.Router:
+			t, err = targets.StartRouter(ctx, f, o.router, tmp, up.Base(name), ca, o.goEnv())
 		}
 		if err != nil {
 			return err
 		}
-		targets = append(targets, t)
+		ts = append(ts, t)
 	}
 	fmt.Fprintf(stdout, "<!-- %s -->\n", machine(o))
 	if o.streams > 0 {
-		rows, err := holdStreams(ctx, o, targets, stderr)
+		rows, err := holdStreams(ctx, o, up, ts, stderr)
 		if err != nil {
 			return err
 		}
 		fmt.Fprint(stdout, streamsTable(o, rows))
 		return nil
 	}
-	rows, err := measureAll(ctx, o, targets, stderr)
+	rows, err := measureAll(ctx, o, up, ts, stderr)
 	if err != nil {
 		return err
 	}
@@ -190,8 +234,11 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 
 // machine describes where and how the numbers were taken.
 func machine(o options) string {
-	s := fmt.Sprintf("%s, %d cores, %s; duration %s, warm-up %s, nginx worker_processes %s",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.duration, o.warmup, o.nginxWorkers)
+	s := fmt.Sprintf("%s, %d cores, %s; upstream %s, duration %s, warm-up %s, nginx worker_processes %s",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.upstream, o.duration, o.warmup, o.nginxWorkers)
+	if o.goProcs > 0 {
+		s += fmt.Sprintf(", Go proxies GOMAXPROCS=%d", o.goProcs)
+	}
 	if out, err := exec.Command("nginx", "-v").CombinedOutput(); err == nil {
 		s += ", " + strings.TrimSpace(strings.TrimPrefix(string(out), "nginx version: "))
 	}
@@ -210,12 +257,12 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
-func parseModes(s string) ([]mode, error) {
-	var out []mode
+func parseModes(s string) ([]load.Mode, error) {
+	var out []load.Mode
 	for _, f := range strings.Split(s, ",") {
-		m := mode(strings.TrimSpace(f))
-		if m != modeJSON && m != modeStream {
-			return nil, fmt.Errorf("%q: want %s or %s", f, modeJSON, modeStream)
+		m := load.Mode(strings.TrimSpace(f))
+		if m != load.JSON && m != load.Stream {
+			return nil, fmt.Errorf("%q: want %s or %s", f, load.JSON, load.Stream)
 		}
 		out = append(out, m)
 	}
@@ -227,13 +274,13 @@ func parseTargets(s string) ([]string, error) {
 	want := map[string]bool{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if !slices.Contains(allTargets, f) {
-			return nil, fmt.Errorf("%q: want some of %s", f, strings.Join(allTargets, ","))
+		if !slices.Contains(targets.All, f) {
+			return nil, fmt.Errorf("%q: want some of %s", f, strings.Join(targets.All, ","))
 		}
 		want[f] = true
 	}
 	var out []string
-	for _, t := range allTargets {
+	for _, t := range targets.All {
 		if want[t] {
 			out = append(out, t)
 		}

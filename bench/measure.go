@@ -8,71 +8,79 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmrouter/llmrouter/bench/internal/load"
+	"github.com/llmrouter/llmrouter/bench/internal/proc"
+	"github.com/llmrouter/llmrouter/bench/internal/targets"
+	"github.com/llmrouter/llmrouter/bench/internal/upstream"
 )
 
 // row is one measured (mode, concurrency, target).
 type row struct {
-	mode   mode
+	mode   load.Mode
 	conc   int
 	target string
-	res    loadResult
-	cpu    time.Duration // proxy CPU over the run; 0 for direct
-	rss    int64         // proxy RSS at the end; 0 for direct
+	res    load.Result
+	cpu    time.Duration  // proxy CPU over the run; 0 for direct
+	rss    int64          // proxy RSS at the end; 0 for direct
+	conns  upstream.Stats // upstream connections: accepted during the run, open at its end
 }
 
-func (r row) rps() float64 { return float64(r.res.ok) / r.res.elapsed.Seconds() }
+func (r row) rps() float64 { return float64(r.res.OK) / r.res.Elapsed.Seconds() }
 func (r row) p50() time.Duration {
-	return percentile(r.res.lat, 0.50)
+	return load.Percentile(r.res.Lat, 0.50)
 }
 func (r row) p99() time.Duration {
-	return percentile(r.res.lat, 0.99)
+	return load.Percentile(r.res.Lat, 0.99)
 }
 
 // cpuPerReq is the proxy's CPU time per completed request.
 func (r row) cpuPerReq() time.Duration {
-	if r.res.ok == 0 {
+	if r.res.OK == 0 {
 		return 0
 	}
-	return r.cpu / time.Duration(r.res.ok)
+	return r.cpu / time.Duration(r.res.OK)
 }
 
 // sanityCheck sends one request of each mode to each target, so a broken
 // setup fails before minutes of load.
-func sanityCheck(ctx context.Context, targets []target, modes ...mode) error {
-	client := newClient(1)
-	defer client.CloseIdleConnections()
+func sanityCheck(ctx context.Context, ts []targets.Target, modes ...load.Mode) error {
 	var buf bytes.Buffer
-	for _, t := range targets {
+	for _, t := range ts {
+		client := load.NewClient(1, t.TLS)
 		for _, m := range modes {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			err := once(cctx, client, t.url, m, m.body(), &buf)
+			err := load.Once(cctx, client, t.URL, m, m.Body(), &buf)
 			cancel()
 			if err != nil {
-				return fmt.Errorf("sanity check of %s (%s): %w", t.name, m, err)
+				client.CloseIdleConnections()
+				return fmt.Errorf("sanity check of %s (%s): %w", t.Name, m, err)
 			}
 		}
+		client.CloseIdleConnections()
 	}
 	return nil
 }
 
 // measureAll runs every (mode, concurrency) against every target in turn,
 // interleaving targets so slow drift of a shared machine spreads over all.
-func measureAll(ctx context.Context, o options, targets []target, progress io.Writer) ([]row, error) {
-	if err := sanityCheck(ctx, targets, modeJSON, modeStream); err != nil {
+func measureAll(ctx context.Context, o options, up *upstream.Handle, ts []targets.Target, progress io.Writer) ([]row, error) {
+	if err := sanityCheck(ctx, ts, load.JSON, load.Stream); err != nil {
 		return nil, err
 	}
 	var rows []row
 	for _, m := range o.modes {
 		for _, c := range o.conc {
-			for _, t := range targets {
-				r, err := measure(ctx, o, t, m, c)
+			for _, t := range ts {
+				r, err := measure(ctx, o, up, t, m, c)
 				if err != nil {
 					return nil, err
 				}
-				fmt.Fprintf(progress, "%-6s c=%-3d %-9s %8.0f req/s  p50 %6d µs  p99 %6d µs  cpu %5s µs/req  errors %d\n",
-					m, c, t.name, r.rps(), r.p50().Microseconds(), r.p99().Microseconds(), cpuCell(r), r.res.errs)
-				if r.res.errs > 0 {
-					fmt.Fprintf(progress, "  last error: %s\n", r.res.lastErr)
+				fmt.Fprintf(progress, "%-6s c=%-3d %-9s %8.0f req/s  p50 %6d µs  p99 %6d µs  cpu %5s µs/req  conns new %s open %s  errors %d\n",
+					m, c, t.Name, r.rps(), r.p50().Microseconds(), r.p99().Microseconds(), cpuCell(r),
+					connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy), r.res.Errs)
+				if r.res.Errs > 0 {
+					fmt.Fprintf(progress, "  last error: %s\n", r.res.LastErr)
 				}
 				rows = append(rows, r)
 			}
@@ -82,37 +90,46 @@ func measureAll(ctx context.Context, o options, targets []target, progress io.Wr
 }
 
 // measure warms up, then drives the load for o.duration with the proxy's
-// CPU read around it.
-func measure(ctx context.Context, o options, t target, m mode, c int) (row, error) {
-	client := newClient(c)
+// CPU read around it. The upstream's connection counters are read around
+// both: connections a run opens are mostly opened while warming up.
+func measure(ctx context.Context, o options, up *upstream.Handle, t targets.Target, m load.Mode, c int) (row, error) {
+	client := load.NewClient(c, t.TLS)
 	defer client.CloseIdleConnections()
-	if o.warmup > 0 {
-		drive(ctx, client, t.url, m, c, o.warmup)
+	conns0, err := up.Stats(ctx, t.Name)
+	if err != nil {
+		return row{}, err
 	}
-	var before usage
-	var err error
-	if t.proc != nil {
-		if before, err = groupUsage(t.proc.pid()); err != nil {
-			return row{}, fmt.Errorf("%s: %w", t.name, err)
+	if o.warmup > 0 {
+		load.Drive(ctx, client, t.URL, m, c, o.warmup)
+	}
+	var before proc.Usage
+	if t.Proc != nil {
+		if before, err = proc.GroupUsage(t.Proc.PID()); err != nil {
+			return row{}, fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}
-	res := drive(ctx, client, t.url, m, c, o.duration)
+	res := load.Drive(ctx, client, t.URL, m, c, o.duration)
 	if err := ctx.Err(); err != nil {
 		return row{}, fmt.Errorf("interrupted: %w", err)
 	}
-	r := row{mode: m, conc: c, target: t.name, res: res}
-	if t.proc != nil {
-		after, err := groupUsage(t.proc.pid())
-		if err != nil || t.proc.exited() {
-			return row{}, fmt.Errorf("%s died during the run (%v)", t.name, err)
+	r := row{mode: m, conc: c, target: t.Name, res: res}
+	conns1, err := up.Stats(ctx, t.Name)
+	if err != nil {
+		return row{}, err
+	}
+	r.conns = conns1.Sub(conns0)
+	if t.Proc != nil {
+		after, err := proc.GroupUsage(t.Proc.PID())
+		if err != nil || t.Proc.Exited() {
+			return row{}, fmt.Errorf("%s died during the run (%v)", t.Name, err)
 		}
-		r.cpu, r.rss = after.cpu-before.cpu, after.rss
+		r.cpu, r.rss = after.CPU-before.CPU, after.RSS
 	}
 	return r, nil
 }
 
 func cpuCell(r row) string {
-	if r.target == nameDirect {
+	if r.target == targets.Direct {
 		return "—"
 	}
 	return fmt.Sprintf("%.1f", float64(r.cpuPerReq().Nanoseconds())/1e3)
@@ -123,31 +140,32 @@ func cpuCell(r row) string {
 func loadTable(rows []row) string {
 	direct := map[string]time.Duration{}
 	for _, r := range rows {
-		if r.target == nameDirect {
+		if r.target == targets.Direct {
 			direct[fmt.Sprint(r.mode, r.conc)] = r.p50()
 		}
 	}
-	header := []string{"mode", "conc", "target", "req/s", "p50 µs", "p99 µs", "+p50 vs direct µs", "CPU µs/req", "RSS MB", "errors"}
+	header := []string{"mode", "conc", "target", "req/s", "p50 µs", "p99 µs", "+p50 vs direct µs", "CPU µs/req", "RSS MB", "new conns", "open conns", "errors"}
 	var cells [][]string
 	for _, r := range rows {
 		added, rss := "—", "—"
-		if d, ok := direct[fmt.Sprint(r.mode, r.conc)]; ok && r.target != nameDirect {
+		if d, ok := direct[fmt.Sprint(r.mode, r.conc)]; ok && r.target != targets.Direct {
 			added = strconv.FormatInt((r.p50() - d).Microseconds(), 10)
 		}
-		if r.target != nameDirect {
+		if r.target != targets.Direct {
 			rss = fmt.Sprintf("%.1f", float64(r.rss)/(1<<20))
 		}
 		cells = append(cells, []string{string(r.mode), strconv.Itoa(r.conc), r.target,
 			fmt.Sprintf("%.0f", r.rps()), strconv.FormatInt(r.p50().Microseconds(), 10),
-			strconv.FormatInt(r.p99().Microseconds(), 10), added, cpuCell(r), rss, strconv.Itoa(r.res.errs)})
+			strconv.FormatInt(r.p99().Microseconds(), 10), added, cpuCell(r), rss,
+			connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy), strconv.Itoa(r.res.Errs)})
 	}
-	return markdownTable(header, cells, map[int]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true})
+	return markdownTable(header, cells, map[int]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 11: true})
 }
 
 // summary compares llmrouter with its two yardsticks: CPU per request
 // against nginx, p50 at concurrency 1 against the bare httputil proxy.
 func summary(rows []row) string {
-	find := func(m mode, c int, name string) (row, bool) {
+	find := func(m load.Mode, c int, name string) (row, bool) {
 		for _, r := range rows {
 			if r.mode == m && r.conc == c && r.target == name {
 				return r, true
@@ -157,14 +175,14 @@ func summary(rows []row) string {
 	}
 	var b strings.Builder
 	for _, r := range rows {
-		if r.target != nameRouter {
+		if r.target != targets.Router {
 			continue
 		}
-		if n, ok := find(r.mode, r.conc, nameNginx); ok && n.cpuPerReq() > 0 {
+		if n, ok := find(r.mode, r.conc, targets.Nginx); ok && n.cpuPerReq() > 0 {
 			fmt.Fprintf(&b, "- %s c=%d: llmrouter CPU/request %.2f× nginx's (%s vs %s µs)\n", r.mode, r.conc,
 				float64(r.cpuPerReq())/float64(n.cpuPerReq()), cpuCell(r), cpuCell(n))
 		}
-		if h, ok := find(r.mode, r.conc, nameHTTPUtil); ok && r.conc == 1 {
+		if h, ok := find(r.mode, r.conc, targets.HTTPUtil); ok && r.conc == 1 {
 			fmt.Fprintf(&b, "- %s c=1: llmrouter p50 minus httputil p50: %+d µs\n", r.mode, (r.p50() - h.p50()).Microseconds())
 		}
 	}

@@ -1,17 +1,18 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmrouter/llmrouter/bench/internal/load"
+	"github.com/llmrouter/llmrouter/bench/internal/proc"
+	"github.com/llmrouter/llmrouter/bench/internal/targets"
+	"github.com/llmrouter/llmrouter/bench/internal/upstream"
 )
 
 // streamOpenTimeout bounds how long all streams may take to deliver their
@@ -30,35 +31,41 @@ type streamRow struct {
 	rss     int64         // with the streams open, after the hold
 	cpu     time.Duration // proxy CPU during the hold
 	hold    time.Duration
-	chunks  int64 // content chunks the clients received during the hold
+	chunks  int64          // content chunks the clients received during the hold
+	conns   upstream.Stats // upstream connections: accepted from opening to the end of the hold, open then
 }
 
 // holdStreams opens o.streams slow streams through each proxy in turn,
 // measures it while they are held for o.duration, then closes them.
-func holdStreams(ctx context.Context, o options, targets []target, progress io.Writer) ([]streamRow, error) {
+func holdStreams(ctx context.Context, o options, up *upstream.Handle, ts []targets.Target, progress io.Writer) ([]streamRow, error) {
 	var rows []streamRow
-	for _, t := range targets {
-		r, err := holdOne(ctx, o, t)
+	for _, t := range ts {
+		r, err := holdOne(ctx, o, up, t)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(progress, "%-9s %d/%d streams open: RSS %.1f MB (idle %.1f MB), CPU %.1f%% of a core\n",
-			t.name, r.opened, o.streams, mb(r.rss), mb(r.idleRSS), 100*r.cpu.Seconds()/r.hold.Seconds())
+		fmt.Fprintf(progress, "%-9s %d/%d streams open: RSS %.1f MB (idle %.1f MB), CPU %.1f%% of a core, upstream conns new %s open %s\n",
+			t.Name, r.opened, o.streams, mb(r.rss), mb(r.idleRSS), 100*r.cpu.Seconds()/r.hold.Seconds(),
+			connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy))
 		rows = append(rows, r)
 	}
 	return rows, nil
 }
 
-func holdOne(ctx context.Context, o options, t target) (streamRow, error) {
-	if err := sanityCheck(ctx, []target{t}, modeJSON); err != nil {
+func holdOne(ctx context.Context, o options, up *upstream.Handle, t targets.Target) (streamRow, error) {
+	if err := sanityCheck(ctx, []targets.Target{t}, load.JSON); err != nil {
 		return streamRow{}, err
 	}
-	idle, err := groupUsage(t.proc.pid())
+	conns0, err := up.Stats(ctx, t.Name)
 	if err != nil {
-		return streamRow{}, fmt.Errorf("%s: %w", t.name, err)
+		return streamRow{}, err
+	}
+	idle, err := proc.GroupUsage(t.Proc.PID())
+	if err != nil {
+		return streamRow{}, fmt.Errorf("%s: %w", t.Name, err)
 	}
 	hctx, cancel := context.WithCancel(ctx)
-	client := newClient(o.streams)
+	client := load.NewClient(o.streams, t.TLS)
 	var (
 		wg     sync.WaitGroup
 		bytesN atomic.Int64
@@ -70,9 +77,9 @@ func holdOne(ctx context.Context, o options, t target) (streamRow, error) {
 		client.CloseIdleConnections()
 	}()
 	for range o.streams {
-		wg.Go(func() { holdStream(hctx, client, t.url, &bytesN, opened) })
+		wg.Go(func() { load.Hold(hctx, client, t.URL, &bytesN, opened) })
 	}
-	r := streamRow{target: t.name, idleRSS: idle.rss}
+	r := streamRow{target: t.Name, idleRSS: idle.RSS}
 	timeout := time.NewTimer(streamOpenTimeout)
 	defer timeout.Stop()
 	var lastErr error
@@ -85,72 +92,38 @@ func holdOne(ctx context.Context, o options, t target) (streamRow, error) {
 				lastErr = err
 			}
 		case <-timeout.C:
-			return streamRow{}, fmt.Errorf("%s: only %d of %d streams opened in %s", t.name, r.opened, o.streams, streamOpenTimeout)
+			return streamRow{}, fmt.Errorf("%s: only %d of %d streams opened in %s", t.Name, r.opened, o.streams, streamOpenTimeout)
 		case <-ctx.Done():
 			return streamRow{}, fmt.Errorf("interrupted: %w", ctx.Err())
 		}
 	}
 	if r.opened < o.streams {
-		return streamRow{}, fmt.Errorf("%s: %d of %d streams failed to open (last: %w)", t.name, o.streams-r.opened, o.streams, lastErr)
+		return streamRow{}, fmt.Errorf("%s: %d of %d streams failed to open (last: %w)", t.Name, o.streams-r.opened, o.streams, lastErr)
 	}
 	if err := pause(ctx, streamSettle); err != nil {
 		return streamRow{}, err
 	}
-	before, err := groupUsage(t.proc.pid())
+	before, err := proc.GroupUsage(t.Proc.PID())
 	if err != nil {
-		return streamRow{}, fmt.Errorf("%s: %w", t.name, err)
+		return streamRow{}, fmt.Errorf("%s: %w", t.Name, err)
 	}
 	b0, t0 := bytesN.Load(), time.Now()
 	if err := pause(ctx, o.duration); err != nil {
 		return streamRow{}, err
 	}
-	after, err := groupUsage(t.proc.pid())
-	if err != nil || t.proc.exited() {
-		return streamRow{}, fmt.Errorf("%s died holding streams (%v)", t.name, err)
+	after, err := proc.GroupUsage(t.Proc.PID())
+	if err != nil || t.Proc.Exited() {
+		return streamRow{}, fmt.Errorf("%s died holding streams (%v)", t.Name, err)
 	}
 	r.hold = time.Since(t0)
-	r.chunks = (bytesN.Load() - b0) / int64(len(textEvent))
-	r.cpu, r.rss = after.cpu-before.cpu, after.rss
+	r.chunks = (bytesN.Load() - b0) / int64(len(upstream.TextEvent))
+	conns1, err := up.Stats(ctx, t.Name)
+	if err != nil {
+		return streamRow{}, err
+	}
+	r.conns = conns1.Sub(conns0)
+	r.cpu, r.rss = after.CPU-before.CPU, after.RSS
 	return r, nil
-}
-
-// holdStream opens one stream, reports on opened its first chunk (nil) or
-// its failure, then reads until ctx ends or the stream does.
-func holdStream(ctx context.Context, client *http.Client, url string, n *atomic.Int64, opened chan<- error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader([]byte(streamRequest)))
-	if err != nil {
-		opened <- err
-		return
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		opened <- err
-		return
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		opened <- fmt.Errorf("status %d: %s", resp.StatusCode, b)
-		return
-	}
-	br := bufio.NewReaderSize(resp.Body, 4096)
-	line, err := br.ReadSlice('\n')
-	if err != nil || !bytes.HasPrefix(line, []byte("data: ")) {
-		opened <- errors.Join(errors.New("no first chunk"), err)
-		return
-	}
-	opened <- nil
-	// Until the test cancels ctx (the transport then ends the body).
-	_, _ = io.Copy(counter{n}, br)
-}
-
-// counter counts bytes written to it.
-type counter struct{ n *atomic.Int64 }
-
-func (c counter) Write(b []byte) (int, error) {
-	c.n.Add(int64(len(b)))
-	return len(b), nil
 }
 
 // pause waits d or until ctx ends.
@@ -170,7 +143,7 @@ func mb(b int64) float64 { return float64(b) / (1 << 20) }
 // streamsTable reports each proxy's memory with o.streams open streams
 // and its CPU while relaying their chunks.
 func streamsTable(o options, rows []streamRow) string {
-	header := []string{"target", "streams", "idle RSS MB", "RSS MB with streams", "KB per stream", "CPU % of a core", "CPU µs/chunk"}
+	header := []string{"target", "streams", "idle RSS MB", "RSS MB with streams", "KB per stream", "CPU % of a core", "CPU µs/chunk", "new conns", "open conns"}
 	var cells [][]string
 	for _, r := range rows {
 		perChunk := "—"
@@ -179,7 +152,8 @@ func streamsTable(o options, rows []streamRow) string {
 		}
 		cells = append(cells, []string{r.target, strconv.Itoa(r.opened), fmt.Sprintf("%.1f", mb(r.idleRSS)),
 			fmt.Sprintf("%.1f", mb(r.rss)), fmt.Sprintf("%.1f", float64(r.rss-r.idleRSS)/1024/float64(o.streams)),
-			fmt.Sprintf("%.1f", 100*r.cpu.Seconds()/r.hold.Seconds()), perChunk})
+			fmt.Sprintf("%.1f", 100*r.cpu.Seconds()/r.hold.Seconds()), perChunk,
+			connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy)})
 	}
-	return markdownTable(header, cells, map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true})
+	return markdownTable(header, cells, map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true})
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/llmrouter/llmrouter/bench/internal/upstream"
 )
 
 // markdownTable renders a GitHub-flavoured markdown table with columns
@@ -56,4 +60,24 @@ func markdownTable(header []string, rows [][]string, right map[int]bool) string 
 		line(r)
 	}
 	return b.String()
+}
+
+// connCell is a count of upstream connections with their protocols, e.g.
+// "16 h1", "4 h2" or "3 h2 + 1 h1"; a connection that carried no request
+// has no protocol yet ("+ 1 unused").
+func connCell(total int64, by map[string]int64) string {
+	var parts []string
+	for _, p := range []string{upstream.ProtoH2, upstream.ProtoH1} {
+		if by[p] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", by[p], p))
+		}
+	}
+	if len(parts) == 0 {
+		return strconv.FormatInt(total, 10)
+	}
+	s := strings.Join(parts, " + ")
+	if by[""] > 0 {
+		s += fmt.Sprintf(" + %d unused", by[""])
+	}
+	return s
 }

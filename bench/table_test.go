@@ -2,7 +2,6 @@ package main
 
 import (
 	"testing"
-	"time"
 )
 
 func TestMarkdownTable(t *testing.T) {
@@ -42,37 +41,24 @@ func TestMarkdownTable(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
-	lat := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+func TestConnCell(t *testing.T) {
 	tests := []struct {
-		name string
-		in   []time.Duration
-		p    float64
-		want time.Duration
+		name  string
+		total int64
+		by    map[string]int64
+		want  string
 	}{
-		{"empty", nil, 0.5, 0},
-		{"median of ten", lat, 0.5, 5},
-		{"p99 of ten is the largest", lat, 0.99, 10},
-		{"p100", lat, 1, 10},
-		{"one value", lat[:1], 0.99, 1},
+		{"none", 0, nil, "0"},
+		{"one protocol", 16, map[string]int64{"h1": 16}, "16 h1"},
+		{"mixed, h2 first", 5, map[string]int64{"h1": 1, "h2": 4}, "4 h2 + 1 h1"},
+		{"one without a request yet", 3, map[string]int64{"h2": 2, "": 1}, "2 h2 + 1 unused"},
+		{"only unused", 2, map[string]int64{"": 2}, "2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := percentile(tt.in, tt.p); got != tt.want {
-				t.Errorf("got %v, want %v", got, tt.want)
+			if got := connCell(tt.total, tt.by); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestParseStat(t *testing.T) {
-	// A command name with spaces and a ')' must not shift the fields.
-	stat := []byte("4242 (we ird) name) S 1 777 777 0 -1 4194560 100 0 0 0 150 25 0 0 20 0 3 0 100 1000 50 18446744073709551615")
-	pgrp, cpu, err := parseStat(stat)
-	if err != nil {
-		t.Fatalf("got error %v, want none", err)
-	}
-	if pgrp != 777 || cpu != 175*clockTick {
-		t.Errorf("got pgrp %d cpu %v, want 777 %v", pgrp, cpu, 175*clockTick)
 	}
 }

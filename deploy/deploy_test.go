@@ -26,6 +26,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmrouter/llmrouter/internal/admin"
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
@@ -666,14 +667,16 @@ var (
 	descLabels = regexp.MustCompile(`variableLabels: \{([^}]*)\}\}$`)
 )
 
-// cmdMetrics are registered by cmd/router (package main, not importable).
+// cmdMetrics are registered by internal/daemon on the registry it builds
+// when it starts the listeners, not by the proxy.Server this test builds.
 var cmdMetrics = map[string]metricInfo{
 	"llmrouter_config_last_reload_successful": {labels: map[string]bool{}},
 	"llmrouter_config_reloads_total":          {labels: map[string]bool{"result": true}},
 }
 
 // exportedMetrics builds a real proxy.Server on a simulated provider and
-// returns every metric it registers, plus cmdMetrics.
+// returns every metric it and the admin gauges on it register, plus
+// cmdMetrics.
 func exportedMetrics(t *testing.T) map[string]metricInfo {
 	t.Helper()
 	sim, err := simulated.New(provider.Config{Name: "p"}, simulated.Config{})
@@ -695,6 +698,7 @@ func exportedMetrics(t *testing.T) map[string]metricInfo {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	admin.Register(rec, s)
 
 	out := map[string]metricInfo{}
 	for name, m := range cmdMetrics {

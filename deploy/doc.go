@@ -21,7 +21,8 @@
 //   - the pod's grace period exceeds shutdown_timeout, and every provider
 //     key comes from the Secret;
 //   - every metric the alerts and the dashboard query is one the router
-//     registers (read from a real proxy.Server), with labels it has;
+//     registers (read from a real proxy.Server and the admin gauges on
+//     it), with labels it has;
 //   - with promtool on PATH (required when CI=true): the rules pass
 //     `promtool check rules`, behave as testdata/alert-rules.test.yaml
 //     says, and the dashboard's expressions parse.

@@ -28,6 +28,8 @@ targets=(
   "./internal/proxy FuzzParseFields"
   "./internal/proxy FuzzHandler"
   "./internal/jsoncheck FuzzCheck"
+  "./internal/h1 FuzzAnswer"
+  "./internal/openaiwire FuzzChunkEncoding"
   "./internal/sse FuzzReader"
   "./internal/provider FuzzRetryAfter"
   "./internal/provider FuzzParseCount"

@@ -1,11 +1,3 @@
-// Command router is llmrouter: an OpenAI-compatible reverse proxy that
-// routes each request to a healthy LLM provider.
-//
-//	router [serve] [--config FILE]   serve (default: the embedded config)
-//	router validate [--config FILE]  check a config as serve would, print the routing table
-//	router status [--admin URL]      provider table of a running router
-//	router version                   print the version
-//	router help [COMMAND]            the commands and their flags
 package main
 
 import (
@@ -23,7 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/llmrouter/llmrouter/internal/config"
-	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/daemon"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -220,14 +212,6 @@ func configFlag(name string, args []string, stderr io.Writer) (string, error) {
 	return *path, nil
 }
 
-// configSource names the config a command reads, for logs and messages.
-func configSource(path string) string {
-	if path == "" {
-		return "embedded default (simulated providers)"
-	}
-	return path
-}
-
 // cmdValidate builds everything serve builds, with the same functions,
 // except the listeners: the config, every provider's key and adapter, the
 // route table and the proxy. It prints every problem, one per line, each
@@ -237,7 +221,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	src := configSource(path)
+	src := daemon.Source(path)
 	log := slog.New(&warnings{w: stderr})
 	cfg, err := config.Check(path)
 	if cfg == nil {
@@ -245,15 +229,10 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	problems := lines(err)
-	opts, err := buildOptions(cfg, log)
+	opts, err := daemon.Build(cfg, providerTypes, log)
 	problems = append(problems, lines(err)...)
 	if len(problems) == 0 {
-		p, err := proxy.New(opts)
-		if err != nil {
-			problems = append(problems, lines(err)...)
-		} else {
-			p.Close()
-		}
+		problems = append(problems, lines(daemon.Check(cfg, opts))...)
 	}
 	if len(problems) > 0 {
 		problems = dedupe(problems)

@@ -12,13 +12,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/admin"
 )
 
 // cmdStatus prints the provider table from a running router's
 // /admin/providers.
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs, admin := statusFlags()
+	fs, adminURL := statusFlags()
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr); commandUsage(stderr, lookupCommand("status")) }
 	if err := fs.Parse(args); err != nil {
@@ -30,7 +30,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	url := strings.TrimSuffix(*admin, "/") + "/admin/providers"
+	url := strings.TrimSuffix(*adminURL, "/") + "/admin/providers"
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "router status:", err)
@@ -47,7 +47,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	var body struct {
-		Providers []proxy.ProviderStatus `json:"providers"`
+		Providers []admin.ProviderStatus `json:"providers"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&body); err != nil {
 		fmt.Fprintln(stderr, "router status: reading the answer:", err)
@@ -60,7 +60,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // cmdEnable asks a running router to lift a provider's quota block and
 // disabled targets (POST /admin/providers/{name}/enable).
 func cmdEnable(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs, admin := statusFlags()
+	fs, adminURL := statusFlags()
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr); commandUsage(stderr, lookupCommand("enable")) }
 	if err := fs.Parse(args); err != nil {
@@ -82,7 +82,7 @@ func cmdEnable(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	url := strings.TrimSuffix(*admin, "/") + "/admin/providers/" + name + "/enable"
+	url := strings.TrimSuffix(*adminURL, "/") + "/admin/providers/" + name + "/enable"
 	req, err := http.NewRequestWithContext(ctx, "POST", url, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "router enable:", err)
@@ -110,7 +110,7 @@ func statusFlags() (*flag.FlagSet, *string) {
 	return fs, admin
 }
 
-func printStatus(w io.Writer, ps []proxy.ProviderStatus) {
+func printStatus(w io.Writer, ps []admin.ProviderStatus) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tTYPE\tSTATE\tCOOLDOWN\tSCORE\tSUCCESS\tP95\tIN-FLIGHT\tREQ LEFT\tTOK LEFT\tBLOCKED\tLAST ERROR")
 	for _, p := range ps {

@@ -9,7 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/llmrouter/llmrouter/internal/config"
+	"github.com/llmrouter/llmrouter/internal/daemon"
 )
 
 // writeConfig writes yaml to a file in a fresh directory.
@@ -218,7 +222,7 @@ func TestUnknownEnvWarns(t *testing.T) {
 	}
 
 	d, path, logs := startFile(t, yaml)
-	d.shutdown()
+	d.Shutdown()
 	var warned []string
 	served := map[string]any{}
 	for _, l := range strings.Split(logs.String(), "\n") {
@@ -241,25 +245,37 @@ func TestUnknownEnvWarns(t *testing.T) {
 	}
 }
 
-func TestServingLogNamesEmbeddedDefault(t *testing.T) {
+// syncBuffer is a log sink safe for the daemon's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// startFile writes yaml to a config file and starts the daemon on it as
+// serve does, logging JSON lines.
+func startFile(t *testing.T, yaml string) (*daemon.Daemon, string, *syncBuffer) {
+	t.Helper()
+	path := writeConfig(t, yaml)
 	t.Setenv("LLMROUTER_LISTEN", "127.0.0.1:0")
 	t.Setenv("LLMROUTER_ADMIN_LISTEN", "127.0.0.1:0")
-	cfg, err := loadConfig("")
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	d, err := start(cfg, "", slog.New(slog.NewJSONHandler(logs, nil)))
+	d, err := daemon.Start(cfg, path, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		daemon.Options{Types: providerTypes, Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.shutdown()
-	if want := `"msg":"serving"`; !strings.Contains(logs.String(), want) {
-		t.Fatalf("got logs\n%s\nwant a line with %s", logs.String(), want)
-	}
-	if want := `"config":"embedded default (simulated providers)"`; !strings.Contains(logs.String(), want) {
-		t.Errorf("got logs\n%s\nwant the serving line to carry %s", logs.String(), want)
-	}
+	return d, path, logs
 }
 
 // TestProviderTypes: the binary's list names each type once, and each

@@ -20,6 +20,7 @@ import (
 	"github.com/llmrouter/llmrouter/configs"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
@@ -41,7 +42,7 @@ type Config struct {
 	// Default 127.0.0.1:9090.
 	AdminListen string `mapstructure:"admin_listen"`
 	// Auth is client authentication.
-	Auth proxy.AuthConfig `mapstructure:"auth"`
+	Auth clientauth.Config `mapstructure:"auth"`
 	// Limits bound every request.
 	Limits proxy.LimitsConfig `mapstructure:"limits"`
 	// ShutdownTimeout is how long in-flight requests and streams may

@@ -14,8 +14,8 @@
 // are decoded with the rest; its other keys wait in Provider.Blocks until
 // ResolveTypes is given the binary's provider.Types, which say what each
 // type's block is. So what a file may hold is settled in two steps, Load
-// (or Check) then ResolveTypes, and cmd/router runs both, serve and
-// validate alike.
+// (or Check) then ResolveTypes, and the binary runs both (cmd/router
+// loads, internal/daemon's Build resolves), serve and validate alike.
 //
 // Problems are reported all at once, never just the first: Check and
 // ResolveTypes return errors.Join of one error per problem, each a single

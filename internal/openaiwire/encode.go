@@ -32,6 +32,11 @@ type Encoder struct {
 
 // Append appends v's JSON to dst as the package-level Append does.
 func (e *Encoder) Append(dst []byte, v any) ([]byte, error) {
+	if c, ok := v.(*ChatCompletionChunk); ok {
+		if out, ok := appendChunk(dst, c); ok {
+			return out, nil
+		}
+	}
 	if e.enc == nil {
 		e.enc = json.NewEncoder(&e.w)
 		e.enc.SetEscapeHTML(false)

@@ -6,9 +6,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"syscall"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/h1"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
@@ -17,41 +19,78 @@ const (
 	dialTimeout         = 5 * time.Second
 	tlsHandshakeTimeout = 10 * time.Second
 	idleConnTimeout     = 90 * time.Second
+	// An HTTP/2 connection silent this long is pinged; one whose ping is
+	// not answered in h2PingTimeout is closed and its streams fail (and
+	// fail over) instead of hanging until their attempt timeout.
+	h2PingAfter   = 30 * time.Second
+	h2PingTimeout = 15 * time.Second
 	// MaxErrorBody bounds how much of an error response is read.
 	MaxErrorBody = 64 << 10
 )
 
 // NewHTTPClient returns the client one provider uses: its own connection
-// pool sized to the bulkhead, bounded dial and TLS handshake, and a
-// response-header timeout of the attempt timeout (a non-stream answer sends
-// its headers only when the completion is done). The client itself has no
-// overall Timeout: a stream may last as long as its context allows.
+// pool sized to the bulkhead, bounded dial, and no overall Timeout (a
+// stream may last as long as its context allows; the attempt's context
+// bounds the wait for the answer).
+//
+// A plain http:// provider reached without a proxy (a local model) gets
+// the lean HTTP/1.1 transport of internal/h1: no goroutines of its own, the
+// request written and answered in the caller's goroutine. Anything else
+// (https, or an HTTP_PROXY that applies) gets net/http's Transport, with
+// HTTP/2 over TLS so that a provider's streams share connections, and
+// pings that find a dead HTTP/2 connection instead of letting its streams
+// hang (docs/ARCHITECTURE.md, "Upstream connections").
 func NewHTTPClient(cfg Config) *http.Client {
 	cfg = cfg.WithDefaults()
 	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
-	t := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          cfg.MaxConcurrency,
-		MaxIdleConnsPerHost:   cfg.MaxConcurrency,
-		IdleConnTimeout:       idleConnTimeout,
-		TLSHandshakeTimeout:   tlsHandshakeTimeout,
-		ResponseHeaderTimeout: cfg.Timeout,
-		ExpectContinueTimeout: time.Second,
-		// Requests are small JSON and streams are read through their own
-		// buffered SSE reader: 2 KiB per connection each way (instead of
-		// 4 KiB) saves memory on every open stream at no cost in syscalls
-		// for typical chat payloads.
-		ReadBufferSize:  2 << 10,
-		WriteBufferSize: 2 << 10,
+	var rt http.RoundTripper
+	if plainDirect(cfg.BaseURL) {
+		rt = &h1.Transport{
+			Dial:        d.DialContext,
+			MaxIdle:     cfg.MaxConcurrency,
+			IdleTimeout: idleConnTimeout,
+			// Requests are small JSON and streams are read through their
+			// own buffered SSE reader: 2 KiB per connection each way keeps
+			// open streams small at no cost in syscalls for chat payloads.
+			ReadBufferSize:  2 << 10,
+			WriteBufferSize: 2 << 10,
+		}
+	} else {
+		rt = &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           d.DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          cfg.MaxConcurrency,
+			MaxIdleConnsPerHost:   cfg.MaxConcurrency,
+			IdleConnTimeout:       idleConnTimeout,
+			TLSHandshakeTimeout:   tlsHandshakeTimeout,
+			ResponseHeaderTimeout: cfg.Timeout,
+			ExpectContinueTimeout: time.Second,
+			ReadBufferSize:        2 << 10,
+			WriteBufferSize:       2 << 10,
+			HTTP2: &http.HTTP2Config{
+				SendPingTimeout: h2PingAfter,
+				PingTimeout:     h2PingTimeout,
+			},
+		}
 	}
 	return &http.Client{
-		Transport: t,
+		Transport: rt,
 		// Providers answer API calls directly; a redirect is a
 		// misconfigured base_url, and following it could leak the key.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+}
+
+// plainDirect says whether base is an http:// URL that no proxy from the
+// environment applies to.
+func plainDirect(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return false
+	}
+	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
+	return err == nil && p == nil
 }
 
 // TransportError classifies an error from sending a request or reading its

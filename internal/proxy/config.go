@@ -6,16 +6,6 @@ import (
 	"time"
 )
 
-// AuthConfig is the `auth:` block.
-type AuthConfig struct {
-	// APIKeysEnv names the environment variable holding the client keys,
-	// comma-separated. Empty, or a variable that is unset or empty, means
-	// no client authentication (the router logs a warning when a named
-	// variable is empty). Keys are compared in constant time and never
-	// forwarded to providers.
-	APIKeysEnv string `mapstructure:"api_keys_env"`
-}
-
 // Defaults of the limits block for fields left zero.
 const (
 	DefaultBodyBufferBytes    = 64 << 20

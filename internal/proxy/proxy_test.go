@@ -589,3 +589,28 @@ func TestBodyBudget(t *testing.T) {
 		t.Errorf("budget in use after every request ended: %d bytes, want 0", got)
 	}
 }
+
+// TestStreamGivesBodyBack: once a stream is committed its attempts are
+// over, and the client's body goes back to limits.body_buffer_bytes while
+// the stream is still open (a long stream does not hold it for its life).
+func TestStreamGivesBodyBack(t *testing.T) {
+	s := newServer(t, LimitsConfig{}, nil, target{name: "p", a: &fake{do: streamOf(io.EOF, 2, textChunk, stopChunk)}})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "data: ") {
+		t.Fatalf("first line of the stream = %q, %v", line, err)
+	}
+	// The stream is open (its provider holds the next chunk).
+	if got := s.bodies.Used(); got != 0 {
+		t.Errorf("body budget in use while the committed stream is open: %d bytes, want 0", got)
+	}
+}

@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,7 +8,6 @@ import (
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/route"
-	"github.com/llmrouter/llmrouter/internal/statefile"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -63,9 +60,9 @@ func TestPriorityShedding(t *testing.T) {
 	if w := do(h, "POST", "/v1/chat/completions", "application/json", chatBody, "X-LLMRouter-Priority", "urgent"); w.Code != 400 {
 		t.Errorf("invalid priority: %d, want 400", w.Code)
 	}
-	for _, ps := range s.Providers()[:3] {
-		if ps.State != "open" {
-			t.Errorf("%s is %s, want open", ps.Name, ps.State)
+	for _, p := range s.View().Providers[:3] {
+		if state := p.Up.Status(time.Now()).State; state != "open" {
+			t.Errorf("%s is %s, want open", p.Name, state)
 		}
 	}
 }
@@ -74,43 +71,4 @@ func backoff4() (c backoff.Config) {
 	c = fastRetry
 	c.MaxAttempts = 4
 	return c
-}
-
-func TestStateSurvivesRestart(t *testing.T) {
-	build := func() *Server {
-		sim := &fake{do: ok(`{"ok":true}`)}
-		table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "p", Model: "x"}}}})
-		s, err := New(Options{Providers: []Provider{{Name: "p", Adapter: sim}}, Models: table,
-			Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		return s
-	}
-	a := build()
-	for i := 0; i < 7; i++ {
-		if w := do(a.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody); w.Code != 200 {
-			t.Fatal(w.Code)
-		}
-	}
-	now := time.Now()
-	path := filepath.Join(t.TempDir(), "state.json")
-	if err := statefile.Save(path, a.ExportState(now)); err != nil {
-		t.Fatal(err)
-	}
-	b := build()
-	var st State
-	if err := statefile.Load(path, &st); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := b.RestoreState(now, st); err != nil || len(r.Providers) != 1 || len(r.Fresh) != 0 {
-		t.Fatalf("restored %+v, %v; want provider p", r, err)
-	}
-	if got := b.Providers()[0].Stats.Requests; got != 7 {
-		t.Errorf("restored server reports %d requests in the window, want 7", got)
-	}
-	if r, err := b.RestoreState(now, State{Version: 99}); !errors.Is(err, ErrStateVersion) || len(r.Providers) != 0 {
-		t.Errorf("a state of a newer version: restored %+v, %v; want ErrStateVersion", r, err)
-	}
 }

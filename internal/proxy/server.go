@@ -1,29 +1,24 @@
 package proxy
 
 import (
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
 
+	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/pool"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/shed"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -65,12 +60,6 @@ type Options struct {
 	// ClientKeys are the accepted client API keys; empty disables client
 	// authentication.
 	ClientKeys []string
-	// Responses bounds the stored responses of the Responses API; zero
-	// fields take store.DefaultConfig's. The store outlives reloads.
-	Responses store.Config
-	// Store keeps the Responses API's stored responses; nil means a
-	// store.Memory configured by Responses. Read by New only.
-	Store store.Store
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
 	// Registerer receives the proxy's metrics; nil keeps them private.
@@ -92,7 +81,7 @@ type state struct {
 	retry     backoff.Config
 	weights   route.Weights
 	shedAbove float64
-	keys      [][]byte
+	keys      clientauth.Keys
 	created   int64 // unix time the model list reports
 	// domains: some provider names a failure domain.
 	domains bool
@@ -125,24 +114,16 @@ func (st *state) domainDown(now time.Time) func(string) bool {
 
 // Server serves the OpenAI-compatible API.
 type Server struct {
-	st       atomic.Pointer[state]
-	log      *slog.Logger
-	idPrefix string
-	idSeq    atomic.Uint64
-	set      *pool.Pool     // the providers' runtimes
-	loop     *failover.Loop // the attempt loop
-	bodies   intake.Budget  // request body bytes held (limits.body_buffer_bytes)
-	stored   store.Store
-	now      func() time.Time
-	m        *metrics
+	st     atomic.Pointer[state]
+	log    *slog.Logger
+	set    *pool.Pool     // the providers' runtimes
+	loop   *failover.Loop // the attempt loop
+	bodies intake.Budget  // request body bytes held (limits.body_buffer_bytes)
+	now    func() time.Time
+	m      *metrics
+	out    *answer.Writer // the one answer writer
 
 	shedGate *shed.Gate // normal-priority slots while shedding
-	// streamWarn thins the after-commit stream failure warning: under a
-	// failing provider at thousands of requests per second, one line per
-	// few seconds says enough (the metrics count every one).
-	streamWarn rate.Sometimes
-	// storeWarn thins the warnings of a store of responses that fails.
-	storeWarn rate.Sometimes
 
 	mu     sync.Mutex // serializes Update and Close
 	closed bool
@@ -151,22 +132,14 @@ type Server struct {
 // New returns a Server for opts and starts its providers' prober loops;
 // Close stops them.
 func New(opts Options) (*Server, error) {
-	s := &Server{log: opts.Logger, now: opts.Now, shedGate: shed.New(),
-		streamWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second},
-		storeWarn:  rate.Sometimes{First: 3, Interval: 5 * time.Second}}
+	s := &Server{log: opts.Logger, now: opts.Now, shedGate: shed.New()}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
-	s.stored = opts.Store
-	if s.stored == nil {
-		s.stored = store.NewMemory(opts.Responses, s.now)
-	}
+	s.out = answer.New(s.log, opts.Registerer)
 	s.m = newMetrics(opts.Registerer, s)
 	s.set = pool.New(upstream.Options{Now: s.now, Logger: s.log, Fleet: opts.Fleet}, opts.Registerer)
 	s.loop = failover.New(failover.Options{Now: s.now, Logger: s.log, Freed: s.set.Freed}, opts.Registerer)
@@ -215,7 +188,7 @@ func (s *Server) Update(opts Options) error {
 	// The same Validate functions the config loader runs: a Server built
 	// without a config file (tests, embedding) is held to the same rules.
 	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Policy.Validate(), opts.Weights.Validate(),
-		ValidateShedOpenFraction(opts.ShedOpenFraction), opts.Responses.Validate()); err != nil {
+		ValidateShedOpenFraction(opts.ShedOpenFraction)); err != nil {
 		return err
 	}
 	st := &state{
@@ -250,11 +223,7 @@ func (s *Server) Update(opts Options) error {
 			}
 		}
 	}
-	for _, k := range opts.ClientKeys {
-		if k = strings.TrimSpace(k); k != "" {
-			st.keys = append(st.keys, []byte(k))
-		}
-	}
+	st.keys = clientauth.NewKeys(opts.ClientKeys)
 
 	specs := make([]upstream.Spec, len(st.order))
 	for i, p := range st.order {
@@ -291,36 +260,15 @@ func (s *Server) Update(opts Options) error {
 			}
 		}
 	}
-	s.m.prepare(opts.Models.Names(), removedModels)
+	s.m.prepare()
+	s.out.Prepare(opts.Models.Names(), removedModels)
 	names := make([]string, len(st.order))
 	for i, p := range st.order {
 		names[i] = p.Name
 	}
-	s.loop.Prepare(names, removedProviders, tierPairs(opts.Models))
-	if c, ok := s.stored.(interface{ Configure(store.Config) }); ok {
-		c.Configure(opts.Responses)
-	}
+	s.loop.Prepare(names, removedProviders, opts.Models.TierPairs())
 	s.st.Store(st)
 	return nil
-}
-
-// tierPairs are the (from, to) tier pairs a failover can cross in the
-// configured models.
-func tierPairs(t *route.Table) [][2]int {
-	seen := map[[2]int]bool{}
-	var out [][2]int
-	for _, name := range t.Names() {
-		m := t.Lookup(name)
-		for _, a := range m.Targets {
-			for _, b := range m.Targets {
-				if p := [2]int{a.Tier, b.Tier}; a.Tier != b.Tier && !seen[p] {
-					seen[p] = true
-					out = append(out, p)
-				}
-			}
-		}
-	}
-	return out
 }
 
 // Close stops the prober loops. Requests in flight are not affected; the
@@ -335,68 +283,32 @@ func (s *Server) Close() {
 	s.set.Close()
 }
 
-// Handler returns the API handler (docs/ARCHITECTURE.md, "HTTP surface").
+// Handler returns the API handler of the front door's own routes: the
+// chat family and the models (docs/ARCHITECTURE.md, "HTTP surface"). A
+// router that serves the Responses API too mounts both on one mux
+// (Register, internal/responses/api).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpChat) })
-	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpCompletions) })
-	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpEmbeddings) })
-	mux.HandleFunc("POST /v1/responses", s.serveResponses)
-	stored := func(sub string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { s.serveStoredResponse(w, r, sub) }
-	}
-	mux.HandleFunc("GET /v1/responses/{id}", stored(""))
-	mux.HandleFunc("DELETE /v1/responses/{id}", stored(""))
-	mux.HandleFunc("GET /v1/responses/{id}/input_items", stored("input_items"))
-	mux.HandleFunc("POST /v1/responses/{id}/cancel", stored("cancel"))
-	mux.HandleFunc("GET /v1/models", s.serveModels)
-	mux.HandleFunc("GET /v1/models/{model...}", s.serveModel)
-	mux.HandleFunc("/", s.serveNotFound)
+	s.Register(mux)
 	return mux
 }
 
-// requestID returns the client's X-Request-ID when it is short printable
-// ASCII, else a fresh one.
-func (s *Server) requestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
-		ok := true
-		for i := 0; i < len(id); i++ {
-			if id[i] < 0x21 || id[i] > 0x7e {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return id
-		}
-	}
-	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
-}
-
-// authorized reports whether r carries an accepted client key. Every key
-// is compared, in constant time, whatever matched earlier.
-func (st *state) authorized(r *http.Request) bool {
-	if len(st.keys) == 0 {
-		return true
-	}
-	h := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return false
-	}
-	got := []byte(strings.TrimSpace(h[len(prefix):]))
-	ok := 0
-	for _, k := range st.keys {
-		ok |= subtle.ConstantTimeCompare(got, k)
-	}
-	return ok == 1
+// Register mounts the front door's routes on mux; every path no route
+// serves gets the front door's 404 or 405.
+func (s *Server) Register(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpChat) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpCompletions) })
+	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.serveOp(w, r, provider.OpEmbeddings) })
+	mux.HandleFunc("GET /v1/models", s.serveModels)
+	mux.HandleFunc("GET /v1/models/{model...}", s.serveModel)
+	mux.HandleFunc("/", s.serveNotFound)
 }
 
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	st := s.st.Load()
 	ex := s.newExchange(r, w, st, provider.OpChat)
-	if !st.authorized(r) {
-		s.answer(w, ex, unauthorized(r))
+	if !st.keys.Allow(r) {
+		s.out.Answer(w, ex, answer.Unauthorized(r))
 		return
 	}
 	list := openaiwire.ModelList{Object: openaiwire.ObjectList, Data: make([]openaiwire.Model, 0, len(st.models.Names()))}
@@ -404,24 +316,24 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		list.Data = append(list.Data, model(n, st.created))
 	}
 	b, _ := openaiwire.Append(nil, &list)
-	s.answer(w, ex, result{json: append(b, '\n')})
+	s.out.Answer(w, ex, answer.Result{JSON: append(b, '\n')})
 }
 
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	st := s.st.Load()
 	ex := s.newExchange(r, w, st, provider.OpChat)
-	if !st.authorized(r) {
-		s.answer(w, ex, unauthorized(r))
+	if !st.keys.Allow(r) {
+		s.out.Answer(w, ex, answer.Unauthorized(r))
 		return
 	}
 	name := r.PathValue("model")
 	if st.models.Lookup(name) == nil {
-		s.answer(w, ex, result{err: modelNotFound(name)})
+		s.out.Answer(w, ex, answer.Result{Err: answer.ModelNotFound(name)})
 		return
 	}
 	m := model(name, st.created)
 	b, _ := openaiwire.Append(nil, &m)
-	s.answer(w, ex, result{json: append(b, '\n')})
+	s.out.Answer(w, ex, answer.Result{JSON: append(b, '\n')})
 }
 
 func model(name string, created int64) openaiwire.Model {
@@ -443,40 +355,5 @@ func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
 		e.Status, e.Code, e.Message = http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path+": use "+allow
 	}
-	s.answer(w, ex, result{err: e})
-}
-
-// ProviderStatus is one row of GET /admin/providers.
-type ProviderStatus = upstream.Status
-
-// scores returns every provider's score (latency relative to the fastest
-// provider overall), in config order.
-func (s *Server) scores(st *state, now time.Time) []route.Score {
-	m := &route.Model{}
-	for _, p := range st.order {
-		m.Targets = append(m.Targets, route.Target{Provider: p.Name})
-	}
-	hs := make([]route.Health, len(st.order))
-	for i, p := range st.order {
-		hs[i] = p.Up.Health(now)
-	}
-	out := make([]route.Score, len(st.order))
-	for i := range st.order {
-		out[i] = st.weights.ScoreOf(m, func(j int) route.Health { return hs[j] }, i)
-	}
-	return out
-}
-
-// Providers returns the live per-provider status, in config order.
-func (s *Server) Providers() []ProviderStatus {
-	st := s.st.Load()
-	now := s.now()
-	out := make([]ProviderStatus, 0, len(st.order))
-	scores := s.scores(st, now)
-	for i, p := range st.order {
-		row := p.Up.Status(now)
-		row.Score = scores[i]
-		out = append(out, row)
-	}
-	return out
+	s.out.Answer(w, ex, answer.Result{Err: e})
 }

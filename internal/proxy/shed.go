@@ -11,7 +11,7 @@ import (
 
 // openShare is the share of providers whose breaker is open at now, and
 // the earliest time one of them will probe again.
-func (s *Server) openShare(st *state, now time.Time) (float64, time.Duration) {
+func (st *state) openShare(now time.Time) (float64, time.Duration) {
 	if len(st.order) == 0 {
 		return 0, 0
 	}
@@ -36,7 +36,7 @@ func (s *Server) shed(ctx context.Context, r *http.Request, st *state) (release 
 	if !ok {
 		return nil, intake.BadRequest("", "X-LLMRouter-Priority must be high, normal or low")
 	}
-	share, reopen := s.openShare(st, s.now())
+	share, reopen := st.openShare(s.now())
 	release, ok = s.shedGate.Admit(ctx, prio, share > st.shedAbove)
 	if ok {
 		return release, nil

@@ -113,3 +113,22 @@ func (t *Table) Names() []string {
 	}
 	return t.names
 }
+
+// TierPairs are the (from, to) tier pairs a failover can cross in the
+// table's models, each once.
+func (t *Table) TierPairs() [][2]int {
+	seen := map[[2]int]bool{}
+	var out [][2]int
+	for _, name := range t.Names() {
+		m := t.Lookup(name)
+		for _, a := range m.Targets {
+			for _, b := range m.Targets {
+				if p := [2]int{a.Tier, b.Tier}; a.Tier != b.Tier && !seen[p] {
+					seen[p] = true
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
+}

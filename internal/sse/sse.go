@@ -35,7 +35,7 @@ type Reader struct {
 // readBuffer is the Reader's buffer. Chat chunks are a few hundred bytes;
 // a longer line is gathered across reads, so a small buffer costs nothing
 // but memory saved on every open stream.
-const readBuffer = 4 << 10
+const readBuffer = 2 << 10
 
 // NewReader returns a Reader on r with the default event size limit.
 func NewReader(r io.Reader) *Reader {

@@ -10,6 +10,9 @@
 //	                                                     resets, hangs, garbage,
 //	                                                     slow or cut streams)
 //
+// The Responses API's tests mount internal/responses/api's routes beside
+// the proxy's on one mux, as the daemon does.
+//
 // The package has no non-test code; this file only documents it. Its tests
 // hold these invariants of docs/ARCHITECTURE.md ("Request path", "HTTP
 // surface", "Behaviour"):

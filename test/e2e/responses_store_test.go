@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 )
 
@@ -61,7 +62,7 @@ func TestResponsesStoreDown(t *testing.T) {
 	oc := newLLMFake(t, "local", openaiAPI)
 	oc.always(llmReply{text: "Hi Ada."})
 	fs := &flakyStore{Memory: store.NewMemory(store.Config{}, nil)}
-	rr := newResponsesRouterWith(t, func(o *proxy.Options) { o.Store = fs }, tiered{f: oc})
+	rr := newResponsesRouterWith(t, func(_ *proxy.Options, o *api.Options) { o.Store = fs }, tiered{f: oc})
 	first, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("I am Ada.")})
 	if err != nil || !gjson.Get(first.RawJSON(), "store").Bool() {
 		t.Fatalf("first turn: %v, %s", err, first.RawJSON())
@@ -171,9 +172,10 @@ func TestResponsesTooLargeToStore(t *testing.T) {
 	ctx := context.Background()
 	oc := newLLMFake(t, "local", openaiAPI)
 	var logs lockedBuffer
-	rr := newResponsesRouterWith(t, func(o *proxy.Options) {
-		o.Responses = store.Config{MaxBytes: 256}
-		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	rr := newResponsesRouterWith(t, func(p *proxy.Options, o *api.Options) {
+		o.Config = store.Config{MaxBytes: 256}
+		p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		o.Logger = p.Logger
 	}, tiered{f: oc})
 	resp, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("hello")})
 	if err != nil || resp.OutputText() != "hello from local" || gjson.Get(resp.RawJSON(), "store").Bool() {

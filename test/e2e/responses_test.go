@@ -19,6 +19,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/route"
 )
 
@@ -46,8 +47,8 @@ func newResponsesRouter(t *testing.T, fakes ...tiered) *responsesRouter {
 }
 
 // newResponsesRouterWith is newResponsesRouter with opts, when not nil,
-// changing the proxy's options first.
-func newResponsesRouterWith(t *testing.T, opts func(*proxy.Options), fakes ...tiered) *responsesRouter {
+// changing the proxy's and the Responses API's options first.
+func newResponsesRouterWith(t *testing.T, opts func(*proxy.Options, *api.Options), fakes ...tiered) *responsesRouter {
 	t.Helper()
 	mc := route.ModelConfig{Name: "m"}
 	var ps []proxy.Provider
@@ -93,14 +94,23 @@ func newResponsesRouterWith(t *testing.T, opts func(*proxy.Options), fakes ...ti
 	rr := &responsesRouter{reg: prometheus.NewRegistry()}
 	o := proxy.Options{Providers: ps, Models: table, Retry: fastRetry, Registerer: rr.reg,
 		Limits: proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second}}
+	ao := api.Options{Registerer: rr.reg}
 	if opts != nil {
-		opts(&o)
+		opts(&o, &ao)
 	}
 	s, err := proxy.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr.front = httptest.NewServer(s.Handler())
+	a, err := api.New(s, ao)
+	if err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	s.Register(mux)
+	a.Register(mux)
+	rr.front = httptest.NewServer(mux)
 	hc := &http.Client{}
 	rr.client = oai.NewClient(option.WithBaseURL(rr.front.URL+"/v1/"), option.WithAPIKey("unused"),
 		option.WithMaxRetries(0), option.WithHTTPClient(hc))

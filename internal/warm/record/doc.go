@@ -5,8 +5,8 @@
 // and the Fingerprint of the configuration it was learned under.
 //
 // Model: upstream.Upstream's Export writes a State and its Restore reads
-// one; the file around the records (its version, who saved it and when)
-// is proxy.State, written atomically by internal/statefile.
+// one; the document around the records (its version, who saved it and
+// when) is internal/warm's, written atomically by internal/statefile.
 //
 // Invariants:
 //   - Instants are wall-clock: a monotonic reading means nothing to

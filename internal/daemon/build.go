@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"errors"
@@ -8,18 +8,19 @@ import (
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
-// buildOptions turns a loaded config into the proxy's options: it resolves
-// every provider entry against providerTypes (its type and block), reads
+// Build turns a loaded config into the proxy's options: it resolves
+// every provider entry against types (its type and block), reads
 // its API key, builds its adapter and builds the route table. serve, reload
 // and validate all call it, so whatever one rejects the others reject with
 // the same message. It reports every problem at once, joined, one per line,
 // each naming its key (providers[0].base_url: …); it logs warnings
 // (unknown LLMROUTER_ variables, client auth off) on log.
-func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
+func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (proxy.Options, error) {
 	for _, name := range cfg.UnknownEnv() {
 		log.Warn("environment variable " + name + " overrides no config key; ignored")
 	}
@@ -29,10 +30,9 @@ func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
 	opts := proxy.Options{
 		Models: table, Limits: cfg.Limits, Logger: log,
 		Retry: cfg.Routing.Retry, Weights: cfg.Routing.ScoreWeights, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
-		Policy:    upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
-		Responses: cfg.Responses,
+		Policy: upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
 	}
-	resolved, err := cfg.ResolveTypes(providerTypes)
+	resolved, err := cfg.ResolveTypes(types)
 	errs = append(errs, err)
 	for i, r := range resolved {
 		if r.Type.Build == nil {
@@ -59,4 +59,16 @@ func buildOptions(cfg *config.Config, log *slog.Logger) (proxy.Options, error) {
 	}
 	opts.ClientKeys = keys
 	return opts, nil
+}
+
+// Check builds from cfg and opts (Build's) what Start builds but the
+// listeners, the fleet and the state file: the front door and the
+// Responses API. It reports what they refuse, and closes them.
+func Check(cfg *config.Config, opts proxy.Options) error {
+	p, err := proxy.New(opts)
+	if err == nil {
+		_, err = api.New(p, api.Options{Config: cfg.Responses})
+		p.Close()
+	}
+	return err
 }

@@ -1,17 +1,18 @@
-package main
+package daemon
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/llmrouter/llmrouter/internal/admin"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/statefile"
+	"github.com/llmrouter/llmrouter/internal/warm"
 )
 
 // stateConfig is a config whose provider "broken" fails every call with
@@ -71,7 +72,7 @@ func TestStateFileTroubleIsNeverFatal(t *testing.T) {
 			if code, _, body := post(t, d.url("/v1/chat/completions"), `{"model":"m","messages":[{"role":"user","content":"x"}]}`); code != 200 {
 				t.Errorf("serving after a bad state file: %d %s", code, body)
 			}
-			if code := d.shutdown(); code != 0 {
+			if code := d.Shutdown(); code != 0 {
 				t.Errorf("shutdown exit %d", code)
 			}
 			if !strings.Contains(logs.String(), "ignoring state file") || !strings.Contains(logs.String(), tt.why) {
@@ -84,7 +85,7 @@ func TestStateFileTroubleIsNeverFatal(t *testing.T) {
 			if err := statefile.Load(path, &raw); err != nil {
 				t.Fatal(err)
 			}
-			if st, err := proxy.DecodeState(raw); err != nil || len(st.Providers) != 2 {
+			if st, err := warm.Decode(raw); err != nil || len(st.Providers) != 2 {
 				t.Errorf("shutdown saved %s (%v), want a good state of both providers", raw, err)
 			}
 		})
@@ -105,7 +106,7 @@ func write(t *testing.T, path, content string) {
 func TestBreakerOpenSurvivesACrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	a, _, _ := startFile(t, stateConfig(path))
-	defer a.shutdown()
+	defer a.Shutdown()
 	for i := range 5 {
 		if code, _, body := post(t, a.url("/v1/chat/completions"), `{"model":"m","messages":[{"role":"user","content":"x"}]}`); code != 200 {
 			t.Fatalf("request %d: %d %s", i, code, body)
@@ -118,7 +119,7 @@ func TestBreakerOpenSurvivesACrash(t *testing.T) {
 	var saved time.Duration
 	for {
 		b, _ := os.ReadFile(path)
-		if st, err := proxy.DecodeState(b); err == nil && st.Providers["broken"].Breaker != nil && st.Providers["broken"].Breaker.State == "open" {
+		if st, err := warm.Decode(b); err == nil && st.Providers["broken"].Breaker != nil && st.Providers["broken"].Breaker.State == "open" {
 			saved = time.Since(tripped)
 			break
 		}
@@ -129,14 +130,14 @@ func TestBreakerOpenSurvivesACrash(t *testing.T) {
 	}
 	// A "restart" while a still runs: a never saves again before b reads.
 	b, _, logs := startFile(t, stateConfig(path))
-	defer b.shutdown()
+	defer b.Shutdown()
 	if g := gauge(t, b, "llmrouter_breaker_state", map[string]string{"provider": "broken"}); g != 2 {
 		t.Errorf("restarted: breaker_state{broken} = %v on the first scrape, want 2", g)
 	}
 	if g := gauge(t, b, "llmrouter_breaker_transitions_total", map[string]string{"provider": "broken", "to": "open"}); g != 1 {
 		t.Errorf("restarted: breaker_transitions_total{broken,open} = %v, want 1", g)
 	}
-	for _, ps := range b.proxy.Providers() {
+	for _, ps := range admin.Providers(b.proxy) {
 		if ps.Name == "broken" && (ps.State != "open" || ps.CooldownLeftSeconds < 28 || ps.CooldownLeftSeconds > 30 || ps.ConsecutiveTrips != 1) {
 			t.Errorf("restarted row %+v, want open with about 30s of cooldown left after 1 trip", ps)
 		}
@@ -159,7 +160,7 @@ func TestBreakerOpenSurvivesACrash(t *testing.T) {
 func TestAnotherWriterIsNoticed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	d, _, logs := startFile(t, stateConfig(path))
-	defer d.shutdown()
+	defer d.Shutdown()
 	d.stopState() // the saver loop: this test saves by hand
 	<-d.stateDone
 	d.saveState()
@@ -167,7 +168,7 @@ func TestAnotherWriterIsNoticed(t *testing.T) {
 	if strings.Contains(logs.String(), "another process") {
 		t.Fatalf("warned about another writer when there was none:\n%s", logs)
 	}
-	if err := statefile.Save(path, proxy.State{Version: 2, Writer: "elsewhere pid 7"}); err != nil {
+	if err := statefile.Save(path, warm.State{Version: 2, Writer: "elsewhere pid 7"}); err != nil {
 		t.Fatal(err)
 	}
 	d.saveState()
@@ -188,8 +189,8 @@ func TestVersion1StateFileRestores(t *testing.T) {
 	write(t, path, fmt.Sprintf(`{"version":1,"providers":{"broken":{"stats":{"version":1,"saved_at_unix_ms":%d,"bucket_ms":5000,`+
 		`"buckets":[{"start_ago_ms":1000,"successes":7,"failures":0}],"since_success_ms":-1},"requests_limit":60}}}`, time.Now().UnixMilli()))
 	d, _, logs := startFile(t, stateConfig(path))
-	defer d.shutdown()
-	for _, ps := range d.proxy.Providers() {
+	defer d.Shutdown()
+	for _, ps := range admin.Providers(d.proxy) {
 		if ps.Name == "broken" && (ps.RPMLimit != 60 || ps.Stats.Requests != 7 || ps.State != "closed") {
 			t.Errorf("restored from version 1: %+v, want 7 requests, rpm limit 60, closed", ps)
 		}

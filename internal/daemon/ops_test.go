@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/llmrouter/llmrouter/internal/admin"
 	"github.com/llmrouter/llmrouter/internal/config"
 )
 
@@ -34,7 +35,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // startFile writes yaml to a config file and starts the daemon on it.
-func startFile(t *testing.T, yaml string, hooks ...func(*daemon)) (*daemon, string, *syncBuffer) {
+func startFile(t *testing.T, yaml string, hooks ...func(*Daemon)) (*Daemon, string, *syncBuffer) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
@@ -47,15 +48,15 @@ func startFile(t *testing.T, yaml string, hooks ...func(*daemon)) (*daemon, stri
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	d, err := start(cfg, path, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), hooks...)
+	d, err := start(cfg, path, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), testOptions, hooks...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d, path, logs
 }
 
-func (d *daemon) url(path string) string      { return "http://" + d.apiLn.Addr().String() + path }
-func (d *daemon) adminURL(path string) string { return "http://" + d.adminLn.Addr().String() + path }
+func (d *Daemon) url(path string) string      { return "http://" + d.apiLn.Addr().String() + path }
+func (d *Daemon) adminURL(path string) string { return "http://" + d.adminLn.Addr().String() + path }
 
 func post(t *testing.T, url, body string) (int, http.Header, string) {
 	t.Helper()
@@ -89,8 +90,8 @@ models:
 
 func TestReload(t *testing.T) {
 	results := make(chan error, 8)
-	d, path, _ := startFile(t, reloadBase, func(d *daemon) { d.onReload = func(err error) { results <- err } })
-	defer d.shutdown()
+	d, path, _ := startFile(t, reloadBase, func(d *Daemon) { d.onReload = func(err error) { results <- err } })
+	defer d.Shutdown()
 	for i := 0; i < 3; i++ {
 		if code, _, body := post(t, d.url("/v1/chat/completions"), `{"model":"m","messages":[{"role":"user","content":"x"}]}`); code != 200 {
 			t.Fatalf("%d %s", code, body)
@@ -113,7 +114,7 @@ func TestReload(t *testing.T) {
 		if code, _, body := post(t, d.url("/v1/chat/completions"), `{"model":"m2","messages":[{"role":"user","content":"x"}]}`); code != 200 {
 			t.Fatalf("new model: %d %s", code, body)
 		}
-		if got := d.proxy.Providers()[0].Stats.Requests; got != 4 {
+		if got := admin.Providers(d.proxy)[0].Stats.Requests; got != 4 {
 			t.Errorf("unchanged provider has %d requests in its window, want 4 (3 before the reload + 1): state was lost", got)
 		}
 		if v := gauge(t, d, "llmrouter_config_last_reload_successful", nil); v != 1 {
@@ -152,7 +153,7 @@ models:
     targets: [{provider: slow, model: x}]
 `
 	listenersClosed := make(chan struct{})
-	d, _, _ := startFile(t, cfg, func(d *daemon) { d.api.RegisterOnShutdown(func() { close(listenersClosed) }) })
+	d, _, _ := startFile(t, cfg, func(d *Daemon) { d.api.RegisterOnShutdown(func() { close(listenersClosed) }) })
 	resp, err := http.Post(d.url("/v1/chat/completions"), "application/json",
 		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`))
 	if err != nil {
@@ -165,7 +166,7 @@ models:
 		t.Fatalf("first event: %q %v", first, err)
 	}
 	exit := make(chan int, 1)
-	go func() { exit <- d.shutdown() }() // what SIGTERM does
+	go func() { exit <- d.Shutdown() }() // what SIGTERM does
 	<-listenersClosed
 	if code, _ := get(t, d.adminURL("/readyz")); code != 503 {
 		t.Errorf("/readyz during drain = %d, want 503", code)
@@ -187,7 +188,7 @@ models:
 
 // gauge reads one series from the daemon's registry; labels must match
 // exactly the given subset.
-func gauge(t *testing.T, d *daemon, name string, labels map[string]string) float64 {
+func gauge(t *testing.T, d *Daemon, name string, labels map[string]string) float64 {
 	t.Helper()
 	mfs, err := d.reg.Gather()
 	if err != nil {
@@ -243,7 +244,7 @@ models:
       - {provider: fallback, model: y, tier: 1}
 `
 	d, _, _ := startFile(t, cfg)
-	defer d.shutdown()
+	defer d.Shutdown()
 	const n = 8
 	for i := 0; i < n; i++ {
 		code, h, body := post(t, d.url("/v1/chat/completions"), `{"model":"m","messages":[{"role":"user","content":"x"}]}`)
@@ -356,7 +357,7 @@ models:
 		_, body := get(t, d.adminURL(path))
 		seen.WriteString(body)
 	}
-	d.shutdown()
+	d.Shutdown()
 	seen.WriteString(logs.String())
 	if strings.Contains(seen.String(), canary) {
 		t.Errorf("the provider key leaked into a response, /admin, /metrics or the logs")
@@ -368,7 +369,7 @@ func TestPprofIsOptIn(t *testing.T) {
 		cfg := "pprof: " + map[bool]string{false: "false", true: "true"}[on] + "\n" + reloadBase
 		d, _, _ := startFile(t, cfg)
 		code, _ := get(t, d.adminURL("/debug/pprof/cmdline"))
-		d.shutdown()
+		d.Shutdown()
 		if want := map[bool]int{false: 404, true: 200}[on]; code != want {
 			t.Errorf("pprof: %v: /debug/pprof/cmdline answered %d, want %d", on, code, want)
 		}

@@ -1,4 +1,4 @@
-package proxy
+package warm
 
 import (
 	"encoding/json"
@@ -10,18 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/admin"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/statefile"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
-func TestDecodeState(t *testing.T) {
+func TestDecode(t *testing.T) {
 	tests := []struct {
 		name    string
 		data    string
-		version error // errors.Is ErrStateVersion wanted
+		version error // errors.Is ErrVersion wanted
 		bad     bool  // another error wanted
 		check   func(State) bool
 	}{
@@ -31,21 +33,21 @@ func TestDecodeState(t *testing.T) {
 			check: func(s State) bool { return s.Providers["p"].Breaker.State == "open" && s.Writer == "h pid 1" }},
 		// A newer router may lay out anything differently: refused as
 		// newer, not misread or called corrupt.
-		{name: "a newer version", data: `{"version":3,"providers":["p"]}`, version: ErrStateVersion},
-		{name: "no version", data: `{"providers":{}}`, version: ErrStateVersion},
+		{name: "a newer version", data: `{"version":3,"providers":["p"]}`, version: ErrVersion},
+		{name: "no version", data: `{"providers":{}}`, version: ErrVersion},
 		{name: "not JSON", data: `{"version":2,`, bad: true},
 		{name: "a version 2 whose layout is wrong", data: `{"version":2,"providers":{"p":{"breaker":7}}}`, bad: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := DecodeState([]byte(tt.data))
+			st, err := Decode([]byte(tt.data))
 			switch {
 			case tt.version != nil && !errors.Is(err, tt.version):
-				t.Errorf("DecodeState() = %v, want %v", err, tt.version)
-			case tt.bad && (err == nil || errors.Is(err, ErrStateVersion)):
-				t.Errorf("DecodeState() = %v, want a decoding error", err)
+				t.Errorf("Decode() = %v, want %v", err, tt.version)
+			case tt.bad && (err == nil || errors.Is(err, ErrVersion)):
+				t.Errorf("Decode() = %v, want a decoding error", err)
 			case tt.check != nil && (err != nil || !tt.check(st)):
-				t.Errorf("DecodeState() = %+v, %v", st, err)
+				t.Errorf("Decode() = %+v, %v", st, err)
 			}
 		})
 	}
@@ -53,7 +55,7 @@ func TestDecodeState(t *testing.T) {
 
 // stateServer is a server with providers p and q, each the target of
 // model m as "x", and p also of model n as "y".
-func stateServer(t *testing.T, qURL string) *Server {
+func stateServer(t *testing.T, qURL string) *proxy.Server {
 	t.Helper()
 	table, err := route.NewTable([]route.ModelConfig{
 		{Name: "m", Targets: []route.Target{{Provider: "p", Model: "x"}, {Provider: "q", Model: "x"}}},
@@ -62,13 +64,13 @@ func stateServer(t *testing.T, qURL string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{
-		Providers: []Provider{
+	s, err := proxy.New(proxy.Options{
+		Providers: []proxy.Provider{
 			{Name: "p", Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)}, Config: provider.Config{BaseURL: "http://p.example/v1"}},
 			{Name: "q", Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)}, Config: provider.Config{BaseURL: qURL}},
 		},
 		Models: table,
-		Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
+		Limits: proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -77,31 +79,31 @@ func stateServer(t *testing.T, qURL string) *Server {
 	return s
 }
 
-// TestRestoreState: a provider whose base_url changed starts fresh and is
+// TestRestore: a provider whose base_url changed starts fresh and is
 // reported with why; the other takes its state, but only the disabled
 // targets that are still its targets.
-func TestRestoreState(t *testing.T) {
+func TestRestore(t *testing.T) {
 	now := time.Now()
 	a := stateServer(t, "http://q.example/v1")
-	for _, p := range a.st.Load().order {
+	for _, p := range a.View().Providers {
 		for _, m := range []string{"x", "y", "z"} {
 			p.Up.DisableTarget(m, "no such model")
 		}
 	}
-	data, err := json.Marshal(a.ExportState(now))
+	data, err := json.Marshal(Export(a, now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := DecodeState(data)
+	in, err := Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Version != stateVersion || !in.SavedAt.Equal(now.Round(0)) {
-		t.Errorf("exported version %d saved at %s, want %d at %s", in.Version, in.SavedAt, stateVersion, now.Round(0))
+	if in.Version != version || !in.SavedAt.Equal(now.Round(0)) {
+		t.Errorf("exported version %d saved at %s, want %d at %s", in.Version, in.SavedAt, version, now.Round(0))
 	}
 
 	b := stateServer(t, "http://q-fixed.example/v1")
-	r, err := b.RestoreState(now, in)
+	r, err := Restore(b, now, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestRestoreState(t *testing.T) {
 	if !slices.Equal(r.Providers, []string{"p"}) || len(r.Fresh) != 1 || !errors.As(r.Fresh["q"], &ce) || !slices.Equal(ce.Keys, []string{"base_url"}) {
 		t.Errorf("restored %v, fresh %v; want p restored, q fresh because its base_url changed", r.Providers, r.Fresh)
 	}
-	for _, ps := range b.Providers() {
+	for _, ps := range admin.Providers(b) {
 		want := map[string][]string{"p": {"x", "y"}, "q": {}}[ps.Name]
 		if !slices.Equal(ps.DisabledTargets, want) {
 			t.Errorf("%s: disabled targets %v, want %v", ps.Name, ps.DisabledTargets, want)
@@ -124,11 +126,11 @@ func TestRestoreState(t *testing.T) {
 func BenchmarkStateSave(b *testing.B) {
 	for _, n := range []int{1, 10, 100} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			var ps []Provider
+			var ps []proxy.Provider
 			var targets []route.Target
 			for i := range n {
 				name := fmt.Sprintf("p%d", i)
-				ps = append(ps, Provider{Name: name, Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)},
+				ps = append(ps, proxy.Provider{Name: name, Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)},
 					Config: provider.Config{BaseURL: "http://" + name + ".example/v1"}})
 				targets = append(targets, route.Target{Provider: name, Model: "x"})
 			}
@@ -136,8 +138,8 @@ func BenchmarkStateSave(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := New(Options{Providers: ps, Models: table, Policy: upstream.Policy{ThrottleK: 2},
-				Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
+			s, err := proxy.New(proxy.Options{Providers: ps, Models: table, Policy: upstream.Policy{ThrottleK: 2},
+				Limits: proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -146,7 +148,7 @@ func BenchmarkStateSave(b *testing.B) {
 			rl := outcome.UnknownRateLimit
 			rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests = 500, 400, 12*time.Second
 			rl.LimitTokens, rl.RemainingTokens, rl.ResetTokens = 200000, 150000, 8*time.Second
-			for _, p := range s.st.Load().order {
+			for _, p := range s.View().Providers {
 				for i := range 600 { // one every 200ms over the last two minutes
 					at := now.Add(time.Duration(i-600) * 200 * time.Millisecond)
 					pm, err := p.Up.Acquire(at, 100)
@@ -169,7 +171,7 @@ func BenchmarkStateSave(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "state.json")
 			b.ResetTimer()
 			for b.Loop() {
-				if err := statefile.Save(path, s.ExportState(time.Now())); err != nil {
+				if err := statefile.Save(path, Export(s, time.Now())); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -180,5 +182,44 @@ func BenchmarkStateSave(b *testing.B) {
 			}
 			b.ReportMetric(float64(fi.Size()), "bytes/file")
 		})
+	}
+}
+
+func TestStateSurvivesRestart(t *testing.T) {
+	build := func() *proxy.Server {
+		sim := &fake{do: ok(`{"ok":true}`)}
+		table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "p", Model: "x"}}}})
+		s, err := proxy.New(proxy.Options{Providers: []proxy.Provider{{Name: "p", Adapter: sim}}, Models: table,
+			Limits: proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	a := build()
+	for i := 0; i < 7; i++ {
+		if w := do(a.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody); w.Code != 200 {
+			t.Fatal(w.Code)
+		}
+	}
+	now := time.Now()
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := statefile.Save(path, Export(a, now)); err != nil {
+		t.Fatal(err)
+	}
+	b := build()
+	var st State
+	if err := statefile.Load(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Restore(b, now, st); err != nil || len(r.Providers) != 1 || len(r.Fresh) != 0 {
+		t.Fatalf("restored %+v, %v; want provider p", r, err)
+	}
+	if got := admin.Providers(b)[0].Stats.Requests; got != 7 {
+		t.Errorf("restored server reports %d requests in the window, want 7", got)
+	}
+	if r, err := Restore(b, now, State{Version: 99}); !errors.Is(err, ErrVersion) || len(r.Providers) != 0 {
+		t.Errorf("a state of a newer version: restored %+v, %v; want ErrVersion", r, err)
 	}
 }

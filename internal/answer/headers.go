@@ -1,4 +1,4 @@
-package proxy
+package answer
 
 import "net/http"
 
@@ -27,3 +27,7 @@ var (
 
 // setHeader sets a canonical key to one value.
 func setHeader(h http.Header, key, v string) { h[key] = []string{v} }
+
+// SetProvider sets X-LLMRouter-Provider, the provider an answer comes
+// from, on h.
+func SetProvider(h http.Header, name string) { setHeader(h, hdrProvider, name) }

@@ -1,9 +1,17 @@
-package main
+// Package proc starts the bench's child processes, each the leader of its
+// own process group and killed with the bench (Pdeathsig), stops them
+// (SIGTERM, then SIGKILL after a grace period), and reads what a process
+// group uses from /proc: CPU time (utime+stime) and VmRSS.
+//
+// It also holds the child side of a re-executed bench: the listener
+// inherited as a file, and an HTTP server bounded by a context.
+package proc
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -22,30 +30,30 @@ import (
 // clockTick is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100
 // on every Linux architecture Go supports (the kernel's CONFIG_HZ does not
 // change it).
-const clockTick = 10 * time.Millisecond
+const ClockTick = 10 * time.Millisecond
 
 // stopGrace is how long a child gets between SIGTERM and SIGKILL.
 const stopGrace = 3 * time.Second
 
-// proc is one child process, leader of its own process group.
-type proc struct {
+// Proc is one child process, leader of its own process group.
+type Proc struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has been waited for
 }
 
-// fleet owns every child the bench starts; stopAll ends them all.
-type fleet struct {
+// Fleet owns every child the bench starts; StopAll ends them all.
+type Fleet struct {
 	mu    sync.Mutex // guards procs
-	procs []*proc
+	procs []*Proc
 }
 
-// start runs path with args as its own process group, stdout and stderr
+// Start runs path with args as its own process group, stdout and stderr
 // going to the bench's stderr, extra files from fd 3 on. The child gets
 // death if the bench dies (Pdeathsig): SIGKILL for a single process;
 // SIGTERM for nginx, whose master then stops its workers (a killed master
 // would leave them running).
-func (f *fleet) start(name, path string, args []string, env []string, death syscall.Signal, extra ...*os.File) (*proc, error) {
+func (f *Fleet) Start(name, path string, args []string, env []string, death syscall.Signal, extra ...*os.File) (*Proc, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Stdout = &prefixWriter{prefix: name + ": ", w: os.Stderr}
 	cmd.Stderr = cmd.Stdout
@@ -55,7 +63,7 @@ func (f *fleet) start(name, path string, args []string, env []string, death sysc
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	p := &Proc{name: name, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		close(p.done)
@@ -66,8 +74,8 @@ func (f *fleet) start(name, path string, args []string, env []string, death sysc
 	return p, nil
 }
 
-// stopAll stops every child, last started first.
-func (f *fleet) stopAll() {
+// StopAll stops every child, last started first.
+func (f *Fleet) StopAll() {
 	f.mu.Lock()
 	ps := f.procs
 	f.procs = nil
@@ -77,11 +85,11 @@ func (f *fleet) stopAll() {
 	}
 }
 
-// pid is the process (and process group) id.
-func (p *proc) pid() int { return p.cmd.Process.Pid }
+// PID is the process (and process group) id.
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
 
-// exited reports whether the process has ended.
-func (p *proc) exited() bool {
+// Exited reports whether the process has ended.
+func (p *Proc) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -92,40 +100,40 @@ func (p *proc) exited() bool {
 
 // stop sends SIGTERM to the process group, then SIGKILL after stopGrace,
 // and waits for the leader.
-func (p *proc) stop() {
-	if p.exited() {
+func (p *Proc) stop() {
+	if p.Exited() {
 		// The leader is gone; its group (nginx workers) may not be.
-		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+		_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
 		return
 	}
-	_ = syscall.Kill(-p.pid(), syscall.SIGTERM)
+	_ = syscall.Kill(-p.PID(), syscall.SIGTERM)
 	t := time.NewTimer(stopGrace)
 	defer t.Stop()
 	select {
 	case <-p.done:
 	case <-t.C:
-		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+		_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
 		<-p.done
 	}
 	// Leftover group members (nginx workers after a master crash).
-	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+	_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
 }
 
-// usage is what the processes of one group had used at one moment.
-type usage struct {
-	cpu time.Duration // utime+stime summed over the group
-	rss int64         // VmRSS summed over the group, bytes
+// Usage is what the processes of one group had used at one moment.
+type Usage struct {
+	CPU time.Duration // utime+stime summed over the group
+	RSS int64         // VmRSS summed over the group, bytes
 }
 
-// groupUsage reads /proc for every process whose process group is pgid.
+// GroupUsage reads /proc for every process whose process group is pgid.
 // Summed RSS counts pages shared between processes (nginx's master and
 // workers) once per process.
-func groupUsage(pgid int) (usage, error) {
+func GroupUsage(pgid int) (Usage, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return usage{}, fmt.Errorf("reading /proc: %w", err)
+		return Usage{}, fmt.Errorf("reading /proc: %w", err)
 	}
-	var u usage
+	var u Usage
 	found := false
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -145,11 +153,11 @@ func groupUsage(pgid int) (usage, error) {
 			continue
 		}
 		found = true
-		u.cpu += cpu
-		u.rss += rss
+		u.CPU += cpu
+		u.RSS += rss
 	}
 	if !found {
-		return usage{}, fmt.Errorf("no process in group %d", pgid)
+		return Usage{}, fmt.Errorf("no process in group %d", pgid)
 	}
 	return u, nil
 }
@@ -179,7 +187,7 @@ func parseStat(b []byte) (pgrp int, cpu time.Duration, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("parsing /proc stat stime: %w", err)
 	}
-	return pgrp, time.Duration(ut+st) * clockTick, nil
+	return pgrp, time.Duration(ut+st) * ClockTick, nil
 }
 
 // readRSS reads VmRSS from /proc/PID/status, in bytes.
@@ -204,9 +212,9 @@ func readRSS(pid int) (int64, error) {
 	return 0, fmt.Errorf("no VmRSS for %d", pid)
 }
 
-// freePort returns a loopback port that was free a moment ago (for nginx
+// FreePort returns a loopback port that was free a moment ago (for nginx
 // and the router, which bind their own listeners).
-func freePort() (int, error) {
+func FreePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)
@@ -215,9 +223,9 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// listenerFile opens a loopback listener and returns it as a file to hand
+// ListenerFile opens a loopback listener and returns it as a file to hand
 // to a child (fd 3) and its address. The bench's copy is closed.
-func listenerFile() (*os.File, string, error) {
+func ListenerFile() (*os.File, string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, "", fmt.Errorf("listening: %w", err)
@@ -230,11 +238,12 @@ func listenerFile() (*os.File, string, error) {
 	return f, ln.Addr().String(), nil
 }
 
-// waitHTTP polls url with GET until it answers 200, p exits, or timeout.
-func waitHTTP(ctx context.Context, p *proc, url string, timeout time.Duration) error {
+// WaitHTTP polls url with GET until it answers 200, p exits, or timeout.
+// tlsConfig is for an https url (nil otherwise).
+func WaitHTTP(ctx context.Context, p *Proc, url string, tlsConfig *tls.Config, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := &http.Client{Timeout: time.Second}
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone()}}
 	defer client.CloseIdleConnections()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -289,4 +298,50 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		p.buf = p.buf[i+1:]
 	}
 	return len(b), nil
+}
+
+// InheritedListener is the child side of ListenerFile: the listener a
+// re-executed bench was handed as file descriptor fd (3 for the first of
+// the parent's extra files).
+func InheritedListener(fd uintptr) (net.Listener, error) {
+	f := os.NewFile(fd, "listener")
+	if f == nil {
+		return nil, fmt.Errorf("no listener at fd %d", fd)
+	}
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, fmt.Errorf("listener at fd %d: %w", fd, err)
+	}
+	return ln, nil
+}
+
+// ServeUntil serves srv on ln until ctx ends (the child's SIGTERM), then
+// closes the server.
+func ServeUntil(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	if srv.ReadHeaderTimeout == 0 {
+		srv.ReadHeaderTimeout = 10 * time.Second
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		srv.Close()
+		<-errc
+		return nil
+	case err := <-errc:
+		return fmt.Errorf("serving %s: %w", ln.Addr(), err)
+	}
+}
+
+// Env is the bench's environment without LLMROUTER_ variables (a
+// developer's overrides must not change the router under test), plus add.
+func Env(add ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LLMROUTER_") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, add...)
 }

@@ -1,4 +1,4 @@
-package proxy
+package api
 
 import (
 	"context"
@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/relay"
 	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/chat"
@@ -19,9 +21,6 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 	"github.com/llmrouter/llmrouter/internal/route"
 )
-
-// apiResponses is the api label of the Responses API's requests.
-const apiResponses = "responses"
 
 // serveResponses handles POST /v1/responses (docs/ARCHITECTURE.md,
 // "Responses API"). The request, its previous_response_id chain and
@@ -35,35 +34,34 @@ const apiResponses = "responses"
 // azure targets only, natively (internal/responses/native); a model with
 // none gets the 400 naming the field.
 func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
-	st := s.st.Load()
-	ex := s.newExchange(r, w, st, provider.OpChat)
-	ex.api = apiResponses
-	defer s.logRequest(r, ex)
-	body := s.admit(w, r, ex, st)
+	q := s.front.Begin(w, r, answer.APIResponses)
+	ex := q.Ex
+	defer q.End()
+	body := q.Admit()
 	if body == nil {
 		return
 	}
-	defer s.bodies.Free(body)
+	defer q.Free(body)
 	if ierr := intake.Check(body.B); ierr != nil {
-		s.answer(w, ex, result{err: ierr})
+		q.Answer(answer.Result{Err: ierr})
 		return
 	}
 	d, rerr := responses.Decode(body.B)
 	if rerr != nil {
-		s.answer(w, ex, result{err: s.refusal(ex, rerr)})
+		q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
 		return
 	}
-	if ex.Model = st.models.Lookup(d.Model); ex.Model == nil {
-		s.answer(w, ex, result{err: modelNotFound(d.Model)})
+	if ex.Model = q.Model(d.Model); ex.Model == nil {
+		q.Answer(answer.Result{Err: answer.ModelNotFound(d.Model)})
 		return
 	}
-	if d.Native != nil && !st.servesNatively(ex.Model) {
-		s.answer(w, ex, result{err: s.refusal(ex, d.Native)})
+	if d.Native != nil && !servesNatively(q, ex.Model) {
+		q.Answer(answer.Result{Err: s.refusal(ex, d.Native)})
 		return
 	}
 	tn, rerr := turn.New(r.Context(), d, s.stored, s.now)
 	if rerr != nil {
-		s.answer(w, ex, result{err: s.refusal(ex, rerr)})
+		q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
 		return
 	}
 	var (
@@ -75,27 +73,27 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	if d.Native == nil {
 		tr, rerr := chat.Translate(tn)
 		if rerr != nil {
-			s.answer(w, ex, result{err: s.refusal(ex, rerr)})
+			q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
 			return
 		}
 		req = &provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
 			Stream: tn.Stream(), IncludeUsage: tn.Stream()}
-		answer := func(body []byte, _ string) ([]byte, error) { return tr.Answer(body) }
-		events, reshape, what = func() relay.Framer { return tr.Events() }, answer, "a chat completion"
+		response := func(body []byte, _ string) ([]byte, error) { return tr.Answer(body) }
+		events, reshape, what = func() relay.Framer { return tr.Events() }, response, "a chat completion"
 	} else {
 		c, rerr := native.Prepare(tn, body.B)
 		if rerr != nil {
-			s.answer(w, ex, result{err: s.refusal(ex, rerr)})
+			q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
 			return
 		}
 		ex.Op = provider.OpResponses
 		req = &provider.Request{Op: provider.OpResponses, Body: c.Body, ModelStart: c.ModelStart, ModelEnd: c.ModelEnd, Stream: tn.Stream()}
 		events, reshape, what = func() relay.Framer { return c.Events() }, c.Answer, "a response"
 	}
-	if int64(len(req.Body)) > st.limits.MaxBodyBytes {
+	if int64(len(req.Body)) > q.MaxBodyBytes() {
 		// A chain grows with every turn; the conversation it expands to is
 		// held to the body limit like any request.
-		s.answer(w, ex, result{err: &intake.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+		q.Answer(answer.Result{Err: &intake.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
 			Code: "request_too_large", Param: "previous_response_id",
 			Message: "the conversation, with the earlier turns previous_response_id brings in, is larger than limits.max_body_bytes"}})
 		return
@@ -103,18 +101,18 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	defer s.storeFailed(ex, tn)
 	// The provider's answer becomes the client's Response (stored), a
 	// stream the Responses events.
-	s.dispatch(w, r, ex, st, req, intake.EstimateTokens(req.Body, tn.MaxTokens()), func(res result) result {
-		sv := res.served
+	q.Dispatch(req, intake.EstimateTokens(req.Body, tn.MaxTokens()), func(res answer.Result) answer.Result {
+		sv := res.Served
 		if sv == nil {
 			return res
 		}
 		if sv.Resp.Stream != nil {
-			res.framer = events()
+			res.Framer = events()
 		} else if b, err := reshape(sv.Resp.Body, sv.Provider.Name); err == nil {
 			sv.Resp.Body = b
 		} else {
 			sv.Done(outcome.OK)
-			res = result{err: &intake.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
+			res = answer.Result{Err: &intake.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
 				Message: "the provider's answer could not be read as " + what + ": " + err.Error()}}
 		}
 		return res
@@ -124,9 +122,9 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 // servesNatively reports whether a target of m can take the Responses API
 // natively (an openai or azure provider): only those serve a request that
 // needs it.
-func (st *state) servesNatively(m *route.Model) bool {
+func servesNatively(q proxy.Request, m *route.Model) bool {
 	for _, tg := range m.Targets {
-		if st.providers[tg.Provider].Adapter.Supports(provider.OpResponses) {
+		if q.Provider(tg.Provider).Adapter.Supports(provider.OpResponses) {
 			return true
 		}
 	}
@@ -140,44 +138,42 @@ func (st *state) servesNatively(m *route.Model) bool {
 // in the background is the provider's: the request goes to it.
 // sub is what the path names below the id: "", input_items or cancel.
 func (s *Server) serveStoredResponse(w http.ResponseWriter, r *http.Request, sub string) {
-	st := s.st.Load()
-	ex := s.newExchange(r, w, st, provider.OpChat)
-	ex.api = apiResponses
-	defer s.logRequest(r, ex)
-	if !st.authorized(r) {
-		s.answer(w, ex, unauthorized(r))
+	q := s.front.Begin(w, r, answer.APIResponses)
+	ex := q.Ex
+	defer q.End()
+	if !q.Authorize() {
 		return
 	}
 	id := r.PathValue("id")
 	rec, err := s.stored.Get(r.Context(), id)
 	if err != nil {
-		s.answer(w, ex, result{err: s.storeError(ex, id, err)})
+		q.Answer(answer.Result{Err: s.storeError(ex, id, err)})
 		return
 	}
 	if rec.Owner != "" {
-		s.answer(w, ex, s.forward(w, r, ex, st, rec, sub))
+		q.Answer(s.forward(w, r, q, rec, sub))
 		return
 	}
 	switch {
 	case sub == "input_items":
 		b, rerr := turn.InputItems(rec, r.URL.Query())
 		if rerr != nil {
-			s.answer(w, ex, result{err: s.refusal(ex, rerr)})
+			q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
 			return
 		}
-		s.answer(w, ex, result{json: b})
+		q.Answer(answer.Result{JSON: b})
 	case sub == "cancel":
-		s.answer(w, ex, result{err: s.refusal(ex, responses.BadRequest("", "Response with id '%s' is not running in the background: "+
+		q.Answer(answer.Result{Err: s.refusal(ex, responses.BadRequest("", "Response with id '%s' is not running in the background: "+
 			"only background responses can be cancelled.", responses.Cut(id)))})
 	case r.Method == http.MethodDelete:
 		if err := s.stored.Delete(r.Context(), id); err != nil {
-			s.answer(w, ex, result{err: s.storeError(ex, id, err)})
+			q.Answer(answer.Result{Err: s.storeError(ex, id, err)})
 			return
 		}
 		b, _ := openaiwire.Append(nil, &wire.Deleted{ID: id, Object: wire.ObjectResponse, Deleted: true})
-		s.answer(w, ex, result{json: append(b, '\n')})
+		q.Answer(answer.Result{JSON: append(b, '\n')})
 	default:
-		s.answer(w, ex, result{json: rec.Response})
+		q.Answer(answer.Result{JSON: rec.Response})
 	}
 }
 
@@ -189,17 +185,18 @@ func (s *Server) serveStoredResponse(w http.ResponseWriter, r *http.Request, sub
 // removes it. Forwarded requests bypass the provider's admission
 // (breaker, buckets): they are free, and about a response it is working
 // on.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, st *state, rec *store.Record, sub string) result {
-	p := st.providers[rec.Owner]
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, q proxy.Request, rec *store.Record, sub string) answer.Result {
+	ex := q.Ex
+	p := q.Provider(rec.Owner)
 	var f provider.ResponseFetcher
 	if p != nil {
 		f, _ = p.Adapter.(provider.ResponseFetcher)
 	}
 	if f == nil {
 		// Its provider left the config: nobody can read it any more.
-		return result{err: s.refusal(ex, responses.NotFound(rec.ID))}
+		return answer.Result{Err: s.refusal(ex, responses.NotFound(rec.ID))}
 	}
-	setHeader(w.Header(), hdrProvider, p.Name)
+	answer.SetProvider(w.Header(), p.Name)
 	path := url.PathEscape(rec.ID)
 	if sub != "" {
 		path += "/" + sub
@@ -214,13 +211,13 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, s
 		}
 		switch {
 		case r.Context().Err() != nil:
-			return result{gone: true}
+			return answer.Result{Gone: true}
 		case oe.Kind == outcome.ClientError || oe.Kind == outcome.TargetMissing:
 			c := *oe
 			c.Message = p.Up.Redact(c.Message)
-			return result{err: clientError(&c), provider: p.Name}
+			return answer.Result{Err: answer.ClientError(&c), Provider: p.Name}
 		}
-		return result{err: &intake.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
+		return answer.Result{Err: &intake.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
 			Message: "the provider running the response in the background failed (" + oe.Kind.String() + "): " + p.Up.Redact(oe.Message)}}
 	}
 	switch {
@@ -238,12 +235,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, s
 		// the store's next read.
 		_ = s.stored.Delete(context.WithoutCancel(r.Context()), rec.ID)
 	}
-	return result{json: resp.Body}
+	return answer.Result{JSON: resp.Body}
 }
 
 // storeError is the answer for a store's failure to read or delete id:
 // OpenAI's 404 when it holds nothing, else a 503.
-func (s *Server) storeError(ex *exchange, id string, err error) *intake.Error {
+func (s *Server) storeError(ex *answer.Exchange, id string, err error) *intake.Error {
 	if errors.Is(err, store.ErrNotFound) {
 		return s.refusal(ex, responses.NotFound(id))
 	}
@@ -252,7 +249,7 @@ func (s *Server) storeError(ex *exchange, id string, err error) *intake.Error {
 
 // refusal is the error answer for a request internal/responses refused;
 // a store that could not answer is logged.
-func (s *Server) refusal(ex *exchange, e *responses.Error) *intake.Error {
+func (s *Server) refusal(ex *answer.Exchange, e *responses.Error) *intake.Error {
 	if e.Cause != nil {
 		s.storeWarn.Do(func() {
 			s.log.Warn("the store of responses could not answer (thinned: one of several)", "request_id", ex.ID, "error", e.Cause.Error())
@@ -267,7 +264,7 @@ func (s *Server) refusal(ex *exchange, e *responses.Error) *intake.Error {
 
 // storeFailed logs an answer the store refused to keep (it said store:
 // false to the client).
-func (s *Server) storeFailed(ex *exchange, t *turn.Turn) {
+func (s *Server) storeFailed(ex *answer.Exchange, t *turn.Turn) {
 	if err := t.StoreErr(); err != nil {
 		s.storeWarn.Do(func() {
 			s.log.Warn("response answered but not stored (thinned: one of several)", "request_id", ex.ID, "response_id", t.ID(), "error", err.Error())

@@ -1,7 +1,9 @@
-package proxy
+package answer
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"math"
@@ -9,7 +11,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
@@ -19,43 +25,70 @@ import (
 	"github.com/llmrouter/llmrouter/internal/route"
 )
 
-// result is how a request ends, decided before anything is written:
-// answer turns it into the request's one answer.
-type result struct {
-	// err is an error answer: a refusal before any attempt, a provider's
+// Result is how a request ends, decided before anything is written:
+// Writer.Answer turns it into the request's one answer.
+type Result struct {
+	// Err is an error answer: a refusal before any attempt, a provider's
 	// client error, or nothing served.
-	err *intake.Error
-	// provider, when set with err, is the provider whose client error it
+	Err *intake.Error
+	// Provider, when set with Err, is the provider whose client error it
 	// is (X-LLMRouter-Provider).
-	provider string
-	// served is a provider's answer to relay.
-	served *failover.Served
-	// framer, when set with a served stream, writes it as another API's
+	Provider string
+	// Served is a provider's answer to relay.
+	Served *failover.Served
+	// Framer, when set with a served stream, writes it as another API's
 	// events (the Responses API's) instead of chat chunks.
-	framer relay.Framer
-	// json is a 200 answer of the router's own (the models list).
-	json []byte
-	// gone: the client went away; there is nobody to answer.
-	gone bool
+	Framer relay.Framer
+	// JSON is a 200 answer of the router's own (the models list).
+	JSON []byte
+	// Gone: the client went away; there is nobody to answer.
+	Gone bool
 }
 
-// answer writes res: the one place an answer to a client is written
+// Writer writes answers and records them: the log line and the request
+// metrics. One Writer serves every request of a router.
+type Writer struct {
+	log *slog.Logger
+	m   *metrics
+	// idPrefix and idSeq make the ids of requests that bring none.
+	idPrefix string
+	idSeq    atomic.Uint64
+	// streamWarn thins the after-commit stream failure warning: under a
+	// failing provider at thousands of requests per second, one line per
+	// few seconds says enough (the metrics count every one).
+	streamWarn rate.Sometimes
+}
+
+// New returns a Writer logging to log (nil discards) and registering the
+// request metrics on reg (nil keeps them private).
+func New(log *slog.Logger, reg prometheus.Registerer) *Writer {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Writer{log: log, m: newMetrics(reg), streamWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
+	return s
+}
+
+// Answer writes res: the one place an answer to a client is written
 // (docs/ARCHITECTURE.md, "Request path"). Its first byte is the commit
 // point.
-func (s *Server) answer(w http.ResponseWriter, ex *exchange, res result) {
+func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 	h := w.Header()
 	switch {
-	case res.gone:
-	case res.err != nil:
-		e := res.err
+	case res.Gone:
+	case res.Err != nil:
+		e := res.Err
 		if e.EndConn {
 			intake.EndConnection(w)
 		}
 		if e.Status == http.StatusUnauthorized {
 			h["Www-Authenticate"] = valBearerRealm
 		}
-		if res.provider != "" {
-			setHeader(h, hdrProvider, res.provider)
+		if res.Provider != "" {
+			setHeader(h, hdrProvider, res.Provider)
 		}
 		if ex.Attempts > 0 || e.Status >= 500 || e.Status == http.StatusTooManyRequests {
 			setHeader(h, hdrAttempts, strconv.Itoa(ex.Attempts))
@@ -66,22 +99,22 @@ func (s *Server) answer(w http.ResponseWriter, ex *exchange, res result) {
 		b := openaiwire.AppendError(make([]byte, 0, 160+len(e.Message)), openaiwire.Error{Message: e.Message, Type: e.Type, Param: e.Param, Code: e.Code})
 		ex.status = e.Status
 		s.write(w, ex, nil, e.Status, append(b, '\n'))
-	case res.json != nil:
+	case res.JSON != nil:
 		ex.status = http.StatusOK
-		s.write(w, ex, nil, http.StatusOK, res.json)
-	case res.served.Resp.Stream == nil:
-		sv := res.served
+		s.write(w, ex, nil, http.StatusOK, res.JSON)
+	case res.Served.Resp.Stream == nil:
+		sv := res.Served
 		ex.served = sv.Provider.Name
 		s.setServedHeaders(w, ex, sv.Provider, sv.Target)
 		ex.status = http.StatusOK
 		s.write(w, ex, sv.Provider, http.StatusOK, sv.Resp.Body)
 		sv.Done(outcome.OK)
 	default:
-		sv := res.served
+		sv := res.Served
 		ex.served = sv.Provider.Name
 		s.setServedHeaders(w, ex, sv.Provider, sv.Target)
 		ex.status = http.StatusOK
-		sv.Done(s.relay(w, ex, sv, res.framer))
+		sv.Done(s.relay(w, ex, sv, res.Framer))
 	}
 }
 
@@ -89,7 +122,7 @@ func (s *Server) answer(w http.ResponseWriter, ex *exchange, res result) {
 // is flushed here, under the deadline, so the server's own flush after the
 // handler has nothing left to block on; the deadline is then cleared so
 // that it does not outlive this request on a kept-alive connection.
-func (s *Server) write(w http.ResponseWriter, ex *exchange, p *failover.Provider, status int, body []byte) {
+func (s *Writer) write(w http.ResponseWriter, ex *Exchange, p *failover.Provider, status int, body []byte) {
 	h := w.Header()
 	h[hdrCType] = valJSON
 	setHeader(h, hdrCLength, strconv.Itoa(len(body)))
@@ -107,7 +140,7 @@ func (s *Server) write(w http.ResponseWriter, ex *exchange, p *failover.Provider
 // relay commits sv's stream through the relay package (as chat chunks, or
 // through f when not nil), then logs what ended it: a provider failure
 // after the commit (thinned), a client that stopped reading.
-func (s *Server) relay(w http.ResponseWriter, ex *exchange, sv *failover.Served, f relay.Framer) outcome.Kind {
+func (s *Writer) relay(w http.ResponseWriter, ex *Exchange, sv *failover.Served, f relay.Framer) outcome.Kind {
 	ex.ttft = time.Since(ex.start)
 	var end relay.End
 	if f != nil {
@@ -128,7 +161,7 @@ func (s *Server) relay(w http.ResponseWriter, ex *exchange, sv *failover.Served,
 // writeFailed records a failed write to the client: a client that stopped
 // reading for limits.client_write_timeout is logged and counted; one that
 // went away is not news.
-func (s *Server) writeFailed(ex *exchange, up *failover.Provider, err error) {
+func (s *Writer) writeFailed(ex *Exchange, up *failover.Provider, err error) {
 	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
 		return
 	}
@@ -141,7 +174,7 @@ func (s *Server) writeFailed(ex *exchange, up *failover.Provider, err error) {
 		"provider", name, "client_write_timeout", ex.writeTimeout.String())
 }
 
-func (s *Server) setServedHeaders(w http.ResponseWriter, ex *exchange, up *failover.Provider, tg route.Target) {
+func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, up *failover.Provider, tg route.Target) {
 	h := w.Header()
 	// One backing array for the per-response values.
 	vals := make([]string, 5)
@@ -156,13 +189,15 @@ func (s *Server) setServedHeaders(w http.ResponseWriter, ex *exchange, up *failo
 	h[hdrOverhead] = vals[4:5:5]
 }
 
-func (s *Server) logRequest(r *http.Request, ex *exchange) {
+// Log records ex once it is answered: its request metrics and, at info
+// level, its log line.
+func (s *Writer) Log(r *http.Request, ex *Exchange) {
 	model := ""
 	if ex.Model != nil {
 		model = ex.Model.Name
 	}
 	elapsed := time.Since(ex.start)
-	api := ex.api
+	api := ex.API
 	if api == "" {
 		api = ex.Op.String()
 	}

@@ -1,4 +1,4 @@
-package main
+package targets
 
 import (
 	"context"
@@ -8,19 +8,33 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"time"
+
+	"github.com/llmrouter/llmrouter/bench/internal/proc"
+	"github.com/llmrouter/llmrouter/bench/internal/upstream"
 )
 
-// serveBareProxy serves the minimal reverse proxy the router is compared
+// BareProxyRole is the -role value the bench re-executes itself with to
+// serve the bare proxy; it then calls ServeBareProxy.
+const BareProxyRole = "httputil"
+
+// ServeBareProxy serves the minimal reverse proxy the router is compared
 // with: httputil.ReverseProxy to target, flushing every write (what
 // streaming needs), with an idle pool as large as the load's concurrency.
+// For an https target, the transport trusts the CA in caFile and speaks
+// HTTP/2 when the upstream offers it, as a Go client's default transport
+// would.
 //
 // Full duplex is on because without it a fast stream is sometimes cut
 // (golang/go#40747): writing the response headers makes the HTTP/1 server
 // close the inbound body while the transport may still read it once more
 // to check its length, and the failed read tears down the upstream
 // connection mid-answer.
-func serveBareProxy(ctx context.Context, ln net.Listener, target string) error {
+func ServeBareProxy(ctx context.Context, ln net.Listener, target, caFile string) error {
 	u, err := parseLoopbackURL(target)
+	if err != nil {
+		return err
+	}
+	tlsConfig, err := upstream.ClientTLS(caFile)
 	if err != nil {
 		return err
 	}
@@ -31,13 +45,15 @@ func serveBareProxy(ctx context.Context, ln net.Listener, target string) error {
 			MaxIdleConns:        2048,
 			MaxIdleConnsPerHost: 2048,
 			IdleConnTimeout:     90 * time.Second,
+			TLSClientConfig:     tlsConfig,
+			ForceAttemptHTTP2:   true,
 		},
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).EnableFullDuplex()
 		rp.ServeHTTP(w, r)
 	})
-	return serveUntil(ctx, ln, h)
+	return proc.ServeUntil(ctx, &http.Server{Handler: h}, ln)
 }
 
 // parseLoopbackURL parses s and refuses any host but 127.0.0.1: the bench

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -15,7 +15,7 @@ const reloadDebounce = 250 * time.Millisecond
 // watchConfig reloads when the config file changes, until ctx ends. It
 // watches the file's directory, not the file: editors and Kubernetes
 // ConfigMap updates replace the file rather than write it in place.
-func (d *daemon) watchConfig(ctx context.Context, done chan<- struct{}) {
+func (d *Daemon) watchConfig(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -51,7 +51,7 @@ func (d *daemon) watchConfig(ctx context.Context, done chan<- struct{}) {
 			}
 			d.log.Warn("config file watch error", "error", err.Error())
 		case <-timer.C:
-			d.reload()
+			d.Reload()
 		}
 	}
 }

@@ -1,0 +1,102 @@
+package admin
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/llmrouter/llmrouter/internal/proxy"
+)
+
+// Options configure the admin listener's handler.
+type Options struct {
+	// Front is the router whose providers /admin/providers shows and
+	// enable lifts.
+	Front *proxy.Server
+	// Registry is what /metrics serves.
+	Registry *prometheus.Registry
+	// Ready reports whether the router takes traffic: /readyz answers 503
+	// while it says false (draining).
+	Ready func() bool
+	// Pprof serves Go's profiler at /debug/pprof/.
+	Pprof bool
+	// Logger receives a line per provider enabled; nil discards.
+	Logger *slog.Logger
+}
+
+// Handler returns the admin listener's handler.
+func Handler(o Options) http.Handler {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{Registry: o.Registry}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !o.Ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "draining\n")
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	if o.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	mux.HandleFunc("POST /admin/providers/{name}/enable", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		res, ok := Enable(o.Front, name)
+		w.Header().Set("Content-Type", "application/json")
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "no provider named " + strconv.Quote(name)})
+			return
+		}
+		log.Info("provider enabled", "provider", name, "quota_lifted", res.QuotaLifted, "targets_enabled", res.TargetsEnabled)
+		_ = json.NewEncoder(w).Encode(res)
+	})
+	mux.HandleFunc("GET /admin/providers", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"providers": Providers(o.Front)})
+	})
+	return mux
+}
+
+// Enabled is what Enable lifted.
+type Enabled struct {
+	Provider       string   `json:"provider"`
+	QuotaLifted    bool     `json:"quota_lifted"`
+	TargetsEnabled []string `json:"targets_enabled"`
+}
+
+// Enable lifts the named provider's quota block and disabled targets (an
+// operator's word that the quota is back or the models exist); false when
+// no provider of front has that name.
+func Enable(front *proxy.Server, name string) (Enabled, bool) {
+	p := front.View().Provider(name)
+	if p == nil {
+		return Enabled{}, false
+	}
+	quota, targets := p.Up.Enable()
+	if targets == nil {
+		targets = []string{}
+	}
+	return Enabled{Provider: name, QuotaLifted: quota, TargetsEnabled: targets}, true
+}

@@ -1,0 +1,55 @@
+package answer
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/failover"
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
+
+// Exchange is one client request: its attempts (failover.Run) and what
+// the answer, the log line and the metrics need.
+type Exchange struct {
+	failover.Run
+	start  time.Time
+	status int // what the client got; 0 until answered
+	served string
+	// overhead is the router's own time up to the commit point; ttft the
+	// time to the first byte of a stream; committed once either is set.
+	overhead, ttft time.Duration
+	committed      bool
+	// writeTimeout bounds each write to the client (limits).
+	writeTimeout time.Duration
+	// API is the api label when it is not the operation's name (the
+	// Responses API is sent as chat).
+	API string
+}
+
+// NewExchange starts the exchange of r, an op, whose writes to the client
+// are bounded by writeTimeout (limits.client_write_timeout); the answer w
+// will carry says its id (X-Request-ID).
+func (s *Writer) NewExchange(w http.ResponseWriter, r *http.Request, op provider.Op, writeTimeout time.Duration) *Exchange {
+	ex := &Exchange{Run: failover.Run{ID: s.requestID(r), Op: op}, start: time.Now(), writeTimeout: writeTimeout}
+	setHeader(w.Header(), hdrRequestID, ex.ID)
+	return ex
+}
+
+// requestID returns the client's X-Request-ID when it is short printable
+// ASCII, else a fresh one.
+func (s *Writer) requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
+		ok := true
+		for i := 0; i < len(id); i++ {
+			if id[i] < 0x21 || id[i] > 0x7e {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return id
+		}
+	}
+	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
+}

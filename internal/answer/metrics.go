@@ -1,0 +1,82 @@
+package answer
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
+
+// Histogram buckets. LLM calls take from tens of milliseconds to minutes;
+// the router's own overhead is tens of microseconds.
+var (
+	latencyBuckets  = []float64{.025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600}
+	ttftBuckets     = []float64{.01, .025, .05, .1, .25, .5, 1, 2, 5, 10, 20, 60}
+	overheadBuckets = []float64{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 50e-3, 100e-3}
+)
+
+// metrics are the request families (docs/ARCHITECTURE.md, "Metrics"); the
+// per-provider families live with the providers' runtimes
+// (internal/upstream), shedding's with the front door (internal/proxy).
+// Labels are bounded: model comes from the config, api from four values,
+// code from the statuses this package writes.
+type metrics struct {
+	requests      *prometheus.CounterVec   // api, model, code
+	duration      *prometheus.HistogramVec // api, model
+	ttft          *prometheus.HistogramVec // api, model
+	overhead      prometheus.Histogram
+	degraded      *prometheus.CounterVec // api, model
+	recovered     *prometheus.CounterVec // api, model
+	writeTimeouts prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry() // discarded
+	}
+	const ns = "llmrouter"
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "requests_total",
+			Help: "Client requests by API (chat, completions, embeddings, responses), model and the HTTP status they were answered with."}, []string{"api", "model", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "request_duration_seconds",
+			Help: "Whole client request duration, all attempts and the whole stream included.", Buckets: latencyBuckets}, []string{"api", "model"}),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "time_to_first_token_seconds",
+			Help: "Time from the request's arrival to the first content sent to the client (streams).", Buckets: ttftBuckets}, []string{"api", "model"}),
+		overhead: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "overhead_seconds",
+			Help: "Time spent in the router itself, not waiting on providers, up to the commit point.", Buckets: overheadBuckets}),
+		degraded: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "degraded_responses_total",
+			Help: "Responses served by a tier below the model's best."}, []string{"api", "model"}),
+		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "recovered_requests_total",
+			Help: "Requests served only after a retry or a failover."}, []string{"api", "model"}),
+		writeTimeouts: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "client_write_timeouts_total",
+			Help: "Responses cut because the client stopped reading for limits.client_write_timeout; their provider calls were cancelled."}),
+	}
+	reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.degraded, m.recovered, m.writeTimeouts)
+	return m
+}
+
+// APIResponses is the api label of the Responses API's requests.
+const APIResponses = "responses"
+
+// apis are the api label's values.
+var apis = [...]string{provider.OpChat.String(), provider.OpCompletions.String(), provider.OpEmbeddings.String(), APIResponses}
+
+// Prepare creates the series of every configured model, so that rate()
+// and the alert rules work before their first event, and deletes those of
+// models a reload removed.
+func (s *Writer) Prepare(models, removed []string) {
+	m := s.m
+	for _, name := range removed {
+		for _, v := range []*prometheus.MetricVec{m.requests.MetricVec, m.duration.MetricVec, m.ttft.MetricVec,
+			m.degraded.MetricVec, m.recovered.MetricVec} {
+			v.DeletePartialMatch(prometheus.Labels{"model": name})
+		}
+	}
+	for _, name := range models {
+		for _, api := range apis {
+			m.degraded.WithLabelValues(api, name)
+			m.recovered.WithLabelValues(api, name)
+			m.duration.WithLabelValues(api, name)
+			m.ttft.WithLabelValues(api, name)
+		}
+	}
+}

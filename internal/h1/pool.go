@@ -1,0 +1,272 @@
+package h1
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"syscall"
+	"time"
+)
+
+func (t *Transport) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+// get takes the newest idle connection to addr that is still open, or
+// dials a new one.
+func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
+	for {
+		c := t.takeIdle(addr)
+		if c == nil {
+			break
+		}
+		if alive(c.nc) {
+			c.br = t.reader(c.nc)
+			return c, nil
+		}
+		c.nc.Close()
+	}
+	nc, err := t.Dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{nc: nc, br: t.reader(nc), key: addr}, nil
+}
+
+// A connection holds a read buffer only while it carries an answer, and a
+// write buffer only while its request is written: an idle connection, or
+// one relaying a long stream, costs no write buffer and (idle) no read
+// buffer either.
+func (t *Transport) reader(nc net.Conn) *bufio.Reader {
+	if br, ok := t.readers.Get().(*bufio.Reader); ok {
+		br.Reset(nc)
+		return br
+	}
+	return bufio.NewReaderSize(nc, size(t.ReadBufferSize))
+}
+
+func (t *Transport) writer(nc net.Conn) *bufio.Writer {
+	if bw, ok := t.writers.Get().(*bufio.Writer); ok {
+		bw.Reset(nc)
+		return bw
+	}
+	return bufio.NewWriterSize(nc, size(t.WriteBufferSize))
+}
+
+func (t *Transport) putWriter(bw *bufio.Writer) {
+	bw.Reset(nil)
+	t.writers.Put(bw)
+}
+
+func size(n int) int {
+	if n <= 0 {
+		return 4 << 10
+	}
+	return n
+}
+
+// takeIdle pops the newest idle connection to addr, closing those idle for
+// longer than IdleTimeout.
+func (t *Transport) takeIdle(addr string) *conn {
+	timeout := t.IdleTimeout
+	if timeout <= 0 {
+		timeout = defaultIdleTimeout
+	}
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	list := t.idle[addr]
+	if len(list) == 0 {
+		return nil
+	}
+	// Oldest first: the stale ones are a prefix.
+	stale := 0
+	for stale < len(list) && now.Sub(list[stale].idleAt) > timeout {
+		list[stale].nc.Close()
+		list[stale] = nil
+		stale++
+	}
+	if stale > 0 {
+		list = append(list[:0], list[stale:]...)
+	}
+	if len(list) == 0 {
+		t.idle[addr] = list
+		return nil
+	}
+	c := list[len(list)-1]
+	list[len(list)-1] = nil
+	t.idle[addr] = list[:len(list)-1]
+	return c
+}
+
+// put returns c to the pool, or closes it when the pool is full.
+func (t *Transport) put(c *conn) {
+	if c.br.Buffered() > 0 {
+		c.nc.Close() // bytes nobody asked for: the framing is off
+		return
+	}
+	c.br.Reset(nil)
+	t.readers.Put(c.br)
+	c.br = nil
+	c.used = true
+	c.idleAt = t.now()
+	t.mu.Lock()
+	if len(t.idle[c.key]) >= t.MaxIdle {
+		t.mu.Unlock()
+		c.nc.Close()
+		return
+	}
+	if t.idle == nil {
+		t.idle = make(map[string][]*conn)
+	}
+	t.idle[c.key] = append(t.idle[c.key], c)
+	t.mu.Unlock()
+}
+
+// CloseIdleConnections closes every idle connection; connections in use
+// are closed when their answer ends. http.Client.CloseIdleConnections
+// calls it; a provider removed by a reload ends with it.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = nil
+	t.mu.Unlock()
+	for _, list := range idle {
+		for _, c := range list {
+			c.nc.Close()
+		}
+	}
+}
+
+// alive says whether an idle connection is still open: the upstream has
+// neither closed it nor sent anything unasked (both make it unusable).
+func alive(nc net.Conn) bool { return peek(nc) == 0 }
+
+// readable says whether a read on nc would return bytes at once.
+func readable(nc net.Conn) bool { return peek(nc) > 0 }
+
+// peek looks at the socket without waiting or consuming: 0 when nothing
+// has arrived, 1 when bytes have, -1 when the upstream closed it or it
+// failed. A connection that cannot be asked (not a socket) reports 0.
+func peek(nc net.Conn) int {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	state := 0
+	var buf [1]byte
+	err = raw.Read(func(fd uintptr) bool {
+		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case rerr == syscall.EAGAIN || rerr == syscall.EWOULDBLOCK:
+		case rerr != nil || n == 0:
+			state = -1
+		default:
+			state = 1
+		}
+		return true
+	})
+	if err != nil {
+		return -1
+	}
+	return state
+}
+
+// body is an answer's body on a pooled connection: its end returns the
+// connection to the pool, anything else closes it.
+type body struct {
+	t     *Transport
+	c     *conn
+	rc    io.ReadCloser // net/http's framing reader (length, chunked)
+	stop  func() bool   // stops the context's deadline-setter; nil without one
+	reuse bool
+	done  bool
+	err   error
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.done {
+		if b.err != nil {
+			return 0, b.err
+		}
+		return 0, io.EOF
+	}
+	n, err := b.rc.Read(p)
+	if err == io.EOF {
+		b.finish(true)
+		return n, io.EOF
+	}
+	if err != nil {
+		b.finish(false)
+		b.err = err
+	}
+	return n, err
+}
+
+// Close ends the body. Before its end, what has already arrived of it is
+// read without waiting (the end of a chunked body usually arrives right
+// behind a stream's last event); if that reaches the end the connection
+// is kept, otherwise it is closed.
+func (b *body) Close() error {
+	if b.done {
+		return nil
+	}
+	if b.reuse && b.drain() {
+		b.finish(true)
+		return nil
+	}
+	b.finish(false)
+	b.err = errBodyClosed
+	return nil
+}
+
+// drain reads what has arrived of the body, without waiting, and says
+// whether that reached its end. At most one read of the socket happens,
+// and only when it holds bytes; then a read deadline in the past makes
+// any read that would wait fail at once. Bounded to 32 KiB.
+func (b *body) drain() bool {
+	br := b.c.br
+	if br.Buffered() < br.Size() && readable(b.c.nc) {
+		br.Peek(br.Buffered() + 1)
+	}
+	b.c.nc.SetReadDeadline(aLongTimeAgo)
+	var buf [512]byte
+	for range 64 {
+		_, err := b.rc.Read(buf[:])
+		if err == io.EOF {
+			b.c.nc.SetReadDeadline(time.Time{})
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return false
+}
+
+var errBodyClosed = errors.New("h1: read on closed response body")
+
+// finish settles the connection once: back to the pool when the body
+// ended properly on a connection that may be kept and the request's
+// context did not fire, closed otherwise.
+func (b *body) finish(ended bool) {
+	b.done = true
+	keep := ended && b.reuse
+	if b.stop != nil && !b.stop() {
+		keep = false // the context fired: its deadline is on the connection
+	}
+	if keep {
+		b.t.put(b.c)
+		return
+	}
+	b.c.nc.Close()
+}

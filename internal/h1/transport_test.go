@@ -1,0 +1,470 @@
+package h1
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine outlives them.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// rawServer is an upstream on a real loopback socket that reads each
+// request's head (and a Content-Length body) and answers with what answer
+// returns for the connection's n-th request. It counts connections.
+type rawServer struct {
+	ln    net.Listener
+	conns atomic.Int32
+	wg    sync.WaitGroup
+	// answer gives the bytes for request i (0-based) on connection c;
+	// closeAfter says to close the connection after writing them.
+	answer func(c, i int, req *http.Request) (out string, closeAfter bool)
+	seen   chan *http.Request
+}
+
+func newRawServer(t *testing.T, answer func(c, i int, req *http.Request) (string, bool)) *rawServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rawServer{ln: ln, answer: answer, seen: make(chan *http.Request, 100)}
+	s.wg.Add(1)
+	go s.accept()
+	t.Cleanup(func() {
+		ln.Close()
+		s.wg.Wait()
+	})
+	return s
+}
+
+func (s *rawServer) accept() {
+	defer s.wg.Done()
+	var open []net.Conn
+	var mu sync.Mutex
+	defer func() {
+		mu.Lock()
+		for _, c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		open = append(open, nc)
+		mu.Unlock()
+		c := int(s.conns.Add(1)) - 1
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer nc.Close()
+			br := bufio.NewReader(nc)
+			for i := 0; ; i++ {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				body, _ := io.ReadAll(req.Body)
+				req.Body = io.NopCloser(strings.NewReader(string(body)))
+				select {
+				case s.seen <- req:
+				default:
+				}
+				out, closeAfter := s.answer(c, i, req)
+				if out != "" {
+					if _, err := io.WriteString(nc, out); err != nil {
+						return
+					}
+				}
+				if closeAfter {
+					return
+				}
+			}
+		}()
+	}
+}
+
+func (s *rawServer) url() string { return "http://" + s.ln.Addr().String() }
+
+func newTransport() *Transport {
+	d := &net.Dialer{}
+	return &Transport{Dial: d.DialContext, MaxIdle: 4}
+}
+
+func post(t *testing.T, tr *Transport, ctx context.Context, url, body string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer k")
+	return tr.RoundTrip(req)
+}
+
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading body: %v", err)
+	}
+	resp.Body.Close()
+	return string(b)
+}
+
+const okJSON = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+
+func TestRequestOnTheWire(t *testing.T) {
+	s := newRawServer(t, func(int, int, *http.Request) (string, bool) { return okJSON, false })
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	resp, err := post(t, tr, context.Background(), s.url(), `{"model":"m"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp); got != "{}" || resp.StatusCode != 200 {
+		t.Fatalf("answer = %d %q", resp.StatusCode, got)
+	}
+	req := <-s.seen
+	body, _ := io.ReadAll(req.Body)
+	if req.Method != "POST" || req.URL.Path != "/v1/chat/completions" || string(body) != `{"model":"m"}` ||
+		req.ContentLength != int64(len(body)) || req.Header.Get("Authorization") != "Bearer k" ||
+		req.Host != s.ln.Addr().String() || req.Header.Get("User-Agent") == "" {
+		t.Fatalf("upstream saw %s %s host %q len %d body %q headers %v", req.Method, req.URL, req.Host, req.ContentLength, body, req.Header)
+	}
+}
+
+func TestKeepsConnections(t *testing.T) {
+	s := newRawServer(t, func(int, int, *http.Request) (string, bool) { return okJSON, false })
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	for range 50 {
+		resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+	}
+	if n := s.conns.Load(); n != 1 {
+		t.Fatalf("50 sequential requests opened %d connections, want 1", n)
+	}
+}
+
+// A stream whose reader stops at its last event (as the SSE reader does at
+// "data: [DONE]") and closes the body keeps the connection when the
+// chunked end has already arrived.
+func TestStreamEndKeepsConnection(t *testing.T) {
+	const stream = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"
+	s := newRawServer(t, func(int, int, *http.Request) (string, bool) { return stream, false })
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	for range 3 {
+		resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, len("data: [DONE]\n\n"))
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if n := s.conns.Load(); n != 1 {
+		t.Fatalf("3 streams closed after their last event opened %d connections, want 1", n)
+	}
+}
+
+// A body closed before its end, with more of it yet to come, closes the
+// connection: the next request gets a new one and a clean answer.
+func TestEarlyCloseDropsConnection(t *testing.T) {
+	const partial = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+	s := newRawServer(t, func(c, i int, _ *http.Request) (string, bool) {
+		if c == 0 {
+			return partial, false // and never the rest
+		}
+		return okJSON, false
+	})
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := resp.Body.Read(buf); err == nil {
+		t.Fatal("Read after Close succeeded")
+	}
+	resp, err = post(t, tr, context.Background(), s.url(), `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp); got != "{}" {
+		t.Fatalf("second answer = %q", got)
+	}
+	if n := s.conns.Load(); n != 2 {
+		t.Fatalf("connections = %d, want 2", n)
+	}
+}
+
+// An idle connection the upstream closed (its keep-alive timeout) is
+// noticed before it is used: the request goes out on a new one.
+func TestUpstreamClosedIdleConnection(t *testing.T) {
+	s := newRawServer(t, func(c, i int, _ *http.Request) (string, bool) {
+		return okJSON, c == 0 // the first connection closes after its answer
+	})
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	// The upstream closes right after writing; wait until its FIN is
+	// visible on the pooled connection.
+	waitFor(t, func() bool {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		list := tr.idle[s.ln.Addr().String()]
+		return len(list) == 1 && peek(list[0].nc) != 0
+	})
+	resp, err = post(t, tr, context.Background(), s.url(), `{}`)
+	if err != nil {
+		t.Fatalf("request after the upstream closed the idle connection: %v", err)
+	}
+	readAll(t, resp)
+	if n := s.conns.Load(); n != 2 {
+		t.Fatalf("connections = %d, want 2", n)
+	}
+}
+
+// waitFor polls cond (a state the test cannot be told about) until it
+// holds, failing after 5 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestConnectionCloseIsNotKept(t *testing.T) {
+	s := newRawServer(t, func(int, int, *http.Request) (string, bool) {
+		return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", true
+	})
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	for range 2 {
+		resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+	}
+	if n := s.conns.Load(); n != 2 {
+		t.Fatalf("connections = %d, want 2", n)
+	}
+}
+
+func TestCloseDelimitedBody(t *testing.T) {
+	s := newRawServer(t, func(int, int, *http.Request) (string, bool) {
+		return "HTTP/1.1 200 OK\r\n\r\nuntil the end", true
+	})
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp); got != "until the end" {
+		t.Fatalf("body = %q", got)
+	}
+	tr.mu.Lock()
+	n := len(tr.idle[s.ln.Addr().String()])
+	tr.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("a close-delimited answer's connection was pooled")
+	}
+}
+
+func TestInformationalAnswersSkipped(t *testing.T) {
+	s := newRawServer(t, func(int, int, *http.Request) (string, bool) {
+		return "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n" + okJSON, false
+	})
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp); resp.StatusCode != 200 || got != "{}" {
+		t.Fatalf("answer = %d %q", resp.StatusCode, got)
+	}
+}
+
+// Cancelling the request's context while waiting for the answer ends
+// RoundTrip at once with the context's error, and the connection is not
+// reused.
+func TestCancelWhileWaiting(t *testing.T) {
+	s := newRawServer(t, func(c, i int, _ *http.Request) (string, bool) {
+		if c == 0 {
+			return "", false // never answers
+		}
+		return okJSON, false
+	})
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := post(t, tr, ctx, s.url(), `{}`)
+		done <- err
+	}()
+	<-s.seen // the upstream has the request
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("RoundTrip = %v, want context.Canceled", err)
+	}
+	resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	if n := s.conns.Load(); n != 2 {
+		t.Fatalf("connections = %d, want 2 (the cancelled one dropped)", n)
+	}
+}
+
+func TestCancelMidBody(t *testing.T) {
+	s := newRawServer(t, func(int, int, *http.Request) (string, bool) {
+		return "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", false
+	})
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, err := post(t, tr, ctx, s.url(), `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := resp.Body.Read(buf); err == nil || err == io.EOF {
+		t.Fatalf("Read after cancel = %v, want a failure", err)
+	}
+	resp.Body.Close()
+	tr.mu.Lock()
+	n := len(tr.idle[s.ln.Addr().String()])
+	tr.mu.Unlock()
+	if n != 0 {
+		t.Fatal("a cancelled answer's connection was pooled")
+	}
+}
+
+func TestRefusesHeaderInjection(t *testing.T) {
+	s := newRawServer(t, func(int, int, *http.Request) (string, bool) { return okJSON, false })
+	tr := newTransport()
+	req, _ := http.NewRequest(http.MethodPost, s.url()+"/v1/x", strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer k\r\nX-Evil: 1")
+	if _, err := tr.RoundTrip(req); err == nil {
+		t.Fatal("a header value with CRLF was sent")
+	}
+	if n := s.conns.Load(); n != 0 {
+		t.Fatalf("connections = %d, want 0", n)
+	}
+}
+
+func TestRefusesOtherSchemes(t *testing.T) {
+	tr := newTransport()
+	req, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1:1/", nil)
+	if _, err := tr.RoundTrip(req); err == nil {
+		t.Fatal("an https URL was accepted")
+	}
+}
+
+func TestDialFailure(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	tr := newTransport()
+	if _, err := post(t, tr, context.Background(), "http://"+addr, `{}`); err == nil {
+		t.Fatal("a refused connection succeeded")
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	s := newRawServer(t, func(int, int, *http.Request) (string, bool) { return okJSON, false })
+	now := time.Unix(1000, 0)
+	tr := newTransport()
+	tr.IdleTimeout = time.Minute
+	tr.Now = func() time.Time { return now }
+	defer tr.CloseIdleConnections()
+	for range 2 {
+		resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+		now = now.Add(2 * time.Minute)
+	}
+	if n := s.conns.Load(); n != 2 {
+		t.Fatalf("connections = %d, want 2 (the first idled past IdleTimeout)", n)
+	}
+}
+
+func TestPoolBound(t *testing.T) {
+	release := make(chan struct{})
+	s := newRawServer(t, func(int, int, *http.Request) (string, bool) {
+		<-release
+		return okJSON, false
+	})
+	tr := newTransport()
+	tr.MaxIdle = 2
+	defer tr.CloseIdleConnections()
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+	}
+	for range 5 {
+		<-s.seen
+	}
+	close(release)
+	wg.Wait()
+	tr.mu.Lock()
+	n := len(tr.idle[s.ln.Addr().String()])
+	tr.mu.Unlock()
+	if s.conns.Load() != 5 || n != 2 {
+		t.Fatalf("5 concurrent requests: %d connections, %d kept idle; want 5 and 2", s.conns.Load(), n)
+	}
+}

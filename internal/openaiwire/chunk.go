@@ -1,0 +1,170 @@
+package openaiwire
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// appendChunk appends c's JSON exactly as encoding/json writes it (HTML
+// escaping off), without reflection: a translated stream writes one chunk
+// per upstream event, and encoding/json's reflection was most of what
+// translating a stream cost (docs/ARCHITECTURE.md, "Streaming"). ok false
+// means c has a part this encoder leaves to encoding/json (usage, or
+// log probabilities other than null); nothing was appended then.
+// FuzzChunkEncoding keeps the two byte-for-byte equal.
+func appendChunk(dst []byte, c *ChatCompletionChunk) (out []byte, ok bool) {
+	if c.Usage != nil {
+		return dst, false
+	}
+	for i := range c.Choices {
+		if lp := c.Choices[i].Logprobs; lp != nil && string(lp) != "null" {
+			return dst, false
+		}
+	}
+	b := append(dst, `{"id":`...)
+	b = appendString(b, c.ID)
+	b = append(b, `,"object":`...)
+	b = appendString(b, c.Object)
+	b = append(b, `,"created":`...)
+	b = strconv.AppendInt(b, c.Created, 10)
+	b = append(b, `,"model":`...)
+	b = appendString(b, c.Model)
+	b = append(b, `,"choices":`...)
+	if c.Choices == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range c.Choices {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendChunkChoice(b, &c.Choices[i])
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), true
+}
+
+func appendChunkChoice(b []byte, ch *ChunkChoice) []byte {
+	b = append(b, `{"index":`...)
+	b = strconv.AppendInt(b, int64(ch.Index), 10)
+	b = append(b, `,"delta":{`...)
+	d := &ch.Delta
+	sep := false
+	if d.Role != "" {
+		b = append(b, `"role":`...)
+		b = appendString(b, d.Role)
+		sep = true
+	}
+	if d.Content != nil {
+		if sep {
+			b = append(b, ',')
+		}
+		b = append(b, `"content":`...)
+		b = appendString(b, *d.Content)
+		sep = true
+	}
+	if len(d.ToolCalls) > 0 {
+		if sep {
+			b = append(b, ',')
+		}
+		b = append(b, `"tool_calls":[`...)
+		for i := range d.ToolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendToolCallDelta(b, &d.ToolCalls[i])
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
+	if ch.Logprobs != nil {
+		b = append(b, `,"logprobs":null`...)
+	}
+	b = append(b, `,"finish_reason":`...)
+	if ch.FinishReason == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, *ch.FinishReason)
+	}
+	return append(b, '}')
+}
+
+func appendToolCallDelta(b []byte, t *ToolCallDelta) []byte {
+	b = append(b, `{"index":`...)
+	b = strconv.AppendInt(b, int64(t.Index), 10)
+	if t.ID != "" {
+		b = append(b, `,"id":`...)
+		b = appendString(b, t.ID)
+	}
+	if t.Type != "" {
+		b = append(b, `,"type":`...)
+		b = appendString(b, t.Type)
+	}
+	b = append(b, `,"function":{`...)
+	if t.Function.Name != "" {
+		b = append(b, `"name":`...)
+		b = appendString(b, t.Function.Name)
+		b = append(b, ',')
+	}
+	b = append(b, `"arguments":`...)
+	b = appendString(b, t.Function.Arguments)
+	return append(b, "}}"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string the way encoding/json does with
+// HTML escaping off: '"' and '\\' escaped, control characters as \b, \f,
+// \n, \r, \t or \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
+// escaped (JavaScript line terminators), everything else as is.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,87 @@
+package openaiwire
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// viaJSON is what encoding/json writes for v (HTML escaping off, no
+// newline): what appendChunk must equal.
+func viaJSON(t *testing.T, v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+func FuzzChunkEncoding(f *testing.F) {
+	f.Add("chatcmpl-1", "gpt-4o", "assistant", "Hello <b> & \"you\"\n\t\u2028\x01\xff", "call_1", "get_weather", `{"city":"Paris"}`, int64(1700000000), 0, uint8(0xff))
+	f.Add("", "", "", "", "", "", "", int64(-1), -3, uint8(0))
+	f.Add("x", "m", "", "\\\b\f\r\u2029é日本", "", "", "", int64(0), 2, uint8(0x15))
+	f.Fuzz(func(t *testing.T, id, model, role, content, callID, name, args string, created int64, index int, flags uint8) {
+		c := &ChatCompletionChunk{ID: id, Object: ObjectChatCompletionChunk, Created: created, Model: model}
+		if flags&1 != 0 {
+			c.Choices = []ChunkChoice{}
+		}
+		if flags&2 != 0 {
+			ch := ChunkChoice{Index: index, Delta: Delta{Role: role}}
+			if flags&4 != 0 {
+				ch.Delta.Content = &content
+			}
+			if flags&8 != 0 {
+				ch.Delta.ToolCalls = []ToolCallDelta{{Index: index, ID: callID, Type: "function", Function: FunctionDelta{Name: name, Arguments: args}}, {Index: index + 1, Function: FunctionDelta{Arguments: content}}}
+			}
+			if flags&16 != 0 {
+				ch.Logprobs = json.RawMessage("null")
+			}
+			if flags&32 != 0 {
+				ch.FinishReason = Finish(role)
+			}
+			c.Choices = append(c.Choices, ch, ChunkChoice{Index: index + 1, Delta: Delta{Content: &args}})
+		}
+		got, ok := appendChunk([]byte("prefix"), c)
+		if !ok {
+			t.Fatal("appendChunk refused a chunk without usage or log probabilities")
+		}
+		want := append([]byte("prefix"), viaJSON(t, c)...)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("appendChunk:\n%s\nencoding/json:\n%s", got, want)
+		}
+	})
+}
+
+// A chunk with usage, or log probabilities other than null, goes to
+// encoding/json; the Encoder's answer is the same either way.
+func TestChunkEncodingFallback(t *testing.T) {
+	text := "hi"
+	for _, c := range []*ChatCompletionChunk{
+		{ID: "a", Object: ObjectChatCompletionChunk, Choices: []ChunkChoice{}, Usage: &Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}},
+		{ID: "b", Object: ObjectChatCompletionChunk, Choices: []ChunkChoice{{Delta: Delta{Content: &text}, Logprobs: json.RawMessage(`{"content":[]}`)}}},
+		{ID: "c", Object: ObjectChatCompletionChunk, Choices: []ChunkChoice{{Delta: Delta{Content: &text}, Logprobs: json.RawMessage("null")}}},
+	} {
+		var e Encoder
+		got, err := e.Append(nil, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := viaJSON(t, c); !bytes.Equal(got, want) {
+			t.Errorf("Encoder.Append = %s, want %s", got, want)
+		}
+	}
+}
+
+func BenchmarkChunkEncoding(b *testing.B) {
+	text := "Hello there, how are you today?"
+	c := &ChatCompletionChunk{ID: "chatcmpl-abc123", Object: ObjectChatCompletionChunk, Created: 1700000000, Model: "claude-sonnet",
+		Choices: []ChunkChoice{{Delta: Delta{Content: &text}, Logprobs: json.RawMessage("null")}}}
+	var e Encoder
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _ = e.Append(buf[:0], c)
+	}
+}

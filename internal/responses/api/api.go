@@ -1,0 +1,116 @@
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Config bounds the stored responses (the `responses:` block); zero
+	// fields take store.DefaultConfig's.
+	Config store.Config
+	// Store keeps the stored responses; nil means a store.Memory configured
+	// by Config. The store outlives reloads (Configure).
+	Store store.Store
+	// Logger receives the warnings of a store that fails; nil discards.
+	Logger *slog.Logger
+	// Registerer receives the stored responses' gauges; nil keeps them
+	// private.
+	Registerer prometheus.Registerer
+	// Now is the clock of the stored responses' expiry; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Server serves the Responses API's routes on a front door.
+type Server struct {
+	front  *proxy.Server
+	stored store.Store
+	log    *slog.Logger
+	now    func() time.Time
+	// storeWarn thins the warnings of a store of responses that fails.
+	storeWarn rate.Sometimes
+}
+
+// New returns the Responses API served on front, keeping its responses as
+// opts say; Register mounts its routes.
+func New(front *proxy.Server, opts Options) (*Server, error) {
+	if err := opts.Config.Validate(); err != nil {
+		return nil, err
+	}
+	a := &Server{front: front, stored: opts.Store, log: opts.Logger, now: opts.Now,
+		storeWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.stored == nil {
+		a.stored = store.NewMemory(opts.Config, a.now)
+	}
+	a.configure(opts.Config)
+	registerMetrics(opts.Registerer, a.stored)
+	return a, nil
+}
+
+// Configure applies a reloaded `responses:` block to the store, when it
+// takes one (the in-memory store); stored responses are kept.
+func (a *Server) Configure(c store.Config) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	a.configure(c)
+	return nil
+}
+
+func (a *Server) configure(c store.Config) {
+	if s, ok := a.stored.(interface{ Configure(store.Config) }); ok {
+		s.Configure(c)
+	}
+}
+
+// Register mounts the Responses API's routes on mux, beside the front
+// door's (proxy.Server.Register).
+func (a *Server) Register(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/responses", a.serveResponses)
+	stored := func(sub string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { a.serveStoredResponse(w, r, sub) }
+	}
+	mux.HandleFunc("GET /v1/responses/{id}", stored(""))
+	mux.HandleFunc("DELETE /v1/responses/{id}", stored(""))
+	mux.HandleFunc("GET /v1/responses/{id}/input_items", stored("input_items"))
+	mux.HandleFunc("POST /v1/responses/{id}/cancel", stored("cancel"))
+}
+
+// registerMetrics registers the stored responses' gauges on reg (nil: a
+// private registry), read at scrape time.
+func registerMetrics(reg prometheus.Registerer, stored store.Store) {
+	if reg == nil {
+		reg = prometheus.NewRegistry() // discarded
+	}
+	const ns = "llmrouter"
+	// The store of responses says what it holds when it can (the
+	// in-memory one); a store that cannot reads 0.
+	usage := func() (int, int64) {
+		if u, ok := stored.(interface{ Usage() (int, int64) }); ok {
+			return u.Usage()
+		}
+		return 0, 0
+	}
+	storedCount := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "responses_stored",
+		Help: "Responses API responses stored now, against responses.max_stored."},
+		func() float64 { n, _ := usage(); return float64(n) })
+	storedBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "responses_stored_bytes",
+		Help: "Estimated memory the stored Responses API responses take now, the earlier turns their conversations keep included, against responses.max_bytes."},
+		func() float64 { _, b := usage(); return float64(b) })
+	reg.MustRegister(storedCount, storedBytes)
+}
