@@ -157,3 +157,25 @@ func ReadBody(ctx context.Context, what string, resp *http.Response) ([]byte, er
 	}
 	return b, nil
 }
+
+// Send sends req with c's transport directly, without http.Client.Do's
+// redirect loop, request copy and URL clone: a provider's client follows
+// no redirect (a redirect is a misconfigured base_url and its answer is the
+// attempt's answer), keeps no cookies and has no overall timeout (the
+// attempt's context bounds it), so Do would cost every attempt time and
+// allocations for nothing. A client with a cookie jar or a Timeout (a
+// test's, say) still goes through Do. As with Do, req's body is closed
+// whatever happens.
+func Send(c *http.Client, req *http.Request) (*http.Response, error) {
+	if c.Transport == nil || c.Jar != nil || c.Timeout != 0 {
+		return c.Do(req)
+	}
+	resp, err := c.Transport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, errors.New("transport returned neither a response nor an error")
+	}
+	return resp, nil
+}

@@ -144,7 +144,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	} else {
 		hr.Header.Set("Accept", "application/json")
 	}
-	resp, err := a.client.Do(hr)
+	resp, err := provider.Send(a.client, hr)
 	if err != nil {
 		return nil, provider.TransportError(ctx, "calling anthropic messages", err)
 	}
@@ -176,7 +176,7 @@ func (a *Adapter) Probe(ctx context.Context) error {
 		return provider.TransportError(ctx, "probing anthropic models", err)
 	}
 	a.setHeaders(hr.Header)
-	resp, err := a.client.Do(hr)
+	resp, err := provider.Send(a.client, hr)
 	if err != nil {
 		return provider.TransportError(ctx, "probing anthropic models", err)
 	}

@@ -156,7 +156,7 @@ func (a *Adapter) send(ctx context.Context, method, u string, body []byte, what 
 	if a.key != "" {
 		hr.Header.Set("X-Goog-Api-Key", a.key)
 	}
-	resp, err := a.client.Do(hr)
+	resp, err := provider.Send(a.client, hr)
 	if err != nil {
 		return nil, provider.TransportError(ctx, what, err)
 	}

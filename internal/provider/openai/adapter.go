@@ -302,7 +302,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	hreq.ContentLength = int64(len(b.buf))
 	a.setHeaders(hreq.Header, req.Stream)
 
-	resp, err := a.client.Do(hreq)
+	resp, err := provider.Send(a.client, hreq)
 	// The transport asks for no more readers once Do returned; the ones it
 	// holds keep the buffer alive until it closes them. (resp.Request
 	// still carries GetBody: nothing may call it after this point.)
@@ -454,7 +454,7 @@ func (a *Adapter) Probe(ctx context.Context) error {
 	if a.authKey != "" {
 		hreq.Header[a.authKey] = a.authValue
 	}
-	resp, err := a.client.Do(hreq)
+	resp, err := provider.Send(a.client, hreq)
 	if err != nil {
 		return provider.TransportError(ctx, what, err)
 	}
@@ -494,7 +494,7 @@ func (a *Adapter) FetchResponse(ctx context.Context, method, path, query string)
 		return nil, &outcome.Error{Kind: outcome.ServerError, Message: what + ": " + err.Error(), Err: err}
 	}
 	a.setHeaders(hreq.Header, false)
-	resp, err := a.client.Do(hreq)
+	resp, err := provider.Send(a.client, hreq)
 	if err != nil {
 		return nil, provider.TransportError(ctx, what, err)
 	}
