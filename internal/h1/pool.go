@@ -182,7 +182,10 @@ func peek(nc net.Conn) int {
 }
 
 // body is an answer's body on a pooled connection: its end returns the
-// connection to the pool, anything else closes it.
+// connection to the pool, anything else closes it. Unlike net/http's, it
+// is for one goroutine: Read and Close are not called at once (the
+// adapters read and close a body from the request's goroutine); what
+// interrupts a blocked Read is the request's context.
 type body struct {
 	t     *Transport
 	c     *conn
