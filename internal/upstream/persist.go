@@ -55,14 +55,7 @@ func (u *Upstream) Export(now time.Time) record.State {
 		}
 	}
 	st.Quota = u.quota.Export(now)
-	u.targetsMu.Lock()
-	defer u.targetsMu.Unlock()
-	if len(u.targetsOff) > 0 {
-		st.DisabledTargets = make(map[string]string, len(u.targetsOff))
-		for m, msg := range u.targetsOff {
-			st.DisabledTargets[m] = u.Redact(msg)
-		}
-	}
+	st.DisabledTargets = u.targets.Messages(u.Redact)
 	return st
 }
 
@@ -145,18 +138,7 @@ func (u *Upstream) restoreOff(now time.Time, s record.State, configured func(str
 	if s.Quota != nil {
 		u.quota.Restore(now, *s.Quota)
 	}
-	u.targetsMu.Lock()
-	defer u.targetsMu.Unlock()
-	for m, msg := range s.DisabledTargets {
-		if configured != nil && !configured(m) {
-			continue
-		}
-		if u.targetsOff == nil {
-			u.targetsOff = make(map[string]string, len(s.DisabledTargets))
-		}
-		u.targetsOff[m] = msg
-	}
-	u.targetsN.Store(int32(len(u.targetsOff)))
+	u.targets.Add(s.DisabledTargets, configured)
 }
 
 // wallOf turns the monotonic instant t, read at now, into a wall-clock

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
@@ -72,10 +71,7 @@ func (u *Upstream) applyView(v shared.View) {
 		u.changed()
 	}
 	if v.Targets != nil {
-		u.targetsMu.Lock()
-		u.targetsOff = maps.Clone(v.Targets)
-		u.targetsN.Store(int32(len(u.targetsOff)))
-		u.targetsMu.Unlock()
+		u.targets.Replace(v.Targets)
 	}
 }
 

@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/breaker/prober"
 	"github.com/llmrouter/llmrouter/internal/bulkhead"
+	"github.com/llmrouter/llmrouter/internal/offtargets"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/quota"
@@ -216,12 +216,9 @@ type Upstream struct {
 	// whether quota is back, so the block is kept apart from it.
 	quota *quota.Block
 
-	targetsMu sync.Mutex // guards targetsOff
-	// targetsOff are the provider's models that answered "model not
-	// found": off until a reload changes them or an operator enables them.
-	targetsOff map[string]string // model → the provider's message
-	// targetsN mirrors len(targetsOff) for lock-free reads on the hot path.
-	targetsN atomic.Int32
+	// targets are the provider's models that answered "model not found":
+	// off until a reload changes them or an operator enables them.
+	targets offtargets.Set
 
 	// shared is the fleet's view of the provider; nil without shared_state.
 	shared shared.Handle
@@ -487,16 +484,9 @@ func (u *Upstream) quotaResult(now time.Time, r Result) {
 // that it does not exist. It stays off until a reload changes the
 // provider or an operator enables it; it reports whether it was on.
 func (u *Upstream) DisableTarget(model, message string) bool {
-	u.targetsMu.Lock()
-	defer u.targetsMu.Unlock()
-	if _, off := u.targetsOff[model]; off {
+	if !u.targets.Disable(model, message) {
 		return false
 	}
-	if u.targetsOff == nil {
-		u.targetsOff = make(map[string]string)
-	}
-	u.targetsOff[model] = message
-	u.targetsN.Store(int32(len(u.targetsOff)))
 	u.changed()
 	if u.shared != nil && u.shared.Up() {
 		u.shared.DisableTarget(model, message)
@@ -507,27 +497,13 @@ func (u *Upstream) DisableTarget(model, message string) bool {
 }
 
 // TargetOff reports whether model is disabled on this provider.
-func (u *Upstream) TargetOff(model string) bool {
-	if u.targetsN.Load() == 0 {
-		return false
-	}
-	u.targetsMu.Lock()
-	defer u.targetsMu.Unlock()
-	_, off := u.targetsOff[model]
-	return off
-}
+func (u *Upstream) TargetOff(model string) bool { return u.targets.Off(model) }
 
 // Enable lifts a quota block and every disabled target (an operator's
 // POST /admin/providers/{name}/enable); it reports what it lifted.
 func (u *Upstream) Enable() (quota bool, targets []string) {
 	quota = u.quota.Lift()
-	u.targetsMu.Lock()
-	defer u.targetsMu.Unlock()
-	for m := range u.targetsOff {
-		targets = append(targets, m)
-	}
-	u.targetsOff = nil
-	u.targetsN.Store(0)
+	targets = u.targets.Lift()
 	if u.shared != nil && u.shared.Up() {
 		u.shared.Enable()
 	}
@@ -541,12 +517,7 @@ func (u *Upstream) Enable() (quota bool, targets []string) {
 // offState reports the quota block and the disabled targets, for Status.
 func (u *Upstream) offState(now time.Time) (quota bool, quotaLeft time.Duration, targets []string) {
 	quota, quotaLeft = u.quota.Status(now)
-	u.targetsMu.Lock()
-	defer u.targetsMu.Unlock()
-	for m := range u.targetsOff {
-		targets = append(targets, m)
-	}
-	return quota, quotaLeft, targets
+	return quota, quotaLeft, u.targets.Models()
 }
 
 // Health is what ranking reads about the provider at now.
@@ -645,5 +616,5 @@ func (u *Upstream) Gauges(now time.Time) Gauges {
 	l := u.limits.Snapshot(now)
 	return Gauges{Breaker: u.breaker.Snapshot(now).State, InFlight: u.bulk.InFlight(),
 		RemainingRequests: l.RemainingRequests, RemainingTokens: l.RemainingTokens,
-		TargetsOff: int(u.targetsN.Load()), OutOfQuota: u.quota.Off()}
+		TargetsOff: u.targets.Len(), OutOfQuota: u.quota.Off()}
 }
