@@ -51,6 +51,10 @@ func FuzzChunkEncoding(f *testing.F) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("appendChunk:\n%s\nencoding/json:\n%s", got, want)
 		}
+		var e Encoder
+		if got, _ := e.Append(nil, &content); !bytes.Equal(got, viaJSON(t, content)) {
+			t.Fatalf("Encoder.Append(*string) = %s, encoding/json %s", got, viaJSON(t, content))
+		}
 	})
 }
 

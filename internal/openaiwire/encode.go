@@ -32,10 +32,13 @@ type Encoder struct {
 
 // Append appends v's JSON to dst as the package-level Append does.
 func (e *Encoder) Append(dst []byte, v any) ([]byte, error) {
-	if c, ok := v.(*ChatCompletionChunk); ok {
-		if out, ok := appendChunk(dst, c); ok {
+	switch v := v.(type) {
+	case *ChatCompletionChunk:
+		if out, ok := appendChunk(dst, v); ok {
 			return out, nil
 		}
+	case *string: // a model name swapped into every request body
+		return appendString(dst, *v), nil
 	}
 	if e.enc == nil {
 		e.enc = json.NewEncoder(&e.w)

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -61,22 +60,6 @@ func TestParseCount(t *testing.T) {
 		}
 		if got := ParseCount(h, "X", tt.zeroUnknown); got != tt.want {
 			t.Errorf("ParseCount(%q, %v) = %d, want %d", tt.v, tt.zeroUnknown, got, tt.want)
-		}
-	}
-}
-
-func TestAppendJSONString(t *testing.T) {
-	for _, s := range []string{"", "gpt-4o", "a\"b\\c", "line\nbreak\t\x01", "héllo 世界", "bad\xffutf8"} {
-		got := AppendJSONString(nil, s)
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("%q: invalid JSON %s: %v", s, got, err)
-		}
-		want, _ := json.Marshal(s)
-		var wantBack string
-		_ = json.Unmarshal(want, &wantBack)
-		if back != wantBack {
-			t.Errorf("%q round-trips to %q, want %q", s, back, wantBack)
 		}
 	}
 }

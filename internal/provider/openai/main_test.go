@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 	"go.uber.org/goleak"
 
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
@@ -43,5 +44,6 @@ func request(op provider.Op, body, model string, stream bool) *provider.Request 
 // model and every other byte kept.
 func withModel(body, model string) string {
 	m := gjson.Get(body, "model")
-	return body[:m.Index] + string(provider.AppendJSONString(nil, model)) + body[m.Index+len(m.Raw):]
+	quoted, _ := openaiwire.Append(nil, &model)
+	return body[:m.Index] + string(quoted) + body[m.Index+len(m.Raw):]
 }
