@@ -81,26 +81,35 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	addr := canonicalAddr(req.URL.Host)
-	for try := 0; ; try++ {
+	// second is the request sent again on a new connection: RoundTrip
+	// closes the caller's body, the body had again is closed here.
+	var second *http.Request
+	fail := func(err error) (*http.Response, error) {
+		if second != nil && second.Body != nil {
+			second.Body.Close()
+		}
+		return nil, err
+	}
+	for {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return fail(err)
 		}
 		c, err := t.get(ctx, addr)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		resp, written, err := t.exchange(ctx, c, req)
 		if err == nil {
 			return resp, nil
 		}
-		if try == 0 && c.used && !written && ctx.Err() == nil {
-			body, berr := rewind(req)
-			if berr == nil {
-				req = cloneWithBody(req, body)
+		if second == nil && c.used && !written && ctx.Err() == nil {
+			if body, berr := rewind(req); berr == nil {
+				second = cloneWithBody(req, body)
+				req = second
 				continue
 			}
 		}
-		return nil, err
+		return fail(err)
 	}
 }
 
