@@ -18,7 +18,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/llmrouter/llmrouter/internal/failover"
-	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/relay"
@@ -30,7 +29,7 @@ import (
 type Result struct {
 	// Err is an error answer: a refusal before any attempt, a provider's
 	// client error, or nothing served.
-	Err *intake.Error
+	Err *Error
 	// Provider, when set with Err, is the provider whose client error it
 	// is (X-LLMRouter-Provider).
 	Provider string
@@ -82,7 +81,7 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 	case res.Err != nil:
 		e := res.Err
 		if e.EndConn {
-			intake.EndConnection(w)
+			EndConnection(w)
 		}
 		if e.Status == http.StatusUnauthorized {
 			h["Www-Authenticate"] = valBearerRealm

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
@@ -15,7 +14,7 @@ import (
 
 // ClientError passes a provider's client error (400, 404, 413, 422…)
 // through to the client as it is.
-func ClientError(oe *outcome.Error) *intake.Error {
+func ClientError(oe *outcome.Error) *Error {
 	status := oe.Status
 	if status < 400 || status > 499 {
 		status = http.StatusBadRequest
@@ -28,7 +27,7 @@ func ClientError(oe *outcome.Error) *intake.Error {
 	if msg == "" {
 		msg = "the provider rejected the request"
 	}
-	return &intake.Error{Status: status, Type: typ, Code: oe.Code, Param: oe.Param, Message: msg}
+	return &Error{Status: status, Type: typ, Code: oe.Code, Param: oe.Param, Message: msg}
 }
 
 // Unserved is the end of a request no attempt served: 400 when no target
@@ -37,16 +36,16 @@ func ClientError(oe *outcome.Error) *intake.Error {
 func Unserved(ex *Exchange, deadlinePassed bool) Result {
 	switch {
 	case !ex.Supported:
-		return Result{Err: &intake.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "unsupported_operation",
-			Param: "model", Message: "the model " + intake.Quote(ex.Model.Name) + " has no provider that serves " + ex.Op.String()}}
+		return Result{Err: &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "unsupported_operation",
+			Param: "model", Message: "the model " + Quote(ex.Model.Name) + " has no provider that serves " + ex.Op.String()}}
 	case deadlinePassed:
-		return Result{Err: &intake.Error{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "timeout",
+		return Result{Err: &Error{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "timeout",
 			Message: "the request did not complete within limits.request_timeout; " + ex.FailureList()}}
 	case onlyMissing(ex):
 		// Every target the model has is misconfigured: say which, and
 		// never as a failure worth retrying (SDKs retry 5xx, not 404).
-		return Result{Err: &intake.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
-			Param: "model", Message: "the model " + intake.Quote(ex.Model.Name) + " is configured with targets its providers do not have (" +
+		return Result{Err: &Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
+			Param: "model", Message: "the model " + Quote(ex.Model.Name) + " is configured with targets its providers do not have (" +
 				strings.Join(ex.Missing, ", ") + "): they are disabled until the config is fixed and reloaded, or `router enable PROVIDER`"}}
 	case ex.Attempts == 0:
 		return Result{Err: refused(ex)}
@@ -65,10 +64,10 @@ func Unserved(ex *Exchange, deadlinePassed bool) Result {
 		if wait == time.Duration(math.MaxInt64) {
 			wait = time.Second
 		}
-		return Result{Err: &intake.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+		return Result{Err: &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
 			Message: "every provider for this model is rate limited; " + ex.FailureList(), RetryAfter: wait}}
 	}
-	return Result{Err: &intake.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
+	return Result{Err: &Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
 		Message: "every attempt failed; " + ex.FailureList()}}
 }
 
@@ -90,7 +89,7 @@ func onlyMissing(ex *Exchange) bool {
 // are at their limits or full (Retry-After: the soonest refill), 413 when
 // it is larger than every provider's token budget, else 503 with
 // Retry-After at the earliest breaker reopening.
-func refused(ex *Exchange) *intake.Error {
+func refused(ex *Exchange) *Error {
 	var (
 		limited, full, throttled, tooLarge, open bool
 		wait, reopen                             time.Duration = math.MaxInt64, math.MaxInt64
@@ -111,34 +110,34 @@ func refused(ex *Exchange) *intake.Error {
 	}
 	switch {
 	case throttled && !limited && !full:
-		return &intake.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+		return &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
 			Message: "the providers for this model are failing most requests; the router is throttling locally, retry later", RetryAfter: time.Second}
 	case limited || full:
 		if !limited {
 			wait = time.Second
 		}
-		return &intake.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+		return &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
 			Message: "every provider for this model is at its rate or concurrency limit; retry later", RetryAfter: max(wait, time.Second)}
 	case tooLarge && !open:
-		return &intake.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+		return &Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
 			Message: "the request's estimated tokens exceed every provider's per-minute token budget"}
 	}
 	if !open || reopen <= 0 {
 		reopen = time.Second
 	}
-	return &intake.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
+	return &Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
 		Message: "every provider for this model is unavailable (circuit open); retry later", RetryAfter: max(reopen, time.Second)}
 }
 
 // Unauthorized is the 401 for a missing or wrong client key; a body the
 // client sent is not read.
 func Unauthorized(r *http.Request) Result {
-	return Result{Err: &intake.Error{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key",
+	return Result{Err: &Error{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key",
 		Message: "missing or invalid API key: send Authorization: Bearer <key>", EndConn: r.ContentLength != 0}}
 }
 
 // ModelNotFound is the 404 for a model that is not configured.
-func ModelNotFound(name string) *intake.Error {
-	return &intake.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
-		Message: "the model " + intake.Quote(name) + " does not exist"}
+func ModelNotFound(name string) *Error {
+	return &Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+		Message: "the model " + Quote(name) + " does not exist"}
 }

@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"github.com/llmrouter/llmrouter/internal/answer"
+
 	"errors"
 	"io"
 	"mime"
@@ -134,11 +136,11 @@ type Limits struct {
 // Read reads r's whole body within lim into a buffer charged to bud; the
 // caller must give it back with bud.Free. An error that leaves the body
 // unread ends the connection (Error.EndConn).
-func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Body, *Error) {
+func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Body, *answer.Error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			e := BadRequest("", "unsupported content type "+Quote(ct)+": send the body as application/json")
+			e := answer.BadRequest("", "unsupported content type "+answer.Quote(ct)+": send the body as application/json")
 			e.EndConn = r.ContentLength != 0
 			return nil, e
 		}
@@ -149,7 +151,7 @@ func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Bo
 		return nil, e
 	}
 	if r.ContentLength == 0 {
-		return nil, BadRequest("", "the request body is empty: send a JSON object")
+		return nil, answer.BadRequest("", "the request body is empty: send a JSON object")
 	}
 	rb := bud.newBody(lim.MaxBody, lim.Budget)
 	if rb == nil {
@@ -183,17 +185,17 @@ func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Bo
 	}
 	if err != io.EOF {
 		bud.Free(rb)
-		var e *Error
+		var e *answer.Error
 		switch {
 		case err == errTooLarge:
 			e = tooLarge(lim.MaxBody)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			e = &Error{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Code: "request_timeout",
+			e = &answer.Error{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Code: "request_timeout",
 				Message: "the request body did not arrive within limits.body_read_timeout (" + lim.ReadTimeout.String() + ")"}
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			e = BadRequest("", "the request body ended early")
+			e = answer.BadRequest("", "the request body ended early")
 		default:
-			e = BadRequest("", "could not read the request body: "+err.Error())
+			e = answer.BadRequest("", "could not read the request body: "+err.Error())
 		}
 		e.EndConn = true
 		return nil, e
@@ -201,53 +203,20 @@ func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Bo
 	_ = rc.SetReadDeadline(time.Time{})
 	if len(rb.B) == 0 {
 		bud.Free(rb)
-		return nil, BadRequest("", "the request body is empty: send a JSON object")
+		return nil, answer.BadRequest("", "the request body is empty: send a JSON object")
 	}
 	return rb, nil
 }
 
 var errTooLarge = errors.New("body too large")
 
-func tooLarge(max int64) *Error {
-	return &Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+func tooLarge(max int64) *answer.Error {
+	return &answer.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
 		Message: "the request body is larger than the limit of " + itoa64(max) + " bytes"}
 }
 
-func bodiesFull() *Error {
-	return &Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
+func bodiesFull() *answer.Error {
+	return &answer.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
 		Message:    "the router is holding as many request bodies as limits.body_buffer_bytes allows; retry later",
 		RetryAfter: time.Second, EndConn: true}
-}
-
-// EndConnection makes the answer about to be written the connection's
-// last, for an answer that leaves the request body unread: the server
-// would otherwise read (and wait for) the rest of the body before
-// answering, with no deadline, and keep the connection. Connection: close
-// skips that; the expired read deadline makes the server's final drain of
-// the body return at once, so a silent client can hold neither the
-// answer nor the connection.
-func EndConnection(w http.ResponseWriter) {
-	w.Header()["Connection"] = valClose
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-}
-
-var valClose = []string{"close"}
-
-// Error is a client-facing refusal of a request before any attempt: the
-// status and the OpenAI error fields.
-type Error struct {
-	Status                     int
-	Type, Code, Param, Message string
-	// RetryAfter, when positive, is sent as Retry-After.
-	RetryAfter time.Duration
-	// EndConn: the body was not read to its end, so the answer must be the
-	// connection's last (EndConnection).
-	EndConn bool
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// BadRequest is a 400 invalid_request_error about param ("" none).
-func BadRequest(param, msg string) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "invalid_request_error", Param: param, Message: msg}
 }

@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"github.com/llmrouter/llmrouter/internal/answer"
+
 	"errors"
 	"strconv"
 	"strings"
@@ -9,7 +11,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
-	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
@@ -32,17 +33,17 @@ type Fields struct {
 // the types of those it reads, after one bounded validation pass
 // (jsoncheck). body must not change while the result is in use; strings
 // in the result do not alias body.
-func Parse(op provider.Op, body []byte) (Fields, *Error) {
+func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 	var f Fields
 	if aerr := checkJSON(body); aerr != nil {
 		return f, aerr
 	}
 	doc := gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body)))
 	if !doc.IsObject() {
-		return f, BadRequest("", "the request body must be a JSON object")
+		return f, answer.BadRequest("", "the request body must be a JSON object")
 	}
 	var (
-		aerr     *Error
+		aerr     *answer.Error
 		hasModel bool
 		required = requiredField(op)
 		hasReq   bool
@@ -51,7 +52,7 @@ func Parse(op provider.Op, body []byte) (Fields, *Error) {
 		switch k.Str {
 		case "model":
 			if v.Type != gjson.String {
-				aerr = BadRequest("model", "model must be a string")
+				aerr = answer.BadRequest("model", "model must be a string")
 				return false
 			}
 			hasModel = true
@@ -63,7 +64,7 @@ func Parse(op provider.Op, body []byte) (Fields, *Error) {
 				f.Stream = v.Type == gjson.True
 			case gjson.Null:
 			default:
-				aerr = BadRequest("stream", "stream must be a boolean")
+				aerr = answer.BadRequest("stream", "stream must be a boolean")
 				return false
 			}
 		case "stream_options":
@@ -71,7 +72,7 @@ func Parse(op provider.Op, body []byte) (Fields, *Error) {
 				break
 			}
 			if !v.IsObject() {
-				aerr = BadRequest("stream_options", "stream_options must be an object")
+				aerr = answer.BadRequest("stream_options", "stream_options must be an object")
 				return false
 			}
 			iu := v.Get("include_usage")
@@ -79,7 +80,7 @@ func Parse(op provider.Op, body []byte) (Fields, *Error) {
 			case gjson.True, gjson.False, gjson.Null:
 				f.IncludeUsage = iu.Type == gjson.True
 			default:
-				aerr = BadRequest("stream_options.include_usage", "stream_options.include_usage must be a boolean")
+				aerr = answer.BadRequest("stream_options.include_usage", "stream_options.include_usage must be a boolean")
 				return false
 			}
 		case "max_tokens", "max_completion_tokens":
@@ -87,14 +88,14 @@ func Parse(op provider.Op, body []byte) (Fields, *Error) {
 			case gjson.Null:
 			case gjson.Number:
 				if v.Num < 0 || v.Num != float64(int64(v.Num)) {
-					aerr = BadRequest(k.Str, k.Str+" must be a non-negative integer")
+					aerr = answer.BadRequest(k.Str, k.Str+" must be a non-negative integer")
 					return false
 				}
 				if n := int64(v.Num); n > f.MaxTokens {
 					f.MaxTokens = n
 				}
 			default:
-				aerr = BadRequest(k.Str, k.Str+" must be an integer")
+				aerr = answer.BadRequest(k.Str, k.Str+" must be an integer")
 				return false
 			}
 		case required:
@@ -109,13 +110,13 @@ func Parse(op provider.Op, body []byte) (Fields, *Error) {
 		return f, aerr
 	}
 	if !hasModel || f.Model == "" {
-		return f, BadRequest("model", "you must provide a model parameter")
+		return f, answer.BadRequest("model", "you must provide a model parameter")
 	}
 	if !hasReq {
-		return f, BadRequest(required, "missing required parameter: "+Quote(required))
+		return f, answer.BadRequest(required, "missing required parameter: "+answer.Quote(required))
 	}
 	if f.Stream && op == provider.OpEmbeddings {
-		return f, BadRequest("stream", "embeddings cannot be streamed")
+		return f, answer.BadRequest("stream", "embeddings cannot be streamed")
 	}
 	return f, nil
 }
@@ -123,12 +124,12 @@ func Parse(op provider.Op, body []byte) (Fields, *Error) {
 // Check is the bounded validation pass Parse starts with, for a handler
 // that reads the body itself (the Responses API's): syntax, UTF-8,
 // nesting depth, distinct top-level keys, and an object.
-func Check(body []byte) *Error {
+func Check(body []byte) *answer.Error {
 	if aerr := checkJSON(body); aerr != nil {
 		return aerr
 	}
 	if !gjson.ParseBytes(body).IsObject() {
-		return BadRequest("", "the request body must be a JSON object")
+		return answer.BadRequest("", "the request body must be a JSON object")
 	}
 	return nil
 }
@@ -136,25 +137,25 @@ func Check(body []byte) *Error {
 // checkJSON validates the body in one bounded pass (jsoncheck): syntax,
 // UTF-8, nesting depth, and distinct top-level keys. Nothing input depth
 // can drive recurses, so no body can overflow the stack.
-func checkJSON(body []byte) *Error {
+func checkJSON(body []byte) *answer.Error {
 	err := jsoncheck.Check(body)
 	if err == nil {
 		return nil
 	}
 	var je *jsoncheck.Error
 	if !errors.As(err, &je) {
-		return BadRequest("", "the request body is not valid JSON: "+err.Error())
+		return answer.BadRequest("", "the request body is not valid JSON: "+err.Error())
 	}
 	switch je.Problem {
 	case jsoncheck.DuplicateKey:
-		return BadRequest(je.Key, "the request body repeats the top-level key "+Quote(je.Key)+": send each key once")
+		return answer.BadRequest(je.Key, "the request body repeats the top-level key "+answer.Quote(je.Key)+": send each key once")
 	case jsoncheck.Depth:
-		return BadRequest("", "the request body nests objects and arrays deeper than "+itoa64(jsoncheck.MaxDepth)+
+		return answer.BadRequest("", "the request body nests objects and arrays deeper than "+itoa64(jsoncheck.MaxDepth)+
 			" levels (at byte "+itoa64(int64(je.Offset))+")")
 	case jsoncheck.UTF8:
-		return BadRequest("", "the request body is not valid UTF-8 (at byte "+itoa64(int64(je.Offset))+"): JSON text must be UTF-8")
+		return answer.BadRequest("", "the request body is not valid UTF-8 (at byte "+itoa64(int64(je.Offset))+"): JSON text must be UTF-8")
 	}
-	return BadRequest("", "the request body is not valid JSON: "+je.Error())
+	return answer.BadRequest("", "the request body is not valid JSON: "+je.Error())
 }
 
 func requiredField(op provider.Op) string {
@@ -167,22 +168,22 @@ func requiredField(op provider.Op) string {
 	return "messages"
 }
 
-func checkRequired(op provider.Op, v gjson.Result) *Error {
+func checkRequired(op provider.Op, v gjson.Result) *answer.Error {
 	switch op {
 	case provider.OpChat:
 		if !v.IsArray() {
-			return BadRequest("messages", "messages must be an array of message objects")
+			return answer.BadRequest("messages", "messages must be an array of message objects")
 		}
 		n := 0
-		var bad *Error
+		var bad *answer.Error
 		v.ForEach(func(_, m gjson.Result) bool {
 			n++
 			if !m.IsObject() {
-				bad = BadRequest("messages", "every entry of messages must be an object")
+				bad = answer.BadRequest("messages", "every entry of messages must be an object")
 				return false
 			}
 			if r := m.Get("role"); r.Type != gjson.String {
-				bad = BadRequest("messages", "every message needs a string role")
+				bad = answer.BadRequest("messages", "every message needs a string role")
 				return false
 			}
 			return true
@@ -191,33 +192,24 @@ func checkRequired(op provider.Op, v gjson.Result) *Error {
 			return bad
 		}
 		if n == 0 {
-			return BadRequest("messages", "messages must not be empty")
+			return answer.BadRequest("messages", "messages must not be empty")
 		}
 	case provider.OpCompletions:
 		if v.Type != gjson.String && !v.IsArray() {
-			return BadRequest("prompt", "prompt must be a string or an array")
+			return answer.BadRequest("prompt", "prompt must be a string or an array")
 		}
 	case provider.OpEmbeddings:
 		switch {
 		case v.Type == gjson.String:
 		case v.IsArray():
 			if len(v.Array()) == 0 {
-				return BadRequest("input", "input must not be empty")
+				return answer.BadRequest("input", "input must not be empty")
 			}
 		default:
-			return BadRequest("input", "input must be a string or an array")
+			return answer.BadRequest("input", "input must be a string or an array")
 		}
 	}
 	return nil
-}
-
-// Quote quotes s for an error message, cut to 100 bytes.
-func Quote(s string) string {
-	if len(s) > 100 {
-		s = s[:100] + "…"
-	}
-	b, _ := openaiwire.Append(nil, &s) // a string always encodes
-	return string(b)
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

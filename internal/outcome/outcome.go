@@ -107,6 +107,12 @@ type Error struct {
 	// for provider.Response.RateLimit.
 	RateLimit RateLimit
 
+	// Body is the provider's error body as it came (bounded), set by
+	// adapters serving a request natively in the client's own API
+	// (provider.OpMessages): a client error is then passed on byte for
+	// byte, since clients match on its wording. nil otherwise.
+	Body []byte
+
 	Err error // the underlying cause, if any
 }
 

@@ -21,6 +21,12 @@ const (
 	// adapters that say so serve it; the Responses API translated onto
 	// chat is OpChat.
 	OpResponses
+	// OpMessages is POST /v1/messages (Anthropic's Messages API) sent
+	// natively to an Anthropic-format provider: the body is the client's
+	// with only the model swapped, and a stream is the Messages events'
+	// data payloads (each carries its type). Only adapters that say so
+	// serve it; a Messages request translated onto chat is OpChat.
+	OpMessages
 )
 
 func (o Op) String() string {
@@ -33,6 +39,8 @@ func (o Op) String() string {
 		return "embeddings"
 	case OpResponses:
 		return "responses"
+	case OpMessages:
+		return "messages"
 	}
 	return "op(" + strconv.Itoa(int(o)) + ")"
 }
@@ -46,6 +54,8 @@ func (o Op) Path() string {
 		return "/embeddings"
 	case OpResponses:
 		return "/responses"
+	case OpMessages:
+		return "/messages"
 	}
 	return "/chat/completions"
 }
@@ -65,6 +75,11 @@ type Request struct {
 
 	Stream       bool // the client asked for an SSE stream
 	IncludeUsage bool // stream_options.include_usage was true
+
+	// AnthropicVersion and AnthropicBeta are the client's anthropic-version
+	// and anthropic-beta headers, forwarded as sent by adapters serving
+	// OpMessages ("" means the client sent none).
+	AnthropicVersion, AnthropicBeta string
 }
 
 // AppendBody appends Body with the model value replaced by r.Model to dst.

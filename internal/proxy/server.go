@@ -344,8 +344,8 @@ func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 	ex := s.newExchange(r, w, s.st.Load(), provider.OpChat)
 	// The body of an unknown route is not read: the answer ends the
 	// connection.
-	e := &intake.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
-		Message: "unknown route " + r.Method + " " + intake.Quote(r.URL.Path), EndConn: r.ContentLength != 0}
+	e := &answer.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
+		Message: "unknown route " + r.Method + " " + answer.Quote(r.URL.Path), EndConn: r.ContentLength != 0}
 	switch r.URL.Path {
 	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses", "/v1/models":
 		allow := "POST"

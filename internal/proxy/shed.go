@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/shed"
 )
 
@@ -31,10 +31,10 @@ func (st *state) openShare(now time.Time) (float64, time.Duration) {
 // shed applies priority shedding (internal/shed) when more than
 // shed_open_fraction of the providers are open. A refusal is the answer to
 // give; release, when not nil, frees the request's slot.
-func (s *Server) shed(ctx context.Context, r *http.Request, st *state) (release func(), refusal *intake.Error) {
+func (s *Server) shed(ctx context.Context, r *http.Request, st *state) (release func(), refusal *answer.Error) {
 	prio, ok := shed.ParsePriority(r.Header.Get("X-LLMRouter-Priority"))
 	if !ok {
-		return nil, intake.BadRequest("", "X-LLMRouter-Priority must be high, normal or low")
+		return nil, answer.BadRequest("", "X-LLMRouter-Priority must be high, normal or low")
 	}
 	share, reopen := st.openShare(s.now())
 	release, ok = s.shedGate.Admit(ctx, prio, share > st.shedAbove)
@@ -42,6 +42,6 @@ func (s *Server) shed(ctx context.Context, r *http.Request, st *state) (release 
 		return release, nil
 	}
 	s.m.shed.WithLabelValues(string(prio)).Inc()
-	return nil, &intake.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
+	return nil, &answer.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
 		Message: "most providers are unavailable; " + string(prio) + " priority requests are shed, retry later", RetryAfter: max(reopen, time.Second)}
 }

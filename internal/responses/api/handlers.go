@@ -93,7 +93,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	if int64(len(req.Body)) > q.MaxBodyBytes() {
 		// A chain grows with every turn; the conversation it expands to is
 		// held to the body limit like any request.
-		q.Answer(answer.Result{Err: &intake.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+		q.Answer(answer.Result{Err: &answer.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
 			Code: "request_too_large", Param: "previous_response_id",
 			Message: "the conversation, with the earlier turns previous_response_id brings in, is larger than limits.max_body_bytes"}})
 		return
@@ -112,7 +112,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 			sv.Resp.Body = b
 		} else {
 			sv.Done(outcome.OK)
-			res = answer.Result{Err: &intake.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
+			res = answer.Result{Err: &answer.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
 				Message: "the provider's answer could not be read as " + what + ": " + err.Error()}}
 		}
 		return res
@@ -217,7 +217,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, q proxy.Request
 			c.Message = p.Up.Redact(c.Message)
 			return answer.Result{Err: answer.ClientError(&c), Provider: p.Name}
 		}
-		return answer.Result{Err: &intake.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
+		return answer.Result{Err: &answer.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
 			Message: "the provider running the response in the background failed (" + oe.Kind.String() + "): " + p.Up.Redact(oe.Message)}}
 	}
 	switch {
@@ -240,7 +240,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, q proxy.Request
 
 // storeError is the answer for a store's failure to read or delete id:
 // OpenAI's 404 when it holds nothing, else a 503.
-func (s *Server) storeError(ex *answer.Exchange, id string, err error) *intake.Error {
+func (s *Server) storeError(ex *answer.Exchange, id string, err error) *answer.Error {
 	if errors.Is(err, store.ErrNotFound) {
 		return s.refusal(ex, responses.NotFound(id))
 	}
@@ -249,7 +249,7 @@ func (s *Server) storeError(ex *answer.Exchange, id string, err error) *intake.E
 
 // refusal is the error answer for a request internal/responses refused;
 // a store that could not answer is logged.
-func (s *Server) refusal(ex *answer.Exchange, e *responses.Error) *intake.Error {
+func (s *Server) refusal(ex *answer.Exchange, e *responses.Error) *answer.Error {
 	if e.Cause != nil {
 		s.storeWarn.Do(func() {
 			s.log.Warn("the store of responses could not answer (thinned: one of several)", "request_id", ex.ID, "error", e.Cause.Error())
@@ -259,7 +259,7 @@ func (s *Server) refusal(ex *answer.Exchange, e *responses.Error) *intake.Error 
 	if typ == "" {
 		typ = "invalid_request_error"
 	}
-	return &intake.Error{Status: e.Status, Type: typ, Code: e.Code, Param: e.Param, Message: e.Message, RetryAfter: e.RetryAfter}
+	return &answer.Error{Status: e.Status, Type: typ, Code: e.Code, Param: e.Param, Message: e.Message, RetryAfter: e.RetryAfter}
 }
 
 // storeFailed logs an answer the store refused to keep (it said store:
