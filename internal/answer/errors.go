@@ -133,7 +133,7 @@ func refused(ex *Exchange) *Error {
 // client sent is not read.
 func Unauthorized(r *http.Request) Result {
 	return Result{Err: &Error{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key",
-		Message: "missing or invalid API key: send Authorization: Bearer <key>", EndConn: r.ContentLength != 0}}
+		Message: "missing or invalid API key: send Authorization: Bearer <key> or x-api-key: <key>", EndConn: r.ContentLength != 0}}
 }
 
 // ModelNotFound is the 404 for a model that is not configured.
