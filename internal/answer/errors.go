@@ -27,7 +27,9 @@ func ClientError(oe *outcome.Error) *Error {
 	if msg == "" {
 		msg = "the provider rejected the request"
 	}
-	return &Error{Status: status, Type: typ, Code: oe.Code, Param: oe.Param, Message: msg}
+	// A body kept by an adapter that served the client's own API natively
+	// goes back as it came (Error.Raw).
+	return &Error{Status: status, Type: typ, Code: oe.Code, Param: oe.Param, Message: msg, Raw: oe.Body}
 }
 
 // Unserved is the end of a request no attempt served: 400 when no target

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/failover"
@@ -71,9 +72,18 @@ func (q Request) Provider(name string) *failover.Provider { return q.st.Provider
 // MaxBodyBytes is the request's limits.max_body_bytes.
 func (q Request) MaxBodyBytes() int64 { return q.st.Limits.MaxBodyBytes }
 
-// admit authenticates the client and reads its body within the limits;
-// nil means the request has been answered (401, or the body's refusal).
-// The caller frees the body.
+// Admit, for a Serve route, authenticates the client and reads its body
+// within the limits; nil means the request has been answered (401, or the
+// body's refusal). The caller frees the body (Free).
+func (q Request) Admit() *intake.Body { return q.admit() }
+
+// Free gives back a body Admit read.
+func (q Request) Free(b *intake.Body) { q.s.bodies.Free(b) }
+
+// Now is the moment on the routing state's clock.
+func (q Request) Now() time.Time { return q.s.now() }
+
+// admit is Admit.
 func (q Request) admit() *intake.Body {
 	if !q.Authorize() {
 		return nil
