@@ -202,7 +202,8 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 		// after the relay returned.
 		mu = new(sync.Mutex)
 		every := p.Every()
-		var t *time.Timer
+		var t *time.Timer // set under mu, before the callback can read it
+		mu.Lock()
 		t = time.AfterFunc(every, func() {
 			mu.Lock()
 			defer mu.Unlock()
@@ -229,6 +230,7 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 			}
 			t.Reset(every)
 		})
+		mu.Unlock()
 		defer func() {
 			mu.Lock()
 			done = true
