@@ -398,13 +398,43 @@ func (t *translator) assistant(b []byte, blocks gjson.Result) []byte {
 	return append(b, "]}"...)
 }
 
-// custom reports whether a tool is a custom tool (no type, or "custom"):
-// the only kind chat can declare. Server tools (web_search_20250305,
-// bash_20250124…) run at Anthropic, or at the client for Anthropic's
-// schema, and are dropped.
-func custom(tool gjson.Result) bool {
-	typ := tool.Get("type")
-	return typ.Type == gjson.Null || typ.Type == gjson.String && typ.Str == "custom"
+// tool holds the fields of a tool Translate reads, the first of each
+// (one pass over the tool: Get would scan it once a field).
+type tool struct {
+	typ, name, description, schema gjson.Result
+}
+
+func readTool(v gjson.Result) tool {
+	var t tool
+	v.ForEach(func(k, v gjson.Result) bool {
+		var p *gjson.Result
+		switch k.Str {
+		case "type":
+			p = &t.typ
+		case "name":
+			p = &t.name
+		case "description":
+			p = &t.description
+		case "input_schema":
+			p = &t.schema
+		default:
+			return true
+		}
+		if p.Raw == "" {
+			*p = v
+		}
+		return true
+	})
+	return t
+}
+
+// function reports whether t is a custom tool (no type, or "custom")
+// with a name: the only kind chat can declare. Server tools
+// (web_search_20250305, bash_20250124…) run at Anthropic, or at the
+// client for Anthropic's schema, and are dropped.
+func (t *tool) function() bool {
+	custom := t.typ.Type == gjson.Null || t.typ.Type == gjson.String && t.typ.Str == "custom"
+	return custom && t.name.Type == gjson.String && t.name.Str != ""
 }
 
 // emptySchema is the parameters of a tool whose input_schema cannot be
@@ -418,9 +448,14 @@ const emptySchema = `{"type":"object","properties":{}}`
 // refuses a tool_choice without tools).
 func (t *translator) tools(b []byte, tools, choice gjson.Result) []byte {
 	n := 0
-	tools.ForEach(func(_, tool gjson.Result) bool {
-		name := tool.Get("name")
-		if !custom(tool) || name.Type != gjson.String || name.Str == "" {
+	forced := ""
+	if choice.Get("type").Str == "tool" {
+		forced = choice.Get("name").Str
+	}
+	found := false
+	tools.ForEach(func(_, v gjson.Result) bool {
+		tl := readTool(v)
+		if !tl.function() {
 			return true
 		}
 		if n == 0 {
@@ -429,16 +464,17 @@ func (t *translator) tools(b []byte, tools, choice gjson.Result) []byte {
 			b = append(b, ',')
 		}
 		n++
+		found = found || tl.name.Str == forced
 		b = append(b, `{"type":"function","function":{"name":`...)
-		b = t.str(b, name.Str)
-		if d := tool.Get("description"); d.Type == gjson.String && d.Str != "" {
+		b = t.str(b, tl.name.Str)
+		if d := tl.description; d.Type == gjson.String && d.Str != "" {
 			b = append(b, `,"description":`...)
 			b = t.str(b, d.Str)
 		}
 		b = append(b, `,"parameters":`...)
 		// Copied raw only when it is an object that is valid JSON (it is,
 		// in a body the proxy checked).
-		if s := tool.Get("input_schema"); s.IsObject() && jsoncheck.Valid(unsafeBytes(s.Raw)) {
+		if s := tl.schema; s.IsObject() && jsoncheck.Valid(unsafeBytes(s.Raw)) {
 			b = append(b, s.Raw...)
 		} else {
 			b = append(b, emptySchema...)
@@ -458,29 +494,18 @@ func (t *translator) tools(b []byte, tools, choice gjson.Result) []byte {
 	case "none":
 		b = append(b, `,"tool_choice":"none"`...)
 	case "tool":
-		name := choice.Get("name").Str
-		if !hasFunction(tools, name) {
+		if !found {
 			b = append(b, `,"tool_choice":"auto"`...)
 			break
 		}
 		b = append(b, `,"tool_choice":{"type":"function","function":{"name":`...)
-		b = t.str(b, name)
+		b = t.str(b, forced)
 		b = append(b, "}}"...)
 	}
 	if choice.Get("disable_parallel_tool_use").Type == gjson.True {
 		b = append(b, `,"parallel_tool_calls":false`...)
 	}
 	return b
-}
-
-// hasFunction reports whether tools declares a custom tool name.
-func hasFunction(tools gjson.Result, name string) bool {
-	found := false
-	tools.ForEach(func(_, tool gjson.Result) bool {
-		found = custom(tool) && tool.Get("name").Str == name
-		return !found
-	})
-	return found && name != ""
 }
 
 // stop appends stop_sequences as stop, an array of strings.

@@ -250,3 +250,19 @@ func TestTranslateRefusesNonObject(t *testing.T) {
 		t.Errorf("got %v", e)
 	}
 }
+
+// BenchmarkDecodeTranslate: a Claude Code request checked and translated.
+func BenchmarkDecodeTranslate(b *testing.B) {
+	body := []byte(claudeCodeBody())
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		req, e := messages.Decode(body)
+		if e != nil {
+			b.Fatal(e)
+		}
+		if _, e := Translate(body, req); e != nil {
+			b.Fatal(e)
+		}
+	}
+}
