@@ -31,19 +31,21 @@ import (
 // is "event: <type>\ndata: <json>\n\n", its JSON's type the event's.
 // Reasoning deltas are dropped. A piece of a tool call whose block was
 // already closed (providers stream calls one after another, so this is
-// rare) is dropped: a block cannot be reopened.
+// rare) is dropped: a block cannot be reopened. Ping writes the keep-alive
+// event a handler sends during a long silence. An Events serves one
+// stream, from one goroutine.
 type Events struct {
 	w       writer
 	t       *Translation
 	started bool
-	open    int    // index of the open block; -1 none
-	tool    bool   // the open block is a tool_use
-	blocks  int    // blocks opened so far
-	callIdx int64  // the open tool_use's chat tool call index
-	callID  string // the open tool_use's chat tool call id, "" none
-	seen    []int64
-	calls   bool   // a tool_use block was opened
-	stop    string // stop_reason from the finish reason; "" none yet
+	open    int     // index of the open block; -1 none
+	tool    bool    // the open block is a tool_use
+	blocks  int     // blocks opened so far
+	callIdx int64   // the open tool_use's chat tool call index
+	callID  string  // the open tool_use's chat tool call id, "" none
+	seen    []int64 // the chat tool call indexes that opened a block
+	calls   bool    // a tool_use block was opened
+	stop    string  // stop_reason from the finish reason; "" none yet
 	usage   usage
 }
 

@@ -15,9 +15,10 @@ import (
 // the body to send, and what turns the provider's chat answer or chat
 // stream back into the Messages API's.
 type Translation struct {
-	// Body is the OpenAI chat completions request. Its "model" is the
-	// client's model name, between ModelStart and ModelEnd (the JSON
-	// string, quotes included), for the adapters to swap.
+	// Body is the OpenAI chat completions request, in memory of its own
+	// (not the client's body). Its "model" is the client's model name,
+	// between ModelStart and ModelEnd (the JSON string, quotes included),
+	// for the adapters to swap.
 	Body                 []byte
 	ModelStart, ModelEnd int
 	// Stream is whether the client asked for a stream; Body then asks for
