@@ -153,3 +153,13 @@ type Prober interface {
 type ResponseFetcher interface {
 	FetchResponse(ctx context.Context, method, path, query string) (*Response, error)
 }
+
+// TokenCounter is implemented by adapters whose provider counts a Messages
+// request's input tokens for free (Anthropic's POST
+// /v1/messages/count_tokens). req is an OpMessages request (its Body the
+// client's count_tokens body, model swapped by AppendBody); a 200's body
+// is returned in Response.Body as received; any other answer is an error
+// carrying an *outcome.Error (with Body set), classified as Do's are.
+type TokenCounter interface {
+	CountTokens(ctx context.Context, req *Request) (*Response, error)
+}
