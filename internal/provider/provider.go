@@ -99,8 +99,9 @@ func (r *Request) BodySize() int {
 }
 
 // Response is a successful answer. For a non-stream request Body holds the
-// whole OpenAI-shaped JSON document; for a stream request Stream yields the
-// chunks and Body is nil.
+// whole JSON document, OpenAI-shaped (the provider's own for a native
+// operation: OpResponses, OpMessages); for a stream request Stream yields
+// the chunks and Body is nil.
 type Response struct {
 	Body   []byte
 	Stream Stream
@@ -112,7 +113,8 @@ type Response struct {
 
 // Stream yields the OpenAI chat.completion.chunk (or completion) JSON
 // payloads of a streamed answer, without SSE framing; for OpResponses,
-// the Responses API's event payloads (each carries its type).
+// the Responses API's event payloads, and for OpMessages the Messages
+// API's (each carries its type).
 type Stream interface {
 	// Next returns the next payload. The slice is valid until the next call.
 	// io.EOF means the provider ended the stream properly; any other error
