@@ -90,10 +90,11 @@ func (a *Adapter) CountTokens(ctx context.Context, req *provider.Request) (*prov
 }
 
 // postNative sends req (an OpMessages request) to url, asking for an
-// event stream when stream is set, and returns the 200 answer, whose body the caller reads and closes. Any other answer is
-// classified by ClassifyError, with Body the error body as it came
-// (bounded by provider.ReadErrorBody): the router passes a client error on
-// byte for byte, as clients match on its wording.
+// event stream when stream is set, and returns the 200 answer, whose body
+// the caller reads and closes. Any other answer is classified by
+// ClassifyError, with Body the error body as it came (bounded by
+// provider.ReadErrorBody): the router passes a client error on byte for
+// byte, as clients match on its wording.
 //
 // The headers are the provider's key (never the client's: the request
 // carries none), the client's anthropic-version or else the configured
