@@ -240,9 +240,6 @@ func checkMessages(v gjson.Result) *Error {
 	return nil
 }
 
-// systemRole is Anthropic's own answer to a system message in messages.
-const systemRole = "Unexpected role \"system\". The Messages API accepts a top-level `system` parameter, not \"system\" as an input message role."
-
 func checkMessage(l loc, m gjson.Result) *Error {
 	if !m.IsObject() {
 		return invalid(l.String(), msgDict)
@@ -268,9 +265,11 @@ func checkMessage(l loc, m gjson.Result) *Error {
 	switch role.Str {
 	case "user", "assistant":
 	case "system":
-		return invalid("messages", systemRole)
+		// Claude Code (2.1.33x) sends system turns inside messages (its
+		// environment notes), and Anthropic's API takes them: accepted,
+		// passed through natively, a system message in translation.
 	default:
-		return invalid(l.field("role"), "Input should be 'user' or 'assistant'")
+		return invalid(l.field("role"), "Input should be 'user', 'assistant' or 'system'")
 	}
 	switch {
 	case content.Raw == "":

@@ -40,8 +40,8 @@ func TestDecodeRefusals(t *testing.T) {
 		{"message not an object", req("", `["hi"]`), "messages.0: Input should be a valid dictionary"},
 		{"no role", req("", `[{"content":"hi"}]`), "messages.0.role: Field required"},
 		{"role not a string", req("", `[{"role":1,"content":"hi"}]`), "messages.0.role: Input should be a valid string"},
-		{"system role", req("", `[{"role":"system","content":"x"}]`), "messages: Unexpected role \"system\". The Messages API accepts a top-level `system` parameter, not \"system\" as an input message role."},
-		{"tool role", req("", `[{"role":"user","content":"a"},{"role":"tool","content":"x"}]`), "messages.1.role: Input should be 'user' or 'assistant'"},
+		{"tool role", req("", `[{"role":"user","content":"a"},{"role":"tool","content":"x"}]`), "messages.1.role: Input should be 'user', 'assistant' or 'system'"},
+		{"system turn with a bad block", req("", `[{"role":"system","content":[{"type":"text"}]}]`), "messages.0.content.0.text: Field required"},
 		{"no content", req("", `[{"role":"user"}]`), "messages.0.content: Field required"},
 		{"content a number", req("", `[{"role":"user","content":5}]`), "messages.0.content: Input should be a valid list"},
 		{"content null", req("", `[{"role":"user","content":null}]`), "messages.0.content: Input should be a valid list"},
@@ -132,6 +132,8 @@ func TestDecodeAccepts(t *testing.T) {
 		want       Request // ModelStart and ModelEnd checked apart
 	}{
 		{"minimal", `{"model":"claude-x","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`,
+			Request{Model: "claude-x", MaxTokens: 64}},
+		{"system turns inside messages (Claude Code 2.1.33x)", req("", `[{"role":"user","content":"hi"},{"role":"system","content":[{"type":"text","text":"# Environment"}]},{"role":"system","content":"note"}]`),
 			Request{Model: "claude-x", MaxTokens: 64}},
 		{"stream, user id, integral float", `{"stream":true,"metadata":{"user_id":"u-1"},"max_tokens":1.0,"model":"m\u00e9","messages":[{"role":"user","content":"hi"}]}`,
 			Request{Model: "mé", MaxTokens: 1, Stream: true, UserID: "u-1"}},

@@ -286,7 +286,7 @@ func TestRefusals(t *testing.T) {
 		{"no key", "/v1/messages", hello, nil, 401, "authentication_error", false},
 		{"wrong key", "/v1/messages", hello, []string{"x-api-key", "nope"}, 401, "authentication_error", false},
 		{"no max_tokens", "/v1/messages", `{"model":"claude-x","messages":[{"role":"user","content":"hi"}]}`, []string{"x-api-key", "k1"}, 400, "invalid_request_error", false},
-		{"bad role", "/v1/messages", `{"model":"claude-x","max_tokens":5,"messages":[{"role":"system","content":"hi"}]}`, []string{"Authorization", "Bearer k1"}, 400, "invalid_request_error", false},
+		{"bad role", "/v1/messages", `{"model":"claude-x","max_tokens":5,"messages":[{"role":"tool","content":"hi"}]}`, []string{"Authorization", "Bearer k1"}, 400, "invalid_request_error", false},
 		{"not json", "/v1/messages", `{"model":`, []string{"x-api-key", "k1"}, 400, "invalid_request_error", false},
 		{"unknown model", "/v1/messages", `{"model":"gpt-x","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, []string{"x-api-key", "k1"}, 404, "not_found_error", false},
 		{"all attempts failed", "/v1/messages", hello, []string{"x-api-key", "k1"}, 502, "api_error", true},

@@ -177,10 +177,16 @@ func (t *translator) system(b []byte, sys gjson.Result) []byte {
 // message appends one turn as chat messages.
 func (t *translator) message(b []byte, m gjson.Result) []byte {
 	role := m.Get("role").Str
-	if role != "user" && role != "assistant" {
+	content := m.Get("content")
+	switch role {
+	case "user", "assistant":
+	case "system":
+		// A system turn inside messages (Claude Code's): a system message
+		// where it stands.
+		return t.system(b, content)
+	default:
 		return b // messages.Decode refuses it
 	}
-	content := m.Get("content")
 	switch {
 	case content.Type == gjson.String:
 		b = t.next(b)
