@@ -81,7 +81,7 @@ var nativeEventsIn = []string{
 // router serves the chat family and the Messages dialect on routes of
 // its own: model "claude-*" on tier 0 targets tier0, then tier 1 targets
 // tier1 (when given).
-func router(t *testing.T, keys []string, tier0 provider.Adapter, tier1 provider.Adapter) http.Handler {
+func router(t testing.TB, keys []string, tier0 provider.Adapter, tier1 provider.Adapter) http.Handler {
 	t.Helper()
 	targets := []route.Target{{Provider: "p0", Model: "up-claude", Tier: 0}}
 	ps := []routing.Provider{{Name: "p0", Type: "fake", Adapter: tier0}}
@@ -103,7 +103,7 @@ func router(t *testing.T, keys []string, tier0 provider.Adapter, tier1 provider.
 	return s.Handler(New(nil).Dialect())
 }
 
-func sim(t *testing.T) provider.Adapter {
+func sim(t testing.TB) provider.Adapter {
 	a, err := simulated.New(provider.Config{Name: "sim"}, simulated.Config{Reply: "Hello from the router"})
 	if err != nil {
 		t.Fatal(err)
