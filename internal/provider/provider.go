@@ -122,7 +122,9 @@ type Response struct {
 // the Responses API's event payloads, and for OpMessages the Messages
 // API's (each carries its type).
 type Stream interface {
-	// Next returns the next payload. The slice is valid until the next call.
+	// Next returns the next payload: one valid JSON document (an adapter
+	// checks what its provider sent before it returns it, so framers
+	// downstream need not). The slice is valid until the next call.
 	// io.EOF means the provider ended the stream properly; any other error
 	// is classified (a cut connection is outcome.Network, an error event is
 	// the kind it names).

@@ -1,0 +1,192 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
+	"github.com/llmrouter/llmrouter/internal/provider/openai"
+	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
+)
+
+// The Messages API's paths beside the chat path they are measured
+// against, each with a real adapter whose HTTP client answers in memory:
+// the cost is the router's and the adapter's (docs/BENCHMARKS.md).
+const (
+	chatReq       = `{"model":"m","max_tokens":64,"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello in five words please."}]}`
+	chatStreamReq = `{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Say hello in five words please."}]}`
+	msgReq        = `{"model":"m","max_tokens":64,"system":"You are terse.","messages":[{"role":"user","content":"Say hello in five words please."}]}`
+	msgStreamReq  = `{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Say hello in five words please."}]}`
+	chatAnswer    = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, nice to meet."},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":6,"total_tokens":26}}`
+	msgAnswer     = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[{"type":"text","text":"Hello there, nice to meet."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":20,"output_tokens":6}}`
+	events        = 20 // content deltas per stream
+)
+
+// Allocation budgets per request of the Messages paths, measured when set
+// plus about 10% (docs/BENCHMARKS.md, "Allocation budgets").
+var allocBudgets = map[string]float64{
+	"native":            80,  // measured 73
+	"native-stream":     104, // 20 deltas; measured 95
+	"translated":        80,  // measured 73
+	"translated-stream": 100, // 20 deltas; measured 91
+}
+
+// canned answers every request with one content type and body.
+type canned struct{ ctype, body string }
+
+func (c canned) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	h := http.Header{"Content-Type": {c.ctype}}
+	return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader(c.body)), ContentLength: int64(len(c.body)), Request: r}, nil
+}
+
+func chatStreamBody() string {
+	var b strings.Builder
+	b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n")
+	for range events {
+		b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"content":"Hello "},"finish_reason":null}]}` + "\n\n")
+	}
+	b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n")
+	b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":20,"total_tokens":40}}` + "\n\ndata: [DONE]\n\n")
+	return b.String()
+}
+
+func msgStreamBody() string {
+	var b strings.Builder
+	b.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-x\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":20,\"output_tokens\":1}}}\n\n")
+	b.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+	for range events {
+		b.WriteString("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello \"}}\n\n")
+	}
+	b.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
+	b.WriteString("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":20}}\n\n")
+	b.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	return b.String()
+}
+
+// benchPath is one path: the route the client posts to, its body, and
+// the adapter behind the router.
+type benchPath struct {
+	route, body string
+	adapter     func(pc provider.Config) (provider.Adapter, error)
+}
+
+var benchPaths = map[string]benchPath{
+	"chat": {"/v1/chat/completions", chatReq, func(pc provider.Config) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid/v1"
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: canned{"application/json", chatAnswer}})
+	}},
+	"chat-stream": {"/v1/chat/completions", chatStreamReq, func(pc provider.Config) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid/v1"
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: canned{"text/event-stream", chatStreamBody()}})
+	}},
+	"native": {"/v1/messages", msgReq, func(pc provider.Config) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid"
+		return anthropic.New(pc, "k", anthropic.Config{}, &http.Client{Transport: canned{"application/json", msgAnswer}})
+	}},
+	"native-stream": {"/v1/messages", msgStreamReq, func(pc provider.Config) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid"
+		return anthropic.New(pc, "k", anthropic.Config{}, &http.Client{Transport: canned{"text/event-stream", msgStreamBody()}})
+	}},
+	"translated": {"/v1/messages", msgReq, func(pc provider.Config) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid/v1"
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: canned{"application/json", chatAnswer}})
+	}},
+	"translated-stream": {"/v1/messages", msgStreamReq, func(pc provider.Config) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid/v1"
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: canned{"text/event-stream", chatStreamBody()}})
+	}},
+}
+
+func pathHandler(tb testing.TB, p benchPath) http.Handler {
+	tb.Helper()
+	pc := provider.Config{Name: "up", MaxConcurrency: 256}
+	a, err := p.adapter(pc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "up-model"}}}})
+	s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: pc}},
+		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	return s.Handler(New(nil).Dialect())
+}
+
+// sink is a ResponseWriter that keeps the status and counts the bytes.
+type sink struct {
+	h     http.Header
+	code  int
+	bytes int
+}
+
+func (w *sink) Header() http.Header { return w.h }
+func (w *sink) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+func (w *sink) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = 200
+	}
+	w.bytes += len(b)
+	return len(b), nil
+}
+func (w *sink) Flush() {}
+
+func serve(tb testing.TB, h http.Handler, p benchPath, w *sink) {
+	r := httptest.NewRequest("POST", p.route, strings.NewReader(p.body))
+	r.Header.Set("Content-Type", "application/json")
+	w.h, w.code, w.bytes = http.Header{}, 0, 0
+	h.ServeHTTP(w, r)
+	if w.code != 200 || w.bytes == 0 {
+		tb.Fatalf("%s: status %d, %d bytes", p.route, w.code, w.bytes)
+	}
+}
+
+func TestAllocationBudgets(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts differ under -race and are only meaningful in a normal build")
+	}
+	for name, budget := range allocBudgets {
+		t.Run(name, func(t *testing.T) {
+			p := benchPaths[name]
+			h := pathHandler(t, p)
+			w := &sink{}
+			serve(t, h, p, w)
+			n := testing.AllocsPerRun(200, func() { serve(t, h, p, w) })
+			t.Logf("%s: %.0f allocations per request (budget %.0f)", name, n, budget)
+			if n > budget {
+				t.Errorf("%s: %.0f allocations per request, over the budget of %.0f", name, n, budget)
+			}
+		})
+	}
+}
+
+// BenchmarkPath: time and allocations per request of the Messages paths
+// beside the chat paths (streams of 20 content deltas).
+func BenchmarkPath(b *testing.B) {
+	for _, name := range []string{"chat", "native", "translated", "chat-stream", "native-stream", "translated-stream"} {
+		b.Run(name, func(b *testing.B) {
+			p := benchPaths[name]
+			h := pathHandler(b, p)
+			w := &sink{}
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(b, h, p, w)
+			}
+		})
+	}
+}
