@@ -88,6 +88,7 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"negative body limit", "limits: {max_body_bytes: -1}\n" + minimal, "limits.max_body_bytes: must be positive, got -1"},
 		{"negative rpm", strings.Replace(minimal, "type: simulated", "type: simulated\n    rpm: -5", 1), "providers[0].rpm: must not be negative, got -5"},
 		{"unknown target provider", strings.Replace(minimal, "provider: p,", "provider: q,", 1), `models[0].targets[0].provider: no provider named "q"`},
+		{"star inside a model name", strings.Replace(minimal, "name: m", `name: "claude-*-opus"`, 1), "models[0].name: `*` may only end a pattern, got \"claude-*-opus\""},
 		{"bad listen", "listen: nope\n" + minimal, `listen: must be host:port, got "nope"`},
 		{"bad log level", "log: {level: loud}\n" + minimal, `log.level: must be debug, info, warn or error, got "loud"`},
 		{"no models", "providers: [{name: p, type: simulated}]\nmodels: []\n", "models: at least one model is required"},

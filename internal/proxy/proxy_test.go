@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
@@ -612,5 +613,62 @@ func TestStreamGivesBodyBack(t *testing.T) {
 	// The stream is open (its provider holds the next chunk).
 	if got := s.bodies.Used(); got != 0 {
 		t.Errorf("body budget in use while the committed stream is open: %d bytes, want 0", got)
+	}
+}
+
+// TestPatternModel: a requested name a `*` pattern matches is served by the
+// pattern's targets under the provider's model, and counted under the
+// pattern as configured, not the name the client sent.
+func TestPatternModel(t *testing.T) {
+	a := &fake{do: ok(`{"id":"x","object":"chat.completion","choices":[]}`)}
+	table, err := route.NewTable([]route.ModelConfig{
+		{Name: "claude-*", Targets: []route.Target{{Provider: "p", Model: "upstream-claude"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	s, err := New(Options{Providers: []Provider{{Name: "p", Type: "fake", Adapter: a}}, Models: table,
+		Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Retry: fastRetry, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json",
+		`{"model":"claude-opus-5-5","messages":[{"role":"user","content":"hi"}]}`)
+	if w.Code != 200 {
+		t.Fatalf("got %d %s", w.Code, w.Body)
+	}
+	if sent := a.last.Load(); !bytes.Contains(sent.Body, []byte(`"model":"upstream-claude"`)) {
+		t.Errorf("forwarded body %s, want model upstream-claude", sent.Body)
+	}
+	if w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json",
+		`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`); w.Code != 404 {
+		t.Errorf("a name outside the pattern: got %d, want 404", w.Code)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{} // model/code → count
+	for _, mf := range mfs {
+		if mf.GetName() != "llmrouter_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			got[l["model"]+"/"+l["code"]] += m.GetCounter().GetValue()
+		}
+	}
+	if got["claude-*/200"] != 1 {
+		t.Errorf("requests_total by model/code = %v, want claude-*/200 = 1", got)
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "claude-opus") {
+			t.Errorf("requests_total has a label %q: the requested name leaked into metrics", k)
+		}
 	}
 }

@@ -250,7 +250,8 @@ func (s *Server) Update(opts Options) error {
 	var removedModels, removedProviders []string
 	if old := s.st.Load(); old != nil {
 		for _, name := range old.models.Names() {
-			if opts.Models.Lookup(name) == nil {
+			// A name now served only by a pattern is gone as a label.
+			if m := opts.Models.Lookup(name); m == nil || m.Name != name {
 				removedModels = append(removedModels, name)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Target is one way to serve a model.
@@ -21,7 +22,11 @@ type Target struct {
 // ModelConfig is one entry of the `models:` list: a name clients may ask
 // for and the targets that serve it.
 type ModelConfig struct {
-	// Name is what clients send as "model".
+	// Name is what clients send as "model". A name ending in `*` is a
+	// pattern: it serves every requested name with the prefix before the
+	// `*` ("claude-*" serves "claude-opus-4-1"); a lone "*" serves every
+	// name not otherwise configured. `*` anywhere else is an error. An
+	// exact name wins over a pattern, a longer pattern over a shorter one.
 	Name string `mapstructure:"name"`
 	// Targets serve the model; at least one.
 	Targets []Target `mapstructure:"targets"`
@@ -34,6 +39,9 @@ func (m ModelConfig) Validate(providers map[string]bool) error {
 	var errs []error
 	if m.Name == "" {
 		errs = append(errs, errors.New("name: must not be empty"))
+	}
+	if i := strings.IndexByte(m.Name, '*'); i >= 0 && i != len(m.Name)-1 {
+		errs = append(errs, fmt.Errorf("name: `*` may only end a pattern, got %q", m.Name))
 	}
 	if len(m.Targets) == 0 {
 		errs = append(errs, fmt.Errorf("targets: model %q needs at least one target", m.Name))
@@ -63,6 +71,9 @@ func (m ModelConfig) Validate(providers map[string]bool) error {
 // Model is a model's resolved targets, sorted by tier (stable: config
 // order within a tier).
 type Model struct {
+	// Name is the name as configured: for a pattern, the pattern
+	// ("claude-*"), not the name a request matched it with, so that
+	// metrics labelled by it stay bounded.
 	Name    string
 	Targets []Target
 	// BestTier is the lowest tier configured for the model; an answer from
@@ -73,8 +84,19 @@ type Model struct {
 // Table maps model names to their targets. The zero value has no models.
 // A Table is immutable and safe for concurrent use.
 type Table struct {
+	// models holds every configured name, patterns under their configured
+	// name too, so that an exact lookup is one map hit.
 	models map[string]*Model
-	names  []string // sorted, for listing
+	// patterns are the names ending in `*`, longest prefix first: the
+	// first that matches is the most specific. Scanned only on a miss.
+	patterns []pattern
+	names    []string // sorted, for listing
+}
+
+// pattern is a model whose name ends in `*`.
+type pattern struct {
+	prefix string // the name without its `*`
+	model  *Model
 }
 
 // NewTable builds a table from validated model entries.
@@ -92,21 +114,38 @@ func NewTable(models []ModelConfig) (*Table, error) {
 		}
 		t.models[mc.Name] = m
 		t.names = append(t.names, mc.Name)
+		if prefix, ok := strings.CutSuffix(mc.Name, "*"); ok {
+			t.patterns = append(t.patterns, pattern{prefix: prefix, model: m})
+		}
 	}
+	// Two prefixes of one length that both match a name are equal, and
+	// equal names are duplicates: among patterns of one length at most one
+	// matches, so the order within a length does not matter.
+	slices.SortStableFunc(t.patterns, func(a, b pattern) int { return cmp.Compare(len(b.prefix), len(a.prefix)) })
 	slices.Sort(t.names)
 	return t, nil
 }
 
-// Lookup returns the model named name, or nil.
+// Lookup returns the model that serves name: the model configured with
+// exactly that name, else the pattern with the longest prefix of name, else
+// nil. A pattern's model keeps its configured Name ("claude-*").
 func (t *Table) Lookup(name string) *Model {
 	if t == nil {
 		return nil
 	}
-	return t.models[name]
+	if m, ok := t.models[name]; ok {
+		return m
+	}
+	for _, p := range t.patterns {
+		if strings.HasPrefix(name, p.prefix) {
+			return p.model
+		}
+	}
+	return nil
 }
 
-// Names returns the configured model names, sorted. The slice must not be
-// modified.
+// Names returns the configured model names as configured (patterns with
+// their `*`), sorted. The slice must not be modified.
 func (t *Table) Names() []string {
 	if t == nil {
 		return nil

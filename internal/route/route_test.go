@@ -1,6 +1,7 @@
 package route
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -87,4 +88,122 @@ func TestDuplicateModel(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "models[1].name") {
 		t.Errorf("got %v, want duplicate error naming models[1].name", err)
 	}
+}
+
+func TestLookupPatterns(t *testing.T) {
+	target := []Target{{Provider: "a", Model: "x"}}
+	tab, err := NewTable([]ModelConfig{
+		{Name: "claude-*", Targets: target},
+		{Name: "claude-opus-*", Targets: target},
+		{Name: "claude-opus-4-1", Targets: target},
+		{Name: "gpt-4o", Targets: target},
+		{Name: "gpt-*", Targets: target},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		desc, name string
+		want       string // the Name of the model found; "" = nil
+	}{
+		{"exact name", "claude-opus-4-1", "claude-opus-4-1"},
+		{"exact wins over a pattern", "gpt-4o", "gpt-4o"},
+		{"longer pattern wins", "claude-opus-5-5", "claude-opus-*"},
+		{"shorter pattern", "claude-haiku-4-5", "claude-*"},
+		{"the prefix alone", "claude-", "claude-*"},
+		{"a pattern's own name", "claude-*", "claude-*"},
+		{"pattern of another family", "gpt-5", "gpt-*"},
+		{"prefix without its dash", "claude", ""},
+		{"case matters", "Claude-opus-4-1", ""},
+		{"no match", "llama3.2", ""},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			got := ""
+			if m := tab.Lookup(tt.name); m != nil {
+				got = m.Name
+			}
+			if got != tt.want {
+				t.Errorf("Lookup(%q) = %q, want %q", tt.name, got, tt.want)
+			}
+		})
+	}
+	if got, want := tab.Names(), []string{"claude-*", "claude-opus-*", "claude-opus-4-1", "gpt-*", "gpt-4o"}; !slices.Equal(got, want) {
+		t.Errorf("Names() = %q, want %q", got, want)
+	}
+}
+
+// TestLookupCatchAll: a lone "*" serves every name nothing else does.
+func TestLookupCatchAll(t *testing.T) {
+	target := []Target{{Provider: "a", Model: "x"}}
+	tab, err := NewTable([]ModelConfig{{Name: "*", Targets: target}, {Name: "m", Targets: target}, {Name: "c*", Targets: target}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"m": "m", "claude": "c*", "anything": "*", "": "*"} {
+		if m := tab.Lookup(name); m == nil || m.Name != want {
+			t.Errorf("Lookup(%q) = %v, want %q", name, m, want)
+		}
+	}
+}
+
+func TestValidatePatternNames(t *testing.T) {
+	provs := map[string]bool{"a": true}
+	tests := []struct {
+		name string
+		want string // "" = valid
+	}{
+		{"claude-*", ""},
+		{"*", ""},
+		{"gpt-4o", ""},
+		{"*-mini", "name: `*` may only end a pattern, got \"*-mini\""},
+		{"claude-*-opus", "name: `*` may only end a pattern"},
+		{"claude-**", "name: `*` may only end a pattern"},
+		{"**", "name: `*` may only end a pattern"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ModelConfig{Name: tt.name, Targets: []Target{{Provider: "a", Model: "x"}}}.Validate(provs)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("got error %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("got error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkLookup: an exact name costs one map hit whether or not the
+// table has patterns; only a miss scans them.
+func BenchmarkLookup(b *testing.B) {
+	target := []Target{{Provider: "a", Model: "x"}}
+	var exact, withPatterns []ModelConfig
+	for i := range 20 {
+		exact = append(exact, ModelConfig{Name: fmt.Sprintf("model-%02d", i), Targets: target})
+	}
+	withPatterns = append(slices.Clone(exact),
+		ModelConfig{Name: "claude-*", Targets: target},
+		ModelConfig{Name: "claude-opus-*", Targets: target},
+		ModelConfig{Name: "gpt-*", Targets: target},
+		ModelConfig{Name: "gemini-2.5-*", Targets: target},
+	)
+	run := func(name string, models []ModelConfig, lookup string) {
+		tab, err := NewTable(models)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if tab.Lookup(lookup) == nil {
+					b.Fatal("not found")
+				}
+			}
+		})
+	}
+	run("exact/no-patterns", exact, "model-07")
+	run("exact/with-patterns", withPatterns, "model-07")
+	run("pattern/longest", withPatterns, "claude-opus-5-5")
+	run("pattern/shortest", withPatterns, "claude-haiku-4-5")
 }
