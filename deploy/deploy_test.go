@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"net"
 	"os"
 	"os/exec"
@@ -688,17 +689,17 @@ func exportedMetrics(t *testing.T) map[string]metricInfo {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	s, err := proxy.New(proxy.Options{
-		Providers:  []proxy.Provider{{Name: "p", Type: "simulated", Adapter: sim}},
+	s, err := proxy.Open(routing.Options{
+		Providers:  []routing.Provider{{Name: "p", Type: "simulated", Adapter: sim}},
 		Models:     table,
-		Limits:     proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute},
+		Limits:     routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute},
 		Registerer: rec,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	admin.Register(rec, s)
+	admin.Register(rec, s.Routes())
 
 	out := map[string]metricInfo{}
 	for name, m := range cmdMetrics {

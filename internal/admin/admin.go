@@ -11,14 +11,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 // Options configure the admin listener's handler.
 type Options struct {
 	// Front is the router whose providers /admin/providers shows and
 	// enable lifts.
-	Front *proxy.Server
+	Front *routing.Routes
 	// Registry is what /metrics serves.
 	Registry *prometheus.Registry
 	// Ready reports whether the router takes traffic: /readyz answers 503
@@ -89,7 +89,7 @@ type Enabled struct {
 // Enable lifts the named provider's quota block and disabled targets (an
 // operator's word that the quota is back or the models exist); false when
 // no provider of front has that name.
-func Enable(front *proxy.Server, name string) (Enabled, bool) {
+func Enable(front *routing.Routes, name string) (Enabled, bool) {
 	p := front.View().Provider(name)
 	if p == nil {
 		return Enabled{}, false

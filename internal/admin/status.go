@@ -5,8 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -15,7 +15,7 @@ type ProviderStatus = upstream.Status
 
 // scores returns every provider's score (latency relative to the fastest
 // provider overall), in config order.
-func scores(v proxy.View, now time.Time) []route.Score {
+func scores(v routing.View, now time.Time) []route.Score {
 	m := &route.Model{}
 	for _, p := range v.Providers {
 		m.Targets = append(m.Targets, route.Target{Provider: p.Name})
@@ -32,7 +32,7 @@ func scores(v proxy.View, now time.Time) []route.Score {
 }
 
 // Providers returns front's live per-provider status, in config order.
-func Providers(front *proxy.Server) []ProviderStatus {
+func Providers(front *routing.Routes) []ProviderStatus {
 	v := front.View()
 	now := v.At
 	out := make([]ProviderStatus, 0, len(v.Providers))
@@ -47,12 +47,12 @@ func Providers(front *proxy.Server) []ProviderStatus {
 
 // Register registers on reg the gauges read from front at scrape time:
 // every provider's score and the system's health.
-func Register(reg prometheus.Registerer, front *proxy.Server) {
+func Register(reg prometheus.Registerer, front *routing.Routes) {
 	reg.MustRegister(&stateCollector{front: front})
 }
 
 // stateCollector reads the score and the system's health at scrape time.
-type stateCollector struct{ front *proxy.Server }
+type stateCollector struct{ front *routing.Routes }
 
 var (
 	descScore = prometheus.NewDesc("llmrouter_provider_score",

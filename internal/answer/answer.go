@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +57,10 @@ type Writer struct {
 	// failing provider at thousands of requests per second, one line per
 	// few seconds says enough (the metrics count every one).
 	streamWarn rate.Sometimes
+
+	mu     sync.Mutex // guards apis, models
+	apis   []string   // the api label's values (APIs)
+	models []string   // the configured models (Prepare)
 }
 
 // New returns a Writer logging to log (nil discards) and registering the
@@ -95,9 +100,25 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		if e.RetryAfter > 0 {
 			setHeader(h, "Retry-After", strconv.FormatInt(int64(math.Ceil(e.RetryAfter.Seconds())), 10))
 		}
-		b := openaiwire.AppendError(make([]byte, 0, 160+len(e.Message)), openaiwire.Error{Message: e.Message, Type: e.Type, Param: e.Param, Code: e.Code})
+		if ex.Attempts > 1 {
+			// The router retried or failed over already: an SDK that
+			// retries on its own would multiply the attempts.
+			h[hdrShouldRetry] = valFalse
+		}
+		var b []byte
+		switch {
+		case e.Raw != nil:
+			b = e.Raw
+		case ex.Shape != nil:
+			b = ex.Shape.AppendError(make([]byte, 0, 160+len(e.Message)), ex, e)
+		default:
+			b = openaiwire.AppendError(make([]byte, 0, 160+len(e.Message)), openaiwire.Error{Message: e.Message, Type: e.Type, Param: e.Param, Code: e.Code})
+		}
 		ex.status = e.Status
-		s.write(w, ex, nil, e.Status, append(b, '\n'))
+		if e.Raw == nil {
+			b = append(b, '\n')
+		}
+		s.write(w, ex, nil, e.Status, b)
 	case res.JSON != nil:
 		ex.status = http.StatusOK
 		s.write(w, ex, nil, http.StatusOK, res.JSON)

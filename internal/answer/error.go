@@ -55,3 +55,11 @@ func Quote(s string) string {
 	b, _ := openaiwire.Append(nil, &s) // a string always encodes
 	return string(b)
 }
+
+// Shape is a front-door API's way of writing the router's own errors
+// (docs/ARCHITECTURE.md, "Front doors"); the OpenAI shape is the
+// default.
+type Shape interface {
+	// AppendError appends the body of e, an answer to ex, to dst.
+	AppendError(dst []byte, ex *Exchange, e *Error) []byte
+}

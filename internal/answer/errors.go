@@ -27,7 +27,9 @@ func ClientError(oe *outcome.Error) *Error {
 	if msg == "" {
 		msg = "the provider rejected the request"
 	}
-	return &Error{Status: status, Type: typ, Code: oe.Code, Param: oe.Param, Message: msg}
+	// A body kept by an adapter that served the client's own API natively
+	// goes back as it came (Error.Raw).
+	return &Error{Status: status, Type: typ, Code: oe.Code, Param: oe.Param, Message: msg, Raw: oe.Body}
 }
 
 // Unserved is the end of a request no attempt served: 400 when no target
@@ -133,7 +135,7 @@ func refused(ex *Exchange) *Error {
 // client sent is not read.
 func Unauthorized(r *http.Request) Result {
 	return Result{Err: &Error{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key",
-		Message: "missing or invalid API key: send Authorization: Bearer <key>", EndConn: r.ContentLength != 0}}
+		Message: "missing or invalid API key: send Authorization: Bearer <key> or x-api-key: <key>", EndConn: r.ContentLength != 0}}
 }
 
 // ModelNotFound is the 404 for a model that is not configured.

@@ -25,6 +25,9 @@ type Exchange struct {
 	// API is the api label when it is not the operation's name (the
 	// Responses API is sent as chat).
 	API string
+	// Shape writes the router's own errors in the request's API shape;
+	// nil means OpenAI's.
+	Shape Shape
 }
 
 // NewExchange starts the exchange of r, an op, whose writes to the client

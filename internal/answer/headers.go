@@ -15,6 +15,9 @@ const (
 	hdrOverhead  = "X-Llmrouter-Overhead-Ms"
 	hdrCType     = "Content-Type"
 	hdrCLength   = "Content-Length"
+	// hdrShouldRetry is the Stainless SDKs' (OpenAI's, Anthropic's)
+	// x-should-retry, in canonical form.
+	hdrShouldRetry = "X-Should-Retry"
 )
 
 // Shared single-value slices for constant header values. net/http only
@@ -22,6 +25,7 @@ const (
 var (
 	valJSON        = []string{"application/json"}
 	valTrue        = []string{"true"}
+	valFalse       = []string{"false"}
 	valBearerRealm = []string{`Bearer realm="llmrouter"`}
 )
 

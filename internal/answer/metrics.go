@@ -2,8 +2,6 @@ package answer
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 // Histogram buckets. LLM calls take from tens of milliseconds to minutes;
@@ -57,13 +55,25 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 // APIResponses is the api label of the Responses API's requests.
 const APIResponses = "responses"
 
-// apis are the api label's values.
-var apis = [...]string{provider.OpChat.String(), provider.OpCompletions.String(), provider.OpEmbeddings.String(), APIResponses}
+// APIs sets the api label's values: the front-door dialects mounted
+// (docs/ARCHITECTURE.md, "Front doors"). The series of every api and
+// configured model are created at once.
+func (s *Writer) APIs(apis ...string) {
+	s.mu.Lock()
+	s.apis = apis
+	models := s.models
+	s.mu.Unlock()
+	s.Prepare(models, nil)
+}
 
 // Prepare creates the series of every configured model, so that rate()
 // and the alert rules work before their first event, and deletes those of
 // models a reload removed.
 func (s *Writer) Prepare(models, removed []string) {
+	s.mu.Lock()
+	s.models = models
+	apis := s.apis
+	s.mu.Unlock()
 	m := s.m
 	for _, name := range removed {
 		for _, v := range []*prometheus.MetricVec{m.requests.MetricVec, m.duration.MetricVec, m.ttft.MetricVec,

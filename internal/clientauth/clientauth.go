@@ -32,21 +32,37 @@ func NewKeys(ks []string) Keys {
 	return keys
 }
 
-// Allow reports whether r carries an accepted client key. Every key is
-// compared, in constant time, whatever matched earlier.
+// Allow reports whether r carries an accepted client key, as
+// Authorization: Bearer <key> (OpenAI's SDKs, Claude Code's
+// ANTHROPIC_AUTH_TOKEN) or x-api-key: <key> (Anthropic's SDKs and Claude
+// Code's ANTHROPIC_API_KEY), on every route. Every key is compared, in
+// constant time, whatever matched earlier.
 func (keys Keys) Allow(r *http.Request) bool {
 	if len(keys) == 0 {
 		return true
 	}
-	h := r.Header.Get("Authorization")
+	match := 0
+	for _, got := range credentials(r) {
+		if got == nil {
+			continue
+		}
+		for _, k := range keys {
+			match |= subtle.ConstantTimeCompare(got, k)
+		}
+	}
+	return match == 1
+}
+
+// credentials are the client keys r carries: its Bearer token and its
+// x-api-key header (nil when absent).
+func credentials(r *http.Request) [2][]byte {
+	var out [2][]byte
 	const prefix = "Bearer "
-	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return false
+	if h := r.Header.Get("Authorization"); len(h) > len(prefix) && strings.EqualFold(h[:len(prefix)], prefix) {
+		out[0] = []byte(strings.TrimSpace(h[len(prefix):]))
 	}
-	got := []byte(strings.TrimSpace(h[len(prefix):]))
-	ok := 0
-	for _, k := range keys {
-		ok |= subtle.ConstantTimeCompare(got, k)
+	if h := r.Header.Get("X-Api-Key"); h != "" {
+		out[1] = []byte(strings.TrimSpace(h))
 	}
-	return ok == 1
+	return out
 }

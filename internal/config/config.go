@@ -22,10 +22,10 @@ import (
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -44,7 +44,7 @@ type Config struct {
 	// Auth is client authentication.
 	Auth clientauth.Config `mapstructure:"auth"`
 	// Limits bound every request.
-	Limits proxy.LimitsConfig `mapstructure:"limits"`
+	Limits routing.LimitsConfig `mapstructure:"limits"`
 	// ShutdownTimeout is how long in-flight requests and streams may
 	// finish after SIGTERM. Default 30s; 0 means do not wait.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
@@ -344,7 +344,7 @@ func (c *Config) Validate() error {
 	add(c.Limits.Validate())
 	add(c.Routing.Retry.Validate())
 	add(c.Routing.ScoreWeights.Validate())
-	add(proxy.ValidateShedOpenFraction(c.Routing.ShedOpenFraction))
+	add(routing.ValidateShedOpenFraction(c.Routing.ShedOpenFraction))
 	// The same check proxy.Update runs on the providers' shared policy.
 	add(upstream.Policy{Breaker: c.Breaker.Config, ThrottleK: c.Routing.AdaptiveThrottleK, QuotaRecheck: c.Breaker.QuotaRecheck}.Validate())
 	add(c.Responses.Validate())

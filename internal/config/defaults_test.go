@@ -6,9 +6,9 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
-	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -31,7 +31,7 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	if got, want := c.Routing.ScoreWeights, route.DefaultWeights(); got != want {
 		t.Errorf("routing.score_weights: embedded %+v, package default %+v", got, want)
 	}
-	want := proxy.LimitsConfig{MaxBodyBytes: 10 << 20, RequestTimeout: 300 * time.Second}.WithDefaults()
+	want := routing.LimitsConfig{MaxBodyBytes: 10 << 20, RequestTimeout: 300 * time.Second}.WithDefaults()
 	if c.Limits != want {
 		t.Errorf("limits: embedded %+v, package defaults %+v", c.Limits, want)
 	}
@@ -41,7 +41,7 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	if got, want := c.Responses, store.DefaultConfig(); got != want {
 		t.Errorf("responses: embedded %+v, package default %+v", got, want)
 	}
-	if c.Routing.ShedOpenFraction != proxy.DefaultShedOpenFraction {
-		t.Errorf("routing.shed_open_fraction: embedded %v, package default %v", c.Routing.ShedOpenFraction, proxy.DefaultShedOpenFraction)
+	if c.Routing.ShedOpenFraction != routing.DefaultShedOpenFraction {
+		t.Errorf("routing.shed_open_fraction: embedded %v, package default %v", c.Routing.ShedOpenFraction, routing.DefaultShedOpenFraction)
 	}
 }

@@ -7,27 +7,27 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
-// Build turns a loaded config into the proxy's options: it resolves
+// Build turns a loaded config into the routing state's options: it resolves
 // every provider entry against types (its type and block), reads
 // its API key, builds its adapter and builds the route table. serve, reload
 // and validate all call it, so whatever one rejects the others reject with
 // the same message. It reports every problem at once, joined, one per line,
 // each naming its key (providers[0].base_url: …); it logs warnings
 // (unknown LLMROUTER_ variables, client auth off) on log.
-func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (proxy.Options, error) {
+func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.Options, error) {
 	for _, name := range cfg.UnknownEnv() {
 		log.Warn("environment variable " + name + " overrides no config key; ignored")
 	}
 	var errs []error
 	table, err := route.NewTable(cfg.Models)
 	errs = append(errs, err)
-	opts := proxy.Options{
+	opts := routing.Options{
 		Models: table, Limits: cfg.Limits, Logger: log,
 		Retry: cfg.Routing.Retry, Weights: cfg.Routing.ScoreWeights, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
 		Policy: upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
@@ -44,14 +44,14 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (proxy.Op
 			errs = append(errs, provider.Under(fmt.Sprintf("providers[%d]", i), err))
 			continue
 		}
-		pp := proxy.Provider{Name: p.Name, Type: p.Type, Adapter: a, Config: p.Config}
+		pp := routing.Provider{Name: p.Name, Type: p.Type, Adapter: a, Config: p.Config}
 		if key != "" {
 			pp.Secrets = []string{key}
 		}
 		opts.Providers = append(opts.Providers, pp)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return proxy.Options{}, err
+		return routing.Options{}, err
 	}
 	keys, namedButEmpty := cfg.ClientKeys()
 	if namedButEmpty {
@@ -64,11 +64,11 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (proxy.Op
 // Check builds from cfg and opts (Build's) what Start builds but the
 // listeners, the fleet and the state file: the front door and the
 // Responses API. It reports what they refuse, and closes them.
-func Check(cfg *config.Config, opts proxy.Options) error {
-	p, err := proxy.New(opts)
+func Check(cfg *config.Config, opts routing.Options) error {
+	rt, err := routing.New(opts)
 	if err == nil {
-		_, err = api.New(p, api.Options{Config: cfg.Responses})
-		p.Close()
+		_, err = api.New(api.Options{Config: cfg.Responses})
+		rt.Close()
 	}
 	return err
 }

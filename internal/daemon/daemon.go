@@ -26,6 +26,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/responses/store/redisstore"
+	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 // Server timeouts a slow or hostile client cannot hold open.
@@ -49,8 +50,8 @@ type Options struct {
 type Daemon struct {
 	cfgPath string
 	log     *slog.Logger
-	types   provider.Types // the provider types served
-	proxy   *proxy.Server
+	types   provider.Types  // the provider types served
+	routes  *routing.Routes // the routing state in force
 	resp    *api.Server     // the Responses API
 	fleet   *fleet.Client   // nil without shared_state
 	redis   *redisconn.Conn // the fleet's and the stored responses'; nil without shared_state
@@ -123,7 +124,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 			redisstore.New(rc.Client(), rc.KeyPrefix(), rc.Timeout(), rc.Fail, cfg.Responses),
 			store.NewMemory(cfg.Responses, nil), rc.Up)
 	}
-	p, err := proxy.New(opts)
+	rt, err := routing.New(opts)
 	if err != nil {
 		if fl != nil {
 			fl.Close()
@@ -131,17 +132,18 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		}
 		return nil, err
 	}
-	admin.Register(reg, p)
-	resp, err := api.New(p, api.Options{Config: cfg.Responses, Store: stored, Logger: log, Registerer: reg})
+	p := proxy.New(rt, proxy.Options{Logger: log, Registerer: reg})
+	admin.Register(reg, rt)
+	resp, err := api.New(api.Options{Config: cfg.Responses, Store: stored, Logger: log, Registerer: reg})
 	if err != nil {
-		p.Close()
+		rt.Close()
 		if fl != nil {
 			fl.Close()
 			rc.Close()
 		}
 		return nil, err
 	}
-	d := &Daemon{cfgPath: path, log: log, types: o.Types, proxy: p, resp: resp, reg: reg, fleet: fl, redis: rc}
+	d := &Daemon{cfgPath: path, log: log, types: o.Types, routes: rt, resp: resp, reg: reg, fleet: fl, redis: rc}
 	d.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_config_last_reload_successful",
 		Help: "1 if the last config reload succeeded (or none was tried), 0 if it failed."})
 	d.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_config_reloads_total",
@@ -150,7 +152,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	d.reloadOK.Set(1)
 	d.cfg.Store(cfg)
 	if d.apiLn, err = net.Listen("tcp", cfg.Listen); err != nil {
-		p.Close()
+		rt.Close()
 		d.closeFleet()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
@@ -160,7 +162,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	d.apiLn = netutil.LimitListener(d.apiLn, cfg.Limits.WithDefaults().MaxConnections)
 	if d.adminLn, err = net.Listen("tcp", cfg.AdminListen); err != nil {
 		d.apiLn.Close()
-		p.Close()
+		rt.Close()
 		d.closeFleet()
 		return nil, fmt.Errorf("admin_listen: %w", err)
 	}
@@ -169,8 +171,9 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		Help: "Open client connections on the API listener (at most limits.max_connections)."})
 	reg.MustRegister(conns)
 	mux := http.NewServeMux()
-	p.Register(mux)
-	resp.Register(mux)
+	// The front-door dialects beyond the chat family (docs/ARCHITECTURE.md,
+	// "Front doors").
+	p.Register(mux, resp.Dialect())
 	d.api = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -187,7 +190,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		},
 	}
 	d.admin = &http.Server{
-		Handler:           admin.Handler(admin.Options{Front: p, Registry: reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: log}),
+		Handler:           admin.Handler(admin.Options{Front: rt, Registry: reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: log}),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      2 * time.Minute, // a CPU profile runs 30s by default
@@ -248,7 +251,7 @@ func (d *Daemon) Shutdown() int {
 	d.stopState()
 	<-d.stateDone
 	d.saveState()
-	d.proxy.Close()
+	d.routes.Close()
 	d.closeFleet()
 	d.log.Info("stopped")
 	return code
@@ -268,9 +271,9 @@ func (d *Daemon) Reload() {
 	defer d.reloadMu.Unlock()
 	cfg, err := config.Load(d.cfgPath)
 	if err == nil {
-		var opts proxy.Options
+		var opts routing.Options
 		if opts, err = Build(cfg, d.types, d.log); err == nil {
-			if err = d.proxy.Update(opts); err == nil {
+			if err = d.routes.Update(opts); err == nil {
 				err = d.resp.Configure(cfg.Responses)
 			}
 		}

@@ -114,7 +114,7 @@ func TestReload(t *testing.T) {
 		if code, _, body := post(t, d.url("/v1/chat/completions"), `{"model":"m2","messages":[{"role":"user","content":"x"}]}`); code != 200 {
 			t.Fatalf("new model: %d %s", code, body)
 		}
-		if got := admin.Providers(d.proxy)[0].Stats.Requests; got != 4 {
+		if got := admin.Providers(d.routes)[0].Stats.Requests; got != 4 {
 			t.Errorf("unchanged provider has %d requests in its window, want 4 (3 before the reload + 1): state was lost", got)
 		}
 		if v := gauge(t, d, "llmrouter_config_last_reload_successful", nil); v != 1 {

@@ -40,7 +40,7 @@ func (d *Daemon) restoreState() {
 	var r warm.Restored
 	now := time.Now()
 	if err == nil {
-		r, err = warm.Restore(d.proxy, now, st)
+		r, err = warm.Restore(d.routes, now, st)
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -79,7 +79,7 @@ func (d *Daemon) saveState() {
 			})
 		}
 	}
-	st := warm.Export(d.proxy, time.Now())
+	st := warm.Export(d.routes, time.Now())
 	st.Writer = d.stateWriter
 	if err := statefile.Save(path, st); err != nil {
 		d.log.Warn("saving state file failed", "state_file", path, "error", err.Error())
@@ -103,7 +103,7 @@ func (d *Daemon) saveStateLoop() {
 	soon := time.NewTimer(stateSaveDelay)
 	soon.Stop()
 	defer soon.Stop()
-	changed := d.proxy.StateChanged()
+	changed := d.routes.StateChanged()
 	pending := false // soon is armed
 	for {
 		var due <-chan time.Time

@@ -137,7 +137,7 @@ func TestBreakerOpenSurvivesACrash(t *testing.T) {
 	if g := gauge(t, b, "llmrouter_breaker_transitions_total", map[string]string{"provider": "broken", "to": "open"}); g != 1 {
 		t.Errorf("restarted: breaker_transitions_total{broken,open} = %v, want 1", g)
 	}
-	for _, ps := range admin.Providers(b.proxy) {
+	for _, ps := range admin.Providers(b.routes) {
 		if ps.Name == "broken" && (ps.State != "open" || ps.CooldownLeftSeconds < 28 || ps.CooldownLeftSeconds > 30 || ps.ConsecutiveTrips != 1) {
 			t.Errorf("restarted row %+v, want open with about 30s of cooldown left after 1 trip", ps)
 		}
@@ -190,7 +190,7 @@ func TestVersion1StateFileRestores(t *testing.T) {
 		`"buckets":[{"start_ago_ms":1000,"successes":7,"failures":0}],"since_success_ms":-1},"requests_limit":60}}}`, time.Now().UnixMilli()))
 	d, _, logs := startFile(t, stateConfig(path))
 	defer d.Shutdown()
-	for _, ps := range admin.Providers(d.proxy) {
+	for _, ps := range admin.Providers(d.routes) {
 		if ps.Name == "broken" && (ps.RPMLimit != 60 || ps.Stats.Requests != 7 || ps.State != "closed") {
 			t.Errorf("restored from version 1: %+v, want 7 requests, rpm limit 60, closed", ps)
 		}

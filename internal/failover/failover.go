@@ -154,6 +154,7 @@ func (r *Run) end(ctx context.Context) Result {
 type candidate struct {
 	tg       route.Target
 	p        *Provider
+	req      *provider.Request // what this target is sent: the request or its Alt
 	tries    int
 	out      bool              // never again for this request
 	notUntil time.Time         // backoff: not before then
@@ -183,15 +184,18 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 	for _, i := range order {
 		tg := m.Targets[i]
 		pr := providers(tg.Provider)
+		treq := req
 		if !pr.Adapter.Supports(req.Op) {
-			continue
+			if treq = req.Alt; treq == nil || !pr.Adapter.Supports(treq.Op) {
+				continue
+			}
 		}
 		r.Supported = true
 		if pr.Up.TargetOff(tg.Model) {
 			r.Missing = append(r.Missing, pr.Name+"/"+tg.Model) // not for any request until enabled or reloaded
 			continue
 		}
-		cands = append(cands, candidate{tg: tg, p: pr})
+		cands = append(cands, candidate{tg: tg, p: pr, req: treq})
 	}
 	r.cands = cands
 	maxAttempts := p.Retry.MaxAttempts
@@ -263,7 +267,7 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 				}
 			}
 			r.LastTier = c.tg.Tier
-			sv, oe := l.attempt(ctx, r, c.p, c.tg, req, permit)
+			sv, oe := l.attempt(ctx, r, c.p, c.tg, c.req, permit)
 			if sv != nil {
 				return Result{Served: sv}
 			}
@@ -384,7 +388,10 @@ func earliest(a, b time.Time) time.Time {
 type Served struct {
 	Provider *Provider
 	Target   route.Target
-	Resp     *provider.Response
+	// Req is the request the attempt sent: the request Walk was given,
+	// or its Alt.
+	Req  *provider.Request
+	Resp *provider.Response
 	// Held are a stream's preamble chunks read before the commit point.
 	Held [][]byte
 
@@ -426,7 +433,7 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 	// One context and one timer bound the attempt: first the first-token
 	// deadline (streams), then the attempt timeout. The timer's cause
 	// says which one fired.
-	sv := &Served{Provider: up, Target: tg, l: l}
+	sv := &Served{Provider: up, Target: tg, Req: req, l: l}
 	var actx context.Context
 	actx, sv.cancel = context.WithCancelCause(ctx)
 	sv.cause.Store(errAttemptTimeout)
@@ -488,6 +495,14 @@ func classify(ctx context.Context, up *Provider, err error) *outcome.Error {
 		cp := *oe
 		cp.Message = red
 		oe = &cp
+	}
+	if oe.Body != nil {
+		// A body passed on as it came must not echo a secret either.
+		if red := up.Up.Redact(string(oe.Body)); red != string(oe.Body) {
+			cp := *oe
+			cp.Body = []byte(red)
+			oe = &cp
+		}
 	}
 	return oe
 }

@@ -80,6 +80,12 @@ type Request struct {
 	// and anthropic-beta headers, forwarded as sent by adapters serving
 	// OpMessages ("" means the client sent none).
 	AnthropicVersion, AnthropicBeta string
+
+	// Alt, when not nil, is the same request translated for the targets
+	// whose adapter does not serve Op (a Messages request sent natively
+	// to Anthropic-format targets and as chat completions to the
+	// others); the attempt loop picks per target.
+	Alt *Request
 }
 
 // AppendBody appends Body with the model value replaced by r.Model to dst.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -90,8 +91,8 @@ func pathServer(tb testing.TB, path string) (*Server, string) {
 		tb.Fatal(err)
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "up-model"}}}})
-	s, err := New(Options{Providers: []Provider{{Name: "up", Adapter: a, Config: pc}},
-		Models: table, Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
+	s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: pc}},
+		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,16 +6,17 @@ import (
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 // walk runs the request's attempts (internal/failover) and shapes how
 // they ended into the result answer writes.
-func (s *Server) walk(ctx context.Context, ex *answer.Exchange, st *state, req *provider.Request, tokens int64) answer.Result {
-	pol := failover.Policy{Retry: st.retry, Weights: st.weights}
-	if st.domains {
-		pol.DomainDown = st.domainDown(s.now())
+func (s *Server) walk(ctx context.Context, ex *answer.Exchange, st *routing.State, req *provider.Request, tokens int64) answer.Result {
+	pol := failover.Policy{Retry: st.Retry, Weights: st.Weights}
+	if st.Domains {
+		pol.DomainDown = st.DomainDown(s.now())
 	}
-	res := s.loop.Walk(ctx, &ex.Run, pol, func(name string) *failover.Provider { return st.providers[name] }, req, tokens)
+	res := s.loop.Walk(ctx, &ex.Run, pol, st.Provider, req, tokens)
 	switch {
 	case res.Served != nil:
 		return answer.Result{Served: res.Served}

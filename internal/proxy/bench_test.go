@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,7 @@ func (d *discard) Flush()                      {}
 // BenchmarkHandlerNonStream is the router's own cost per non-stream
 // request: read, parse, route, attempt, write (the adapter answers at once).
 func BenchmarkHandlerNonStream(b *testing.B) {
-	s := newServer(b, LimitsConfig{}, nil, target{name: "p", a: &fake{do: ok(benchAnswer)}})
+	s := newServer(b, routing.LimitsConfig{}, nil, target{name: "p", a: &fake{do: ok(benchAnswer)}})
 	h := s.Handler()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -50,7 +51,7 @@ func BenchmarkHandlerStream(b *testing.B) {
 		chunks = append(chunks, textChunk)
 	}
 	chunks = append(chunks, stopChunk)
-	s := newServer(b, LimitsConfig{}, nil, target{name: "p", a: &fake{do: streamOf(io.EOF, 0, chunks...)}})
+	s := newServer(b, routing.LimitsConfig{}, nil, target{name: "p", a: &fake{do: streamOf(io.EOF, 0, chunks...)}})
 	h := s.Handler()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -92,8 +93,8 @@ func benchRouter(b *testing.B) (string, func()) {
 		b.Fatal(err)
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "gpt-4o-mini"}}}})
-	s, err := New(Options{Providers: []Provider{{Name: "up", Adapter: a, Config: provider.Config{MaxConcurrency: 256}}},
-		Models: table, Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
+	s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: provider.Config{MaxConcurrency: 256}}},
+		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,26 +1,28 @@
-// Package proxy is llmrouter's front door (docs/ARCHITECTURE.md, "Request
-// path"): the routes of the OpenAI chat family (chat completions,
-// completions, embeddings) and of the models list, the steps every API
-// request takes before its attempts (client authentication, the body read
-// within the limits, the model looked up, priority shedding's decision,
-// the request's deadline), the call of the attempt loop (internal/failover),
-// and the routing state all of it reads.
+// Package proxy is llmrouter's HTTP front door (docs/ARCHITECTURE.md,
+// "Front doors", "Request path"): front-door APIs mounted as dialects on
+// one seam, and the steps every API request takes before and after its
+// attempts: client authentication, the body read within the limits,
+// priority shedding's decision, the request's deadline, the call of the
+// attempt loop (internal/failover), and the one answer
+// (internal/answer).
+//
+// A Dialect is one API: its routes, how a route reads a request into the
+// router's own (Call: the provider request, its token estimate, how the
+// result is reshaped), its error shape and its api label. The chat family
+// (chat completions, completions, embeddings) is the front door's own;
+// the Responses API (internal/responses/api) and the Messages API
+// (internal/messages/api) are dialects of their packages, mounted by
+// Register. The models list and unknown routes are shared: a dialect
+// that claims a request (Dialect.Claims) answers them in its shape.
 //
 // Request life:
 //
-//	read body (bounded) → read the few fields needed (no full decode) →
-//	look up the model → shed or admit → attempt loop → exactly one answer
+//	authenticate → read body (bounded) → dialect's Read (a few fields, no
+//	full decode; the model looked up) → shed or admit → attempt loop →
+//	dialect's Shape → exactly one answer
 //
-// The answer is internal/answer's: every path out of a handler hands a
-// Result to its Writer, whose first byte is the commit point. Another
-// API's handlers (the Responses API's, internal/responses/api) take the
-// same steps through Request (Server.Begin), and mount their routes beside
-// these on one mux (Server.Register); the admin listener (internal/admin)
-// and the state file (internal/warm) read the providers through View.
-//
-// The client's body is read once and kept for every attempt; OpenAI-family
-// adapters forward it unchanged except for the model name. A Server's
-// routing state (providers, models, limits, client keys) sits behind an
-// atomic pointer: Update swaps it, and a request keeps the state it started
-// with.
+// The routing state (providers and their runtimes, models, limits, client
+// keys) is internal/routing's, handed in by internal/daemon; a request
+// keeps the State it started with. OpenAI-family adapters forward the
+// client's body unchanged except for the model name.
 package proxy

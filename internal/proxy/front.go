@@ -2,37 +2,37 @@ package proxy
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
-	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
-// Request is one client request served through the front door by a
-// handler of another package (the Responses API's, internal/responses/api):
-// the routing state it keeps from its start, its exchange, and the front
-// door's steps (client authentication, the body within the limits, the
-// attempts, the one answer). Every path out of the handler answers exactly
-// once, through Answer or Dispatch, or through Authorize or Admit refusing.
+// Request is one client request on the front door, as a dialect's route
+// sees it: the routing state it keeps from its start, its exchange, and
+// the front door's steps. Every path out of a route answers exactly once:
+// a Read route by returning (the front door answers), a Serve route
+// through Answer, or through Authorize refusing.
 type Request struct {
 	// Ex is the request's exchange: its attempts, the model once looked
-	// up (Model), its api label.
+	// up (Model), its api label and error shape.
 	Ex *answer.Exchange
 	s  *Server
-	st *state
+	st *routing.State
 	w  http.ResponseWriter
 	r  *http.Request
 }
 
-// Begin starts a request of api (its metrics' api label) on the routing
-// state in force; its answer says X-Request-ID. The handler defers End.
-func (s *Server) Begin(w http.ResponseWriter, r *http.Request, api string) Request {
-	st := s.st.Load()
-	q := Request{Ex: s.newExchange(r, w, st, provider.OpChat), s: s, st: st, w: w, r: r}
-	q.Ex.API = api
-	return q
+// begin starts a request of dialect d on the routing state in force; its
+// answer says X-Request-ID. The caller defers End.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, d *Dialect) Request {
+	st := s.routes.Load()
+	ex := s.out.NewExchange(w, r, 0, st.Limits.ClientWriteTimeout)
+	ex.API, ex.Shape = d.API, d.Shape
+	return Request{Ex: ex, s: s, st: st, w: w, r: r}
 }
 
 // End records the answered request: its log line and its metrics.
@@ -41,38 +41,57 @@ func (q Request) End() { q.s.out.Log(q.r, q.Ex) }
 // Authorize answers 401 to a client without an accepted key, and then
 // reports false; the request's body is not read.
 func (q Request) Authorize() bool {
-	if !q.st.keys.Allow(q.r) {
+	if !q.st.Keys.Allow(q.r) {
 		q.s.out.Answer(q.w, q.Ex, answer.Unauthorized(q.r))
 		return false
 	}
 	return true
 }
 
-// Admit authenticates the client and reads its body within the limits;
-// nil means the request has been answered (401, or the body's refusal).
-// The caller frees the body (Free).
-func (q Request) Admit() *intake.Body { return q.s.admit(q.w, q.r, q.Ex, q.st) }
+// Answer writes res, the request's one answer.
+func (q Request) Answer(res answer.Result) { q.s.out.Answer(q.w, q.Ex, res) }
+
+// UseModel looks name up in the request's model table (exact names
+// first, then patterns) and makes it the request's model; the error is
+// the 404 for a model not configured.
+func (q Request) UseModel(name string) *answer.Error {
+	if q.Ex.Model = q.st.Models.Lookup(name); q.Ex.Model == nil {
+		return answer.ModelNotFound(name)
+	}
+	return nil
+}
+
+// Model looks name up in the request's model table: nil when no model
+// serves that name.
+func (q Request) Model(name string) *route.Model { return q.st.Models.Lookup(name) }
+
+// Provider returns the named provider of the request's routing state; nil
+// when there is none (a reload removed it).
+func (q Request) Provider(name string) *failover.Provider { return q.st.Providers[name] }
+
+// MaxBodyBytes is the request's limits.max_body_bytes.
+func (q Request) MaxBodyBytes() int64 { return q.st.Limits.MaxBodyBytes }
+
+// Admit, for a Serve route, authenticates the client and reads its body
+// within the limits; nil means the request has been answered (401, or the
+// body's refusal). The caller frees the body (Free).
+func (q Request) Admit() *intake.Body { return q.admit() }
 
 // Free gives back a body Admit read.
 func (q Request) Free(b *intake.Body) { q.s.bodies.Free(b) }
 
-// Answer writes res, the request's one answer.
-func (q Request) Answer(res answer.Result) { q.s.out.Answer(q.w, q.Ex, res) }
+// Now is the moment on the routing state's clock.
+func (q Request) Now() time.Time { return q.s.now() }
 
-// Dispatch runs req's attempts within the request's deadline and priority
-// shedding, lets shape (when not nil) adapt the result, and answers
-// (docs/ARCHITECTURE.md, "Request path"): the path a chat request takes.
-func (q Request) Dispatch(req *provider.Request, tokens int64, shape func(answer.Result) answer.Result) {
-	q.s.dispatch(q.w, q.r, q.Ex, q.st, req, tokens, shape, nil)
+// admit is Admit.
+func (q Request) admit() *intake.Body {
+	if !q.Authorize() {
+		return nil
+	}
+	body, aerr := q.s.bodies.Read(q.w, q.r, q.st.BodyLimits())
+	if aerr != nil {
+		q.Answer(answer.Result{Err: aerr})
+		return nil
+	}
+	return body
 }
-
-// Model looks name up in the request's model table: nil when no model has
-// that name.
-func (q Request) Model(name string) *route.Model { return q.st.models.Lookup(name) }
-
-// Provider returns the named provider of the request's routing state; nil
-// when there is none (a reload removed it).
-func (q Request) Provider(name string) *failover.Provider { return q.st.providers[name] }
-
-// MaxBodyBytes is the request's limits.max_body_bytes.
-func (q Request) MaxBodyBytes() int64 { return q.st.limits.MaxBodyBytes }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -205,7 +206,7 @@ func FuzzHandler(f *testing.F) {
 		}
 		return &provider.Response{Body: []byte(fuzzAnswer)}, nil
 	}}
-	s := newServer(f, LimitsConfig{MaxBodyBytes: fuzzMaxBody}, nil, target{name: "p", a: a})
+	s := newServer(f, routing.LimitsConfig{MaxBodyBytes: fuzzMaxBody}, nil, target{name: "p", a: a})
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, opn uint8, body []byte) {
 		route := fuzzOps[int(opn)%len(fuzzOps)]

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -65,7 +66,7 @@ func (u *fakeUpstream) setAnswer(f func(w http.ResponseWriter)) { u.answer.Store
 func routerOver(t testing.TB, clock *fakeClock, maxConc int, ups ...*fakeUpstream) http.Handler {
 	t.Helper()
 	mc := route.ModelConfig{Name: "m"}
-	var provs []Provider
+	var provs []routing.Provider
 	for i, u := range ups {
 		name := string(rune('a' + i))
 		pc := provider.Config{Name: name, BaseURL: u.URL + "/v1", MaxConcurrency: maxConc}
@@ -73,15 +74,15 @@ func routerOver(t testing.TB, clock *fakeClock, maxConc int, ups ...*fakeUpstrea
 		if err != nil {
 			t.Fatal(err)
 		}
-		provs = append(provs, Provider{Name: name, Type: "openai_compatible", Adapter: a, Config: pc})
+		provs = append(provs, routing.Provider{Name: name, Type: "openai_compatible", Adapter: a, Config: pc})
 		mc.Targets = append(mc.Targets, route.Target{Provider: name, Model: "x", Tier: min(i, 1)})
 	}
 	table, _ := route.NewTable([]route.ModelConfig{mc})
-	opts := Options{Providers: provs, Models: table, Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Retry: fastRetry}
+	opts := routing.Options{Providers: provs, Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Retry: fastRetry}
 	if clock != nil {
 		opts.Now = clock.Now
 	}
-	s, err := New(opts)
+	s, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

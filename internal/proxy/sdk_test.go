@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -24,10 +25,10 @@ func TestOpenAISDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "gpt-4o-mini", Targets: []route.Target{{Provider: "sim", Model: "sim-1"}}}})
-	s, err := New(Options{
-		Providers:  []Provider{{Name: "sim", Type: "simulated", Adapter: sim}},
+	s, err := Open(routing.Options{
+		Providers:  []routing.Provider{{Name: "sim", Type: "simulated", Adapter: sim}},
 		Models:     table,
-		Limits:     LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10e9},
+		Limits:     routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10e9},
 		ClientKeys: []string{"client-key"},
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"testing"
 	"time"
 
@@ -24,11 +25,11 @@ func TestPriorityShedding(t *testing.T) {
 		{Provider: "p1", Model: "x"}, {Provider: "p2", Model: "x"}, {Provider: "p3", Model: "x"}, {Provider: "p4", Model: "x", Tier: 1},
 	}}
 	table, _ := route.NewTable([]route.ModelConfig{mc})
-	var provs []Provider
+	var provs []routing.Provider
 	for i, a := range []*fake{p1, p2, p3, p4} {
-		provs = append(provs, Provider{Name: []string{"p1", "p2", "p3", "p4"}[i], Adapter: a})
+		provs = append(provs, routing.Provider{Name: []string{"p1", "p2", "p3", "p4"}[i], Adapter: a})
 	}
-	s, err := New(Options{Providers: provs, Models: table, Limits: LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
+	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
 		Retry: backoff4(), Policy: upstream.Policy{Breaker: tripAtOnce}})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestPriorityShedding(t *testing.T) {
 	if w := do(h, "POST", "/v1/chat/completions", "application/json", chatBody, "X-LLMRouter-Priority", "urgent"); w.Code != 400 {
 		t.Errorf("invalid priority: %d, want 400", w.Code)
 	}
-	for _, p := range s.View().Providers[:3] {
+	for _, p := range s.Routes().View().Providers[:3] {
 		if state := p.Up.Status(time.Now()).State; state != "open" {
 			t.Errorf("%s is %s, want open", p.Name, state)
 		}

@@ -3,6 +3,7 @@ package relay
 import (
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -115,6 +116,17 @@ type Framer interface {
 	Fail(dst []byte, kind outcome.Kind) []byte
 }
 
+// Pinger is a Framer whose API keeps a silent stream alive with events
+// of its own (the Messages API's ping): during a gap of Every with
+// nothing written, the relay writes Ping's bytes.
+type Pinger interface {
+	Framer
+	// Ping appends one keep-alive event to dst.
+	Ping(dst []byte) []byte
+	// Every is the silence after which a ping is written; > 0.
+	Every() time.Duration
+}
+
 // Stream commits the stream: headers, the held chunks, then every chunk as
 // it arrives. A write blocked for writeTimeout (a client that stopped
 // reading) ends the stream. A provider failure after the commit ends it
@@ -144,10 +156,23 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 	// once a second (setting it is not free), and a client that stops
 	// reading is still cut within writeTimeout.
 	renew := writeTimeout - min(time.Second, writeTimeout/2)
+	// mu serializes writes when a Pinger's timer may write too (nil
+	// otherwise); lastWrite is when the latest write ended, done that the
+	// relay has returned. All three are guarded by mu.
+	var (
+		mu        *sync.Mutex
+		lastWrite time.Time
+		done      bool
+	)
 	// write sends b, flushing when flush is set; false means the client
 	// is gone or stopped reading.
 	write := func(b []byte, flush bool) bool {
-		if now := time.Now(); deadline.Sub(now) < renew {
+		if mu != nil {
+			mu.Lock()
+			defer mu.Unlock()
+		}
+		now := time.Now()
+		if deadline.Sub(now) < renew {
 			deadline = now.Add(writeTimeout)
 			_ = rc.SetWriteDeadline(deadline)
 		}
@@ -155,6 +180,7 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 		if err == nil && flush {
 			err = rc.Flush()
 		}
+		lastWrite = now
 		if err != nil {
 			end.WriteErr = err
 			return false
@@ -169,6 +195,49 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 	// The deadline must not outlive this request on a kept-alive
 	// connection (the next request's answer may come much later).
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	if p, ok := f.(Pinger); ok {
+		// Keep-alive events during the provider's silent gaps
+		// (docs/ARCHITECTURE.md, "Anthropic Messages API"): a timer
+		// callback, not a goroutine of the request's; it never writes
+		// after the relay returned.
+		mu = new(sync.Mutex)
+		every := p.Every()
+		var t *time.Timer // set under mu, before the callback can read it
+		mu.Lock()
+		t = time.AfterFunc(every, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if done || end.WriteErr != nil {
+				return
+			}
+			if since := time.Since(lastWrite); since < every {
+				t.Reset(every - since)
+				return
+			}
+			now := time.Now()
+			if deadline.Sub(now) < renew {
+				deadline = now.Add(writeTimeout)
+				_ = rc.SetWriteDeadline(deadline)
+			}
+			_, err := w.Write(p.Ping(nil))
+			if err == nil {
+				err = rc.Flush()
+			}
+			lastWrite = now
+			if err != nil {
+				end.WriteErr = err
+				return
+			}
+			t.Reset(every)
+		})
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			done = true
+			mu.Unlock()
+			t.Stop()
+		}()
+	}
 	// frame appends one chunk as the client's events.
 	frame := func(dst, p []byte) ([]byte, error) {
 		if f == nil {

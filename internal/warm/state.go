@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/warm/record"
 )
 
@@ -68,7 +68,7 @@ func checkVersion(v int) error {
 
 // Export captures the learned state of front's providers at now
 // (time.Now(): monotonic).
-func Export(front *proxy.Server, now time.Time) State {
+func Export(front *routing.Routes, now time.Time) State {
 	v := front.View()
 	out := State{Version: version, SavedAt: now.Round(0), Providers: make(map[string]record.State, len(v.Providers))}
 	for _, p := range v.Providers {
@@ -94,7 +94,7 @@ type Restored struct {
 // that is no longer one of the provider's targets stays enabled. A State
 // of a version this router cannot read restores nothing and returns an
 // error matching ErrVersion.
-func Restore(front *proxy.Server, now time.Time, in State) (Restored, error) {
+func Restore(front *routing.Routes, now time.Time, in State) (Restored, error) {
 	if err := checkVersion(in.Version); err != nil {
 		return Restored{}, err
 	}

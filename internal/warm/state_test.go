@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,13 +65,13 @@ func stateServer(t *testing.T, qURL string) *proxy.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := proxy.New(proxy.Options{
-		Providers: []proxy.Provider{
+	s, err := proxy.Open(routing.Options{
+		Providers: []routing.Provider{
 			{Name: "p", Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)}, Config: provider.Config{BaseURL: "http://p.example/v1"}},
 			{Name: "q", Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)}, Config: provider.Config{BaseURL: qURL}},
 		},
 		Models: table,
-		Limits: proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
+		Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -85,12 +86,12 @@ func stateServer(t *testing.T, qURL string) *proxy.Server {
 func TestRestore(t *testing.T) {
 	now := time.Now()
 	a := stateServer(t, "http://q.example/v1")
-	for _, p := range a.View().Providers {
+	for _, p := range a.Routes().View().Providers {
 		for _, m := range []string{"x", "y", "z"} {
 			p.Up.DisableTarget(m, "no such model")
 		}
 	}
-	data, err := json.Marshal(Export(a, now))
+	data, err := json.Marshal(Export(a.Routes(), now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestRestore(t *testing.T) {
 	}
 
 	b := stateServer(t, "http://q-fixed.example/v1")
-	r, err := Restore(b, now, in)
+	r, err := Restore(b.Routes(), now, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestRestore(t *testing.T) {
 	if !slices.Equal(r.Providers, []string{"p"}) || len(r.Fresh) != 1 || !errors.As(r.Fresh["q"], &ce) || !slices.Equal(ce.Keys, []string{"base_url"}) {
 		t.Errorf("restored %v, fresh %v; want p restored, q fresh because its base_url changed", r.Providers, r.Fresh)
 	}
-	for _, ps := range admin.Providers(b) {
+	for _, ps := range admin.Providers(b.Routes()) {
 		want := map[string][]string{"p": {"x", "y"}, "q": {}}[ps.Name]
 		if !slices.Equal(ps.DisabledTargets, want) {
 			t.Errorf("%s: disabled targets %v, want %v", ps.Name, ps.DisabledTargets, want)
@@ -126,11 +127,11 @@ func TestRestore(t *testing.T) {
 func BenchmarkStateSave(b *testing.B) {
 	for _, n := range []int{1, 10, 100} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			var ps []proxy.Provider
+			var ps []routing.Provider
 			var targets []route.Target
 			for i := range n {
 				name := fmt.Sprintf("p%d", i)
-				ps = append(ps, proxy.Provider{Name: name, Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)},
+				ps = append(ps, routing.Provider{Name: name, Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)},
 					Config: provider.Config{BaseURL: "http://" + name + ".example/v1"}})
 				targets = append(targets, route.Target{Provider: name, Model: "x"})
 			}
@@ -138,8 +139,8 @@ func BenchmarkStateSave(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := proxy.New(proxy.Options{Providers: ps, Models: table, Policy: upstream.Policy{ThrottleK: 2},
-				Limits: proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
+			s, err := proxy.Open(routing.Options{Providers: ps, Models: table, Policy: upstream.Policy{ThrottleK: 2},
+				Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -148,7 +149,7 @@ func BenchmarkStateSave(b *testing.B) {
 			rl := outcome.UnknownRateLimit
 			rl.LimitRequests, rl.RemainingRequests, rl.ResetRequests = 500, 400, 12*time.Second
 			rl.LimitTokens, rl.RemainingTokens, rl.ResetTokens = 200000, 150000, 8*time.Second
-			for _, p := range s.View().Providers {
+			for _, p := range s.Routes().View().Providers {
 				for i := range 600 { // one every 200ms over the last two minutes
 					at := now.Add(time.Duration(i-600) * 200 * time.Millisecond)
 					pm, err := p.Up.Acquire(at, 100)
@@ -171,7 +172,7 @@ func BenchmarkStateSave(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "state.json")
 			b.ResetTimer()
 			for b.Loop() {
-				if err := statefile.Save(path, Export(s, time.Now())); err != nil {
+				if err := statefile.Save(path, Export(s.Routes(), time.Now())); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -189,8 +190,8 @@ func TestStateSurvivesRestart(t *testing.T) {
 	build := func() *proxy.Server {
 		sim := &fake{do: ok(`{"ok":true}`)}
 		table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "p", Model: "x"}}}})
-		s, err := proxy.New(proxy.Options{Providers: []proxy.Provider{{Name: "p", Adapter: sim}}, Models: table,
-			Limits: proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
+		s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "p", Adapter: sim}}, Models: table,
+			Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +206,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	}
 	now := time.Now()
 	path := filepath.Join(t.TempDir(), "state.json")
-	if err := statefile.Save(path, Export(a, now)); err != nil {
+	if err := statefile.Save(path, Export(a.Routes(), now)); err != nil {
 		t.Fatal(err)
 	}
 	b := build()
@@ -213,13 +214,13 @@ func TestStateSurvivesRestart(t *testing.T) {
 	if err := statefile.Load(path, &st); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := Restore(b, now, st); err != nil || len(r.Providers) != 1 || len(r.Fresh) != 0 {
+	if r, err := Restore(b.Routes(), now, st); err != nil || len(r.Providers) != 1 || len(r.Fresh) != 0 {
 		t.Fatalf("restored %+v, %v; want provider p", r, err)
 	}
-	if got := admin.Providers(b)[0].Stats.Requests; got != 7 {
+	if got := admin.Providers(b.Routes())[0].Stats.Requests; got != 7 {
 		t.Errorf("restored server reports %d requests in the window, want 7", got)
 	}
-	if r, err := Restore(b, now, State{Version: 99}); !errors.Is(err, ErrVersion) || len(r.Providers) != 0 {
+	if r, err := Restore(b.Routes(), now, State{Version: 99}); !errors.Is(err, ErrVersion) || len(r.Providers) != 0 {
 		t.Errorf("a state of a newer version: restored %+v, %v; want ErrVersion", r, err)
 	}
 }

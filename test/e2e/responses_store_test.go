@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tidwall/gjson"
 
-	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 )
@@ -62,7 +62,7 @@ func TestResponsesStoreDown(t *testing.T) {
 	oc := newLLMFake(t, "local", openaiAPI)
 	oc.always(llmReply{text: "Hi Ada."})
 	fs := &flakyStore{Memory: store.NewMemory(store.Config{}, nil)}
-	rr := newResponsesRouterWith(t, func(_ *proxy.Options, o *api.Options) { o.Store = fs }, tiered{f: oc})
+	rr := newResponsesRouterWith(t, func(_ *routing.Options, o *api.Options) { o.Store = fs }, tiered{f: oc})
 	first, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("I am Ada.")})
 	if err != nil || !gjson.Get(first.RawJSON(), "store").Bool() {
 		t.Fatalf("first turn: %v, %s", err, first.RawJSON())
@@ -172,7 +172,7 @@ func TestResponsesTooLargeToStore(t *testing.T) {
 	ctx := context.Background()
 	oc := newLLMFake(t, "local", openaiAPI)
 	var logs lockedBuffer
-	rr := newResponsesRouterWith(t, func(p *proxy.Options, o *api.Options) {
+	rr := newResponsesRouterWith(t, func(p *routing.Options, o *api.Options) {
 		o.Config = store.Config{MaxBytes: 256}
 		p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		o.Logger = p.Logger

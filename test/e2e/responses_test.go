@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,10 +49,10 @@ func newResponsesRouter(t *testing.T, fakes ...tiered) *responsesRouter {
 
 // newResponsesRouterWith is newResponsesRouter with opts, when not nil,
 // changing the proxy's and the Responses API's options first.
-func newResponsesRouterWith(t *testing.T, opts func(*proxy.Options, *api.Options), fakes ...tiered) *responsesRouter {
+func newResponsesRouterWith(t *testing.T, opts func(*routing.Options, *api.Options), fakes ...tiered) *responsesRouter {
 	t.Helper()
 	mc := route.ModelConfig{Name: "m"}
-	var ps []proxy.Provider
+	var ps []routing.Provider
 	for _, p := range fakes {
 		var pc provider.Config
 		switch {
@@ -84,7 +85,7 @@ func newResponsesRouterWith(t *testing.T, opts func(*proxy.Options, *api.Options
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps = append(ps, proxy.Provider{Name: name, Type: pc.Type, Adapter: a, Config: pc})
+		ps = append(ps, routing.Provider{Name: name, Type: pc.Type, Adapter: a, Config: pc})
 		mc.Targets = append(mc.Targets, route.Target{Provider: name, Model: "model-of-" + name, Tier: p.tier})
 	}
 	table, err := route.NewTable([]route.ModelConfig{mc})
@@ -92,24 +93,23 @@ func newResponsesRouterWith(t *testing.T, opts func(*proxy.Options, *api.Options
 		t.Fatal(err)
 	}
 	rr := &responsesRouter{reg: prometheus.NewRegistry()}
-	o := proxy.Options{Providers: ps, Models: table, Retry: fastRetry, Registerer: rr.reg,
-		Limits: proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second}}
+	o := routing.Options{Providers: ps, Models: table, Retry: fastRetry, Registerer: rr.reg,
+		Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second}}
 	ao := api.Options{Registerer: rr.reg}
 	if opts != nil {
 		opts(&o, &ao)
 	}
-	s, err := proxy.New(o)
+	s, err := proxy.Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := api.New(s, ao)
+	a, err := api.New(ao)
 	if err != nil {
 		s.Close()
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	s.Register(mux)
-	a.Register(mux)
+	s.Register(mux, a.Dialect())
 	rr.front = httptest.NewServer(mux)
 	hc := &http.Client{}
 	rr.client = oai.NewClient(option.WithBaseURL(rr.front.URL+"/v1/"), option.WithAPIKey("unused"),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"io"
 	"log"
 	"net/http"
@@ -72,7 +73,7 @@ func newRig(t testing.TB, o rigOptions, provs ...prov) *rig {
 	t.Helper()
 	r := &rig{t: t, errLog: &lockedBuffer{}}
 	mc := route.ModelConfig{Name: "m"}
-	var ps []proxy.Provider
+	var ps []routing.Provider
 	for _, p := range provs {
 		pc := provider.Config{Name: p.up.name, Type: p.typ, FirstTokenTimeout: p.firstToken, Timeout: p.timeout}
 		hc := provider.NewHTTPClient(pc)
@@ -96,7 +97,7 @@ func newRig(t testing.TB, o rigOptions, provs ...prov) *rig {
 		if err != nil {
 			t.Fatalf("adapter %s: %v", p.up.name, err)
 		}
-		ps = append(ps, proxy.Provider{Name: p.up.name, Type: p.typ, Adapter: a, Config: pc})
+		ps = append(ps, routing.Provider{Name: p.up.name, Type: p.typ, Adapter: a, Config: pc})
 		mc.Targets = append(mc.Targets, route.Target{Provider: p.up.name, Model: "model-of-" + p.up.name, Tier: p.tier})
 		r.ups = append(r.ups, p.up)
 		r.pclients = append(r.pclients, hc)
@@ -108,10 +109,10 @@ func newRig(t testing.TB, o rigOptions, provs ...prov) *rig {
 	if o.requestTimeout == 0 {
 		o.requestTimeout = 30 * time.Second
 	}
-	r.server, err = proxy.New(proxy.Options{
+	r.server, err = proxy.Open(routing.Options{
 		Providers: ps,
 		Models:    table,
-		Limits:    proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: o.requestTimeout},
+		Limits:    routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: o.requestTimeout},
 		Retry:     fastRetry,
 		Policy:    rtupstream.Policy{Breaker: o.breaker, ThrottleK: o.throttleK},
 	})

@@ -11,6 +11,7 @@ package nodesdk
 
 import (
 	"context"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -37,10 +38,10 @@ func TestOpenAINodeSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "gpt-4o-mini", Targets: []route.Target{{Provider: "sim", Model: "sim-1"}}}})
-	s, err := proxy.New(proxy.Options{
-		Providers:  []proxy.Provider{{Name: "sim", Type: "simulated", Adapter: sim}},
+	s, err := proxy.Open(routing.Options{
+		Providers:  []routing.Provider{{Name: "sim", Type: "simulated", Adapter: sim}},
 		Models:     table,
-		Limits:     proxy.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second},
+		Limits:     routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second},
 		ClientKeys: []string{"node-key"},
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 )
@@ -32,7 +33,6 @@ type Options struct {
 
 // Server serves the Responses API's routes on a front door.
 type Server struct {
-	front  *proxy.Server
 	stored store.Store
 	log    *slog.Logger
 	now    func() time.Time
@@ -40,13 +40,13 @@ type Server struct {
 	storeWarn rate.Sometimes
 }
 
-// New returns the Responses API served on front, keeping its responses as
-// opts say; Register mounts its routes.
-func New(front *proxy.Server, opts Options) (*Server, error) {
+// New returns the Responses API, keeping its responses as opts say;
+// Dialect is what a front door mounts.
+func New(opts Options) (*Server, error) {
 	if err := opts.Config.Validate(); err != nil {
 		return nil, err
 	}
-	a := &Server{front: front, stored: opts.Store, log: opts.Logger, now: opts.Now,
+	a := &Server{stored: opts.Store, log: opts.Logger, now: opts.Now,
 		storeWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
 	if a.now == nil {
 		a.now = time.Now
@@ -78,17 +78,20 @@ func (a *Server) configure(c store.Config) {
 	}
 }
 
-// Register mounts the Responses API's routes on mux, beside the front
-// door's (proxy.Server.Register).
-func (a *Server) Register(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/responses", a.serveResponses)
-	stored := func(sub string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { a.serveStoredResponse(w, r, sub) }
+// Dialect is the Responses API's dialect on the front door
+// (docs/ARCHITECTURE.md, "Front doors"): POST /v1/responses through the
+// attempt loop, and the stored responses' routes.
+func (a *Server) Dialect() *proxy.Dialect {
+	stored := func(sub string) func(proxy.Request, http.ResponseWriter, *http.Request) {
+		return func(q proxy.Request, w http.ResponseWriter, r *http.Request) { a.serveStoredResponse(q, w, r, sub) }
 	}
-	mux.HandleFunc("GET /v1/responses/{id}", stored(""))
-	mux.HandleFunc("DELETE /v1/responses/{id}", stored(""))
-	mux.HandleFunc("GET /v1/responses/{id}/input_items", stored("input_items"))
-	mux.HandleFunc("POST /v1/responses/{id}/cancel", stored("cancel"))
+	return &proxy.Dialect{API: answer.APIResponses, Routes: []proxy.Route{
+		{Pattern: "POST /v1/responses", Read: a.readResponses},
+		{Pattern: "GET /v1/responses/{id}", Serve: stored("")},
+		{Pattern: "DELETE /v1/responses/{id}", Serve: stored("")},
+		{Pattern: "GET /v1/responses/{id}/input_items", Serve: stored("input_items")},
+		{Pattern: "POST /v1/responses/{id}/cancel", Serve: stored("cancel")},
+	}}
 }
 
 // registerMetrics registers the stored responses' gauges on reg (nil: a

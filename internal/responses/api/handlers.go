@@ -22,7 +22,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/route"
 )
 
-// serveResponses handles POST /v1/responses (docs/ARCHITECTURE.md,
+// readResponses reads POST /v1/responses (docs/ARCHITECTURE.md,
 // "Responses API"). The request, its previous_response_id chain and
 // item_references become one chat completions request
 // (internal/responses/chat), which then takes the chat path unchanged:
@@ -33,36 +33,24 @@ import (
 // built-in tool, background…) goes the same way to the model's openai and
 // azure targets only, natively (internal/responses/native); a model with
 // none gets the 400 naming the field.
-func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
-	q := s.front.Begin(w, r, answer.APIResponses)
+func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *answer.Error) {
 	ex := q.Ex
-	defer q.End()
-	body := q.Admit()
-	if body == nil {
-		return
+	if aerr := intake.Check(body); aerr != nil {
+		return proxy.Call{}, aerr
 	}
-	defer q.Free(body)
-	if ierr := intake.Check(body.B); ierr != nil {
-		q.Answer(answer.Result{Err: ierr})
-		return
-	}
-	d, rerr := responses.Decode(body.B)
+	d, rerr := responses.Decode(body)
 	if rerr != nil {
-		q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
-		return
+		return proxy.Call{}, s.refusal(ex, rerr)
 	}
-	if ex.Model = q.Model(d.Model); ex.Model == nil {
-		q.Answer(answer.Result{Err: answer.ModelNotFound(d.Model)})
-		return
+	if aerr := q.UseModel(d.Model); aerr != nil {
+		return proxy.Call{}, aerr
 	}
 	if d.Native != nil && !servesNatively(q, ex.Model) {
-		q.Answer(answer.Result{Err: s.refusal(ex, d.Native)})
-		return
+		return proxy.Call{}, s.refusal(ex, d.Native)
 	}
 	tn, rerr := turn.New(r.Context(), d, s.stored, s.now)
 	if rerr != nil {
-		q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
-		return
+		return proxy.Call{}, s.refusal(ex, rerr)
 	}
 	var (
 		req     *provider.Request
@@ -73,35 +61,30 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	if d.Native == nil {
 		tr, rerr := chat.Translate(tn)
 		if rerr != nil {
-			q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
-			return
+			return proxy.Call{}, s.refusal(ex, rerr)
 		}
 		req = &provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
 			Stream: tn.Stream(), IncludeUsage: tn.Stream()}
 		response := func(body []byte, _ string) ([]byte, error) { return tr.Answer(body) }
 		events, reshape, what = func() relay.Framer { return tr.Events() }, response, "a chat completion"
 	} else {
-		c, rerr := native.Prepare(tn, body.B)
+		c, rerr := native.Prepare(tn, body)
 		if rerr != nil {
-			q.Answer(answer.Result{Err: s.refusal(ex, rerr)})
-			return
+			return proxy.Call{}, s.refusal(ex, rerr)
 		}
-		ex.Op = provider.OpResponses
 		req = &provider.Request{Op: provider.OpResponses, Body: c.Body, ModelStart: c.ModelStart, ModelEnd: c.ModelEnd, Stream: tn.Stream()}
 		events, reshape, what = func() relay.Framer { return c.Events() }, c.Answer, "a response"
 	}
 	if int64(len(req.Body)) > q.MaxBodyBytes() {
 		// A chain grows with every turn; the conversation it expands to is
 		// held to the body limit like any request.
-		q.Answer(answer.Result{Err: &answer.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+		return proxy.Call{}, &answer.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
 			Code: "request_too_large", Param: "previous_response_id",
-			Message: "the conversation, with the earlier turns previous_response_id brings in, is larger than limits.max_body_bytes"}})
-		return
+			Message: "the conversation, with the earlier turns previous_response_id brings in, is larger than limits.max_body_bytes"}
 	}
-	defer s.storeFailed(ex, tn)
 	// The provider's answer becomes the client's Response (stored), a
 	// stream the Responses events.
-	q.Dispatch(req, intake.EstimateTokens(req.Body, tn.MaxTokens()), func(res answer.Result) answer.Result {
+	shape := func(res answer.Result) answer.Result {
 		sv := res.Served
 		if sv == nil {
 			return res
@@ -116,7 +99,11 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 				Message: "the provider's answer could not be read as " + what + ": " + err.Error()}}
 		}
 		return res
-	})
+	}
+	// The translation and the native request may view the client's body
+	// until the answer is written.
+	return proxy.Call{Req: req, Tokens: intake.EstimateTokens(req.Body, tn.MaxTokens()), Shape: shape, Hold: true,
+		After: func() { s.storeFailed(ex, tn) }}, nil
 }
 
 // servesNatively reports whether a target of m can take the Responses API
@@ -137,10 +124,8 @@ func servesNatively(q proxy.Request, m *route.Model) bool {
 // a store that cannot answer a 503. A response its provider still runs
 // in the background is the provider's: the request goes to it.
 // sub is what the path names below the id: "", input_items or cancel.
-func (s *Server) serveStoredResponse(w http.ResponseWriter, r *http.Request, sub string) {
-	q := s.front.Begin(w, r, answer.APIResponses)
+func (s *Server) serveStoredResponse(q proxy.Request, w http.ResponseWriter, r *http.Request, sub string) {
 	ex := q.Ex
-	defer q.End()
 	if !q.Authorize() {
 		return
 	}

@@ -1,6 +1,8 @@
-package proxy
+package routing
 
 import (
+	"github.com/llmrouter/llmrouter/internal/intake"
+
 	"errors"
 	"fmt"
 	"time"
@@ -90,4 +92,9 @@ func (c LimitsConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("limits.max_connections: must not be negative, got %d", c.MaxConnections))
 	}
 	return errors.Join(errs...)
+}
+
+// BodyLimits are the limits a request body is read within.
+func (st *State) BodyLimits() intake.Limits {
+	return intake.Limits{MaxBody: st.Limits.MaxBodyBytes, Budget: st.Limits.BodyBufferBytes, ReadTimeout: st.Limits.BodyReadTimeout}
 }

@@ -1,0 +1,266 @@
+package routing
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/clientauth"
+	"github.com/llmrouter/llmrouter/internal/failover"
+	"github.com/llmrouter/llmrouter/internal/pool"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
+)
+
+// Provider is one configured provider as the router sees it.
+type Provider struct {
+	// Name is the provider's configured name (targets refer to it).
+	Name string
+	// Type is the adapter type, for /admin/providers.
+	Type string
+	// Adapter sends attempts; it must be safe for concurrent use.
+	Adapter provider.Adapter
+	// Config holds the per-attempt timeouts (zero fields take defaults).
+	Config provider.Config
+	// Secrets are strings (the provider's API key) that must never reach
+	// a client, a log line or /admin: provider messages that echo them
+	// are redacted.
+	Secrets []string
+}
+
+// Options are a routing state's configuration.
+type Options struct {
+	Providers []Provider
+	Models    *route.Table
+	Limits    LimitsConfig
+	// Retry is the retry policy; the zero value means backoff.DefaultConfig.
+	Retry backoff.Config
+	// Policy is what every provider's runtime shares: the breaker,
+	// adaptive throttling, the quota recheck; zero fields take defaults.
+	Policy upstream.Policy
+	// Weights are the score weights; the zero value means
+	// route.DefaultWeights.
+	Weights route.Weights
+	// ShedOpenFraction: above this share of open providers, low priority
+	// is refused and normal priority queues. 0 means 0.5; 1 never sheds.
+	ShedOpenFraction float64
+	// ClientKeys are the accepted client API keys; empty disables client
+	// authentication.
+	ClientKeys []string
+	// Logger receives the runtimes' warnings; nil discards. Set at New.
+	Logger *slog.Logger
+	// Registerer receives the per-provider metrics; nil keeps them
+	// private. Set at New.
+	Registerer prometheus.Registerer
+	// Fleet, when not nil, shares every provider's state with the other
+	// routers of a fleet (shared_state). Set at New; a reload keeps it.
+	Fleet shared.Fleet
+	// Now is the clock of admission decisions (buckets, backoff); nil
+	// means time.Now. Set at New. A test seam: waits still use real
+	// timers.
+	Now func() time.Time
+}
+
+// DefaultShedOpenFraction is routing.shed_open_fraction's default.
+const DefaultShedOpenFraction = 0.5
+
+// withDefaults fills zero fields with their packages' defaults.
+func (o Options) withDefaults() Options {
+	o.Limits = o.Limits.WithDefaults()
+	if o.Retry == (backoff.Config{}) {
+		o.Retry = backoff.DefaultConfig()
+	}
+	o.Policy = o.Policy.WithDefaults()
+	if o.Weights == (route.Weights{}) {
+		o.Weights = route.DefaultWeights()
+	}
+	if o.ShedOpenFraction == 0 {
+		o.ShedOpenFraction = DefaultShedOpenFraction
+	}
+	return o
+}
+
+// ValidateShedOpenFraction checks routing.shed_open_fraction.
+func ValidateShedOpenFraction(f float64) error {
+	if !(f > 0 && f <= 1) {
+		return fmt.Errorf("routing.shed_open_fraction: must be in (0, 1], got %g", f)
+	}
+	return nil
+}
+
+// State is the routing state of one configuration: everything a request
+// reads. It is immutable.
+type State struct {
+	// Providers are the providers by name; Order the same in config
+	// order, for listings.
+	Providers map[string]*failover.Provider
+	Order     []*failover.Provider
+	Models    *route.Table
+	Limits    LimitsConfig
+	Retry     backoff.Config
+	Weights   route.Weights
+	// ShedAbove is routing.shed_open_fraction.
+	ShedAbove float64
+	Keys      clientauth.Keys
+	// Created is the unix time the model list reports.
+	Created int64
+	// Domains: some provider names a failure domain.
+	Domains bool
+}
+
+// Provider returns the named provider; nil when there is none (a reload
+// removed it).
+func (st *State) Provider(name string) *failover.Provider { return st.Providers[name] }
+
+// Routes holds the routing state in force.
+type Routes struct {
+	st  atomic.Pointer[State]
+	set *pool.Pool // the providers' runtimes
+	now func() time.Time
+
+	mu       sync.Mutex // guards closed, onUpdate; serializes Update and Close
+	closed   bool
+	onUpdate []func(prev, next *State)
+}
+
+// New builds the routing state of opts and starts its providers' prober
+// loops; Close stops them.
+func New(opts Options) (*Routes, error) {
+	rt := &Routes{now: opts.Now}
+	if rt.now == nil {
+		rt.now = time.Now
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rt.set = pool.New(upstream.Options{Now: rt.now, Logger: log, Fleet: opts.Fleet}, opts.Registerer)
+	if err := rt.Update(opts); err != nil {
+		rt.set.Close()
+		return nil, err
+	}
+	return rt, nil
+}
+
+// Load returns the state in force.
+func (rt *Routes) Load() *State { return rt.st.Load() }
+
+// Now is the moment on the routing state's clock (Options.Now).
+func (rt *Routes) Now() time.Time { return rt.now() }
+
+// Freed returns a channel closed when any provider's bulkhead frees a
+// slot (pool.Pool.Freed).
+func (rt *Routes) Freed() <-chan struct{} { return rt.set.Freed() }
+
+// StateChanged returns a channel that receives soon after anything worth
+// keeping across a restart changed (pool.Pool.Changed): a state-file
+// saver waits on it to save within a moment rather than at its next tick.
+func (rt *Routes) StateChanged() <-chan struct{} { return rt.set.Changed() }
+
+// OnUpdate calls f with the state in force now (prev nil), and then on
+// every Update with the state replaced and its replacement, before the
+// replacement is in force; f must not call Update.
+func (rt *Routes) OnUpdate(f func(prev, next *State)) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.onUpdate = append(rt.onUpdate, f)
+	f(nil, rt.st.Load())
+}
+
+// Update replaces the routing state. Requests in flight finish on the state
+// they started with. Providers whose settings did not change keep their
+// runtime (breaker, buckets, stats); the others start fresh.
+func (rt *Routes) Update(opts Options) error {
+	if opts.Models == nil {
+		return errors.New("routing: no model table")
+	}
+	opts = opts.withDefaults()
+	// The same Validate functions the config loader runs: routes built
+	// without a config file (tests, embedding) are held to the same rules.
+	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Policy.Validate(), opts.Weights.Validate(),
+		ValidateShedOpenFraction(opts.ShedOpenFraction)); err != nil {
+		return err
+	}
+	st := &State{
+		Providers: make(map[string]*failover.Provider, len(opts.Providers)),
+		Models:    opts.Models,
+		Limits:    opts.Limits,
+		Retry:     opts.Retry,
+		Weights:   opts.Weights,
+		ShedAbove: opts.ShedOpenFraction,
+		Created:   time.Now().Unix(),
+	}
+	var secrets [][]string
+	for _, p := range opts.Providers {
+		if p.Adapter == nil {
+			return fmt.Errorf("routing: provider %q has no adapter", p.Name)
+		}
+		if _, dup := st.Providers[p.Name]; dup {
+			return fmt.Errorf("routing: duplicate provider %q", p.Name)
+		}
+		p.Config = p.Config.WithDefaults()
+		p.Config.Name, p.Config.Type = p.Name, p.Type
+		u := &failover.Provider{Name: p.Name, Adapter: p.Adapter, Config: p.Config}
+		st.Providers[p.Name] = u
+		st.Order = append(st.Order, u)
+		secrets = append(secrets, p.Secrets)
+		st.Domains = st.Domains || p.Config.Domain != ""
+	}
+	for _, name := range opts.Models.Names() {
+		for _, t := range opts.Models.Lookup(name).Targets {
+			if st.Providers[t.Provider] == nil {
+				return fmt.Errorf("routing: model %q targets unknown provider %q", name, t.Provider)
+			}
+		}
+	}
+	st.Keys = clientauth.NewKeys(opts.ClientKeys)
+
+	specs := make([]upstream.Spec, len(st.Order))
+	for i, p := range st.Order {
+		specs[i] = upstream.Spec{
+			Settings: upstream.Settings{Provider: p.Config, Policy: opts.Policy},
+			Secrets:  secrets[i],
+		}
+		if pr, ok := p.Adapter.(provider.Prober); ok {
+			specs[i].Probe = pr.Probe
+		}
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return errors.New("routing: closed")
+	}
+	ups, err := rt.set.Update(specs)
+	if err != nil {
+		return err
+	}
+	for i, p := range st.Order {
+		p.Up = ups[i]
+	}
+	prev := rt.st.Load()
+	for _, f := range rt.onUpdate {
+		f(prev, st)
+	}
+	rt.st.Store(st)
+	return nil
+}
+
+// Close stops the prober loops. Requests in flight are not affected; the
+// HTTP server's Shutdown drains those.
+func (rt *Routes) Close() {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return
+	}
+	rt.closed = true
+	rt.set.Close()
+}
