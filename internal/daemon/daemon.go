@@ -20,6 +20,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/admin"
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/fleet"
+	messages "github.com/llmrouter/llmrouter/internal/messages/api"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
@@ -173,7 +174,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	mux := http.NewServeMux()
 	// The front-door dialects beyond the chat family (docs/ARCHITECTURE.md,
 	// "Front doors").
-	p.Register(mux, resp.Dialect())
+	p.Register(mux, resp.Dialect(), messages.New(log).Dialect())
 	d.api = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,

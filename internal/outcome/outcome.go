@@ -180,8 +180,18 @@ func ForStatus(status int) Kind {
 
 // Usage is the token count of one call. Zero fields mean not reported.
 type Usage struct {
+	// PromptTokens is the whole input, cache reads and writes included.
 	PromptTokens     int64
 	CompletionTokens int64
+
+	// CachedInput is the part of PromptTokens read from the provider's
+	// prompt cache (Anthropic cache_read_input_tokens), which providers
+	// bill at a fraction of the input price. 0 when none or not reported.
+	CachedInput int64
+	// CacheWrite is the part of PromptTokens written to the provider's
+	// prompt cache (Anthropic cache_creation_input_tokens), which
+	// Anthropic bills above the input price. 0 when none or not reported.
+	CacheWrite int64
 }
 
 // Total is prompt plus completion tokens.

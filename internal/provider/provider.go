@@ -105,8 +105,9 @@ func (r *Request) BodySize() int {
 }
 
 // Response is a successful answer. For a non-stream request Body holds the
-// whole OpenAI-shaped JSON document; for a stream request Stream yields the
-// chunks and Body is nil.
+// whole JSON document, OpenAI-shaped (the provider's own for a native
+// operation: OpResponses, OpMessages); for a stream request Stream yields
+// the chunks and Body is nil.
 type Response struct {
 	Body   []byte
 	Stream Stream
@@ -118,7 +119,8 @@ type Response struct {
 
 // Stream yields the OpenAI chat.completion.chunk (or completion) JSON
 // payloads of a streamed answer, without SSE framing; for OpResponses,
-// the Responses API's event payloads (each carries its type).
+// the Responses API's event payloads, and for OpMessages the Messages
+// API's (each carries its type).
 type Stream interface {
 	// Next returns the next payload. The slice is valid until the next call.
 	// io.EOF means the provider ended the stream properly; any other error
@@ -158,4 +160,14 @@ type Prober interface {
 // *outcome.Error, classified as Do's are.
 type ResponseFetcher interface {
 	FetchResponse(ctx context.Context, method, path, query string) (*Response, error)
+}
+
+// TokenCounter is implemented by adapters whose provider counts a Messages
+// request's input tokens for free (Anthropic's POST
+// /v1/messages/count_tokens). req is an OpMessages request (its Body the
+// client's count_tokens body, model swapped by AppendBody); a 200's body
+// is returned in Response.Body as received; any other answer is an error
+// carrying an *outcome.Error (with Body set), classified as Do's are.
+type TokenCounter interface {
+	CountTokens(ctx context.Context, req *Request) (*Response, error)
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/llmrouter/llmrouter/internal/sse"
 )
 
-// maxHeld bounds the role-only preamble chunks held back before the
-// commit point; past it the stream commits anyway.
+// maxHeld bounds the preamble chunks (role-only, or a native stream's
+// opening events) held back before the commit point; past it the stream
+// commits anyway.
 const maxHeld = 16
 
 // Preamble reads a stream up to its first chunk with content (hasContent)
@@ -41,18 +42,22 @@ func Preamble(st provider.Stream) ([][]byte, error) {
 
 // hasContent reports whether a chunk carries anything beyond the role-only
 // opening delta: text, a tool call, a finish reason, usage, or a shape we
-// do not know (which we must not hold back). A Responses API event (a
-// native stream) has content unless it is one of the lifecycle events
-// that open a stream (response.created, response.in_progress,
-// response.queued), which a provider sends before it has produced
-// anything.
+// do not know (which we must not hold back). An event of a native stream
+// has content unless it is one a provider sends before it has produced
+// anything, so the router may still fail over (docs/ARCHITECTURE.md,
+// "Streaming"): for the Responses API the lifecycle events that open a
+// stream (response.created, response.in_progress, response.queued); for
+// the Messages API message_start, ping and content_block_start (a block's
+// opening, empty for text and thinking). An error event never gets here:
+// the stream returns it as its error.
 func hasContent(p []byte) bool {
 	ch := gjson.GetBytes(p, "choices")
 	if !ch.IsArray() {
 		// Not a chat chunk: only then is "type" worth a second look
 		// (GetManyBytes would cost every chat chunk an allocation).
 		switch gjson.GetBytes(p, "type").Str {
-		case "response.created", "response.in_progress", "response.queued":
+		case "response.created", "response.in_progress", "response.queued",
+			"message_start", "ping", "content_block_start":
 			return false
 		}
 		return true

@@ -3,6 +3,7 @@ package relay
 import (
 	"io"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,20 @@ func TestPreambleHoldsUntilContent(t *testing.T) {
 			`{"type":"response.in_progress"}`, `{"type":"response.output_item.added","item":{}}`, text}, io.EOF, 4, false},
 		{"responses stream dies before output", []string{`{"type":"response.created"}`, `{"type":"response.in_progress"}`},
 			&outcome.Error{Kind: outcome.Quota, Message: "insufficient_quota"}, 0, true},
+		{"messages preamble then text", []string{
+			`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":25,"output_tokens":1}}}`,
+			`{"type": "ping"}`,
+			`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Hm"}}`,
+			`{"type":"message_stop"}`}, io.EOF, 4, false},
+		{"messages tool call: its delta is the content", []string{`{"type":"message_start","message":{}}`,
+			`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":""}}`}, io.EOF, 3, false},
+		{"messages stop with nothing before it is content", []string{`{"type":"message_start","message":{}}`,
+			`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}`, `{"type":"message_stop"}`}, io.EOF, 2, false},
+		{"messages stream overloaded before output", []string{`{"type":"message_start","message":{}}`, `{"type":"ping"}`},
+			&outcome.Error{Kind: outcome.Overloaded, Message: "overloaded_error"}, 0, true},
+		{"messages preamble past maxHeld commits", slices.Repeat([]string{`{"type":"ping"}`}, maxHeld+2), io.EOF, maxHeld, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

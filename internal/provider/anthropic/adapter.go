@@ -69,23 +69,30 @@ var Type = provider.Type{Name: "anthropic", NeedsKey: true,
 // safe for concurrent use.
 type Adapter struct {
 	messagesURL string
+	countURL    string // count_tokens (CountTokens)
 	modelsURL   string
 	key         string
 	version     string
-	maxTokens   int64
-	client      *http.Client
-	now         func() time.Time // wall clock for created and reset headers
+
+	// The native path's header values, shared read-only by its requests
+	// (one-element slices: a transport that appends copies them).
+	keyValue, versionValue []string
+
+	maxTokens int64
+	client    *http.Client
+	now       func() time.Time // wall clock for created and reset headers
 }
 
 var (
-	_ provider.Adapter = (*Adapter)(nil)
-	_ provider.Prober  = (*Adapter)(nil)
+	_ provider.Adapter      = (*Adapter)(nil)
+	_ provider.Prober       = (*Adapter)(nil)
+	_ provider.TokenCounter = (*Adapter)(nil)
 )
 
 // New returns the adapter for provider p. p.BaseURL is scheme://host[:port]
-// only ("" means DefaultBaseURL); the adapter appends /v1/messages and
-// /v1/models. key is sent as x-api-key; "" sends no key (an
-// Anthropic-shaped local server). client nil means provider.NewHTTPClient(p).
+// only ("" means DefaultBaseURL); the adapter appends /v1/messages,
+// /v1/messages/count_tokens and /v1/models. key is sent as x-api-key; ""
+// sends no key (an Anthropic-shaped local server). client nil means provider.NewHTTPClient(p).
 // Every problem is reported at once, joined, each naming its key.
 func New(p provider.Config, key string, c Config, client *http.Client) (*Adapter, error) {
 	base, err := parseBaseURL(p.BaseURL)
@@ -97,13 +104,16 @@ func New(p provider.Config, key string, c Config, client *http.Client) (*Adapter
 		client = provider.NewHTTPClient(p)
 	}
 	return &Adapter{
-		messagesURL: base + "/v1/messages",
-		modelsURL:   base + "/v1/models?limit=1",
-		key:         key,
-		version:     c.Version,
-		maxTokens:   int64(c.DefaultMaxTokens),
-		client:      client,
-		now:         time.Now,
+		messagesURL:  base + "/v1/messages",
+		countURL:     base + "/v1/messages/count_tokens",
+		modelsURL:    base + "/v1/models?limit=1",
+		key:          key,
+		version:      c.Version,
+		keyValue:     []string{key},
+		versionValue: []string{c.Version},
+		maxTokens:    int64(c.DefaultMaxTokens),
+		client:       client,
+		now:          time.Now,
 	}, nil
 }
 
@@ -118,14 +128,25 @@ func parseBaseURL(raw string) (string, error) {
 	return u.Scheme + "://" + u.Host, nil
 }
 
-// Supports reports true for provider.OpChat only.
-func (a *Adapter) Supports(op provider.Op) bool { return op == provider.OpChat }
+// Supports reports true for provider.OpChat (translated) and
+// provider.OpMessages (native).
+func (a *Adapter) Supports(op provider.Op) bool {
+	return op == provider.OpChat || op == provider.OpMessages
+}
 
-// Do translates req, sends it to /v1/messages and translates the answer.
-// A stream request returns once the response headers arrived; the stream
-// stays bound to ctx until Close. Every error carries an *outcome.Error.
+// Do sends req to /v1/messages. An OpChat request is translated, and so is
+// its answer; an OpMessages request goes natively, its body passed with
+// only the model swapped and its answer returned as it came (a stream's
+// payloads are the events' data, see nativeStream). A stream request
+// returns once the response headers arrived; the stream stays bound to ctx
+// until Close. Every error carries an *outcome.Error; for OpMessages an
+// error answer's body is kept in its Body.
 func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	if req.Op != provider.OpChat {
+	switch req.Op {
+	case provider.OpChat:
+	case provider.OpMessages:
+		return a.doMessages(ctx, req)
+	default:
 		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest,
 			Type: "invalid_request_error", Message: "anthropic does not serve " + req.Op.String()}
 	}

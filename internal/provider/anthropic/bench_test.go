@@ -123,3 +123,82 @@ func BenchmarkDoStream50(b *testing.B) {
 		_ = resp.Stream.Close()
 	}
 }
+
+// BenchmarkNativeStream50 is the native Messages stream alone, from bytes:
+// the same 50 events as BenchmarkStream50, passed on unchanged.
+func BenchmarkNativeStream50(b *testing.B) {
+	b.ReportAllocs()
+	r := strings.NewReader(bench50)
+	for b.Loop() {
+		r.Reset(bench50)
+		s := newNativeStream(context.Background(), io.NopCloser(r))
+		n := 0
+		for {
+			_, err := s.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != 50 {
+			b.Fatalf("got %d payloads, want 50", n)
+		}
+	}
+}
+
+// benchMessages is a native Messages request the size of benchRequest.
+const benchMessages = `{"model":"claude-opus-5-5","max_tokens":512,"temperature":0.7,
+"system":[{"type":"text","text":"You are a helpful assistant. Answer briefly.","cache_control":{"type":"ephemeral"}}],
+"messages":[{"role":"user","content":"What is the weather in Oslo, and what should I wear today?"},
+{"role":"assistant","content":[{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"city":"Oslo"}}]},
+{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"12C, light rain, wind 5 m/s from the west"}]}],
+"tools":[{"name":"get_weather","description":"Current weather for a city",
+"input_schema":{"type":"object","properties":{"city":{"type":"string","description":"City name"}},"required":["city"]}}]}`
+
+// BenchmarkDoMessagesNonStream is one whole native non-stream attempt over
+// loopback HTTP (beside BenchmarkDoNonStream, the translated one).
+func BenchmarkDoMessagesNonStream(b *testing.B) {
+	a, _ := newTestAdapter(b, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, benchAnswer)
+	})
+	req := messagesReq(b, benchMessages)
+	req.AnthropicBeta = "claude-code-20250219,interleaved-thinking-2025-05-14"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.Do(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDoMessagesStream50 is one whole native streamed attempt of 50
+// events over loopback HTTP, drained (beside BenchmarkDoStream50).
+func BenchmarkDoMessagesStream50(b *testing.B) {
+	a, _ := newTestAdapter(b, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		writeSSE(w, bench50)
+	})
+	req := messagesReq(b, benchMessages)
+	req.Stream = true
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := a.Do(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if _, err := resp.Stream.Next(); err != nil {
+				if err != io.EOF {
+					b.Fatal(err)
+				}
+				break
+			}
+		}
+		_ = resp.Stream.Close()
+	}
+}

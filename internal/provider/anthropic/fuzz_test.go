@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
@@ -117,11 +119,12 @@ func FuzzParseRateLimit(f *testing.F) {
 	})
 }
 
-// FuzzStream runs the Messages stream translator over arbitrary SSE bytes,
-// as if Anthropic had answered them with 200 text/event-stream. Next must
-// not panic and must stop; every payload is a one-line JSON
-// chat.completion.chunk; io.EOF comes only after a message_stop event; any
-// other end carries a usable *outcome.Error, and repeats.
+// FuzzStream runs the Messages stream translator, and the native Messages
+// stream (fuzzNativeStream), over arbitrary SSE bytes, as if Anthropic had
+// answered them with 200 text/event-stream. Next must not panic and must
+// stop; every translated payload is a one-line JSON chat.completion.chunk;
+// io.EOF comes only after a message_stop event; any other end carries a
+// usable *outcome.Error, and repeats.
 func FuzzStream(f *testing.F) {
 	ev := func(typ, data string) string { return "event: " + typ + "\ndata: " + data + "\n\n" }
 	start := ev("message_start", `{"type":"message_start","message":{"id":"msg_01S","type":"message","role":"assistant","content":[],"model":"claude-haiku-4-5-20251001","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":0,"cache_read_input_tokens":5,"output_tokens":1}}}`)
@@ -147,10 +150,14 @@ func FuzzStream(f *testing.F) {
 		{start + ev("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), false},
 		{start + "event: content_block_delta\ndata: {\"type\":", false},
 		{start + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n", true},
+		{start + ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`) +
+			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQB"}}`) +
+			"event: ping\n\n" + ev("brand_new_event", `{"type":"brand_new_event"}`) + end + ev("ping", `{"type":"ping"}`), false},
 	} {
 		f.Add([]byte(seed.in), seed.usage)
 	}
 	f.Fuzz(func(t *testing.T, in []byte, includeUsage bool) {
+		fuzzNativeStream(t, in)
 		s := newStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "claude-haiku-4-5", fuzzNow.Unix(), includeUsage)
 		var err error
 		for calls := 0; ; calls++ {
@@ -183,6 +190,52 @@ func FuzzStream(f *testing.F) {
 		}
 		providertest.CheckEnd(t, "stream end", err, false, fuzzMaxWait)
 	})
+}
+
+// fuzzNativeStream reads in with the native Messages stream. Every payload
+// is the data of one event, valid JSON, returned as SSE joins it; the
+// last payload before io.EOF is a message_stop; any other end carries a
+// usable *outcome.Error, and repeats; an error event's Body is its data.
+func fuzzNativeStream(t *testing.T, in []byte) {
+	s := newNativeStream(context.Background(), io.NopCloser(bytes.NewReader(in)))
+	var last []byte
+	var err error
+	for calls := 0; ; calls++ {
+		if calls > len(in)+2 {
+			t.Fatalf("native Next did not end after %d calls", calls)
+		}
+		_ = s.Pending()
+		var p []byte
+		if p, err = s.Next(); err != nil {
+			if p != nil {
+				t.Fatalf("native Next returned payload %q with error %v", p, err)
+			}
+			break
+		}
+		if !json.Valid(p) || !bytes.Contains(in, bytes.SplitN(p, []byte("\n"), 2)[0]) {
+			t.Fatalf("native payload %q is not one of the input's JSON data fields", p)
+		}
+		last = append(last[:0], p...)
+	}
+	if _, again := s.Next(); (again == io.EOF) != (err == io.EOF) || again == nil {
+		t.Fatalf("native Next after %v returned %v, want the same end", err, again)
+	}
+	for i := range 2 {
+		if cerr := s.Close(); cerr != nil {
+			t.Fatalf("native Close #%d: %v", i+1, cerr)
+		}
+	}
+	if err == io.EOF {
+		if typ := gjson.GetBytes(last, "type").Str; typ != "message_stop" && !bytes.Contains(in, []byte("event: message_stop")) {
+			t.Fatalf("native io.EOF after %q, not a message_stop", last)
+		}
+		return
+	}
+	providertest.CheckEnd(t, "native stream end", err, false, fuzzMaxWait)
+	var oe *outcome.Error
+	if errors.As(err, &oe) && oe.Body != nil && !json.Valid(oe.Body) {
+		t.Fatalf("native error Body %q is not an event's JSON data", oe.Body)
+	}
 }
 
 // FuzzConvertMessage translates arbitrary 200 bodies as Messages answers.

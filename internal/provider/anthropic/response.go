@@ -37,8 +37,11 @@ type usage struct {
 // tokens apart from input_tokens.
 func (u usage) prompt() int64 { return u.input + u.cacheCreation + u.cacheRead }
 
+// outcome is the usage the router counts: the whole prompt, with its
+// cache reads and writes also reported apart (they are priced apart).
 func (u usage) outcome() outcome.Usage {
-	return outcome.Usage{PromptTokens: u.prompt(), CompletionTokens: u.output}
+	return outcome.Usage{PromptTokens: u.prompt(), CompletionTokens: u.output,
+		CachedInput: u.cacheRead, CacheWrite: u.cacheCreation}
 }
 
 // read sets the fields present in an Anthropic usage object; absent and

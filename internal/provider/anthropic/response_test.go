@@ -56,6 +56,7 @@ func TestDoNonStream(t *testing.T) {
 		wantCalls   []call
 		wantFinish  string
 		wantUsage   [4]int64 // prompt, completion, total, cached
+		wantWrite   int64    // cache_creation_input_tokens: outcome.Usage.CacheWrite
 	}{
 		{
 			name: "text with cache usage",
@@ -65,6 +66,7 @@ func TestDoNonStream(t *testing.T) {
 			wantContent: ptr("Hello \"there\"\n世界"),
 			wantFinish:  "stop",
 			wantUsage:   [4]int64{142, 6, 148, 30},
+			wantWrite:   100,
 		},
 		{
 			name: "thinking skipped, text blocks joined, max_tokens is length",
@@ -163,7 +165,8 @@ func TestDoNonStream(t *testing.T) {
 			if gotU := [4]int64{u.PromptTokens, u.CompletionTokens, u.TotalTokens, u.PromptTokensDetails.CachedTokens}; gotU != tt.wantUsage {
 				t.Errorf("got usage %v, want %v", gotU, tt.wantUsage)
 			}
-			if want := (outcome.Usage{PromptTokens: tt.wantUsage[0], CompletionTokens: tt.wantUsage[1]}); resp.Usage != want {
+			if want := (outcome.Usage{PromptTokens: tt.wantUsage[0], CompletionTokens: tt.wantUsage[1],
+				CachedInput: tt.wantUsage[3], CacheWrite: tt.wantWrite}); resp.Usage != want {
 				t.Errorf("got Response.Usage %+v, want %+v", resp.Usage, want)
 			}
 			wantRL := outcome.RateLimit{LimitRequests: 1000, RemainingRequests: 999, ResetRequests: 30 * time.Second,

@@ -25,9 +25,7 @@ const maxBlocks = 1 << 12
 // chat.completion.chunk payloads (see the package doc). Next, Usage and the
 // chunks it returns are for one goroutine; Close may be called from any.
 type stream struct {
-	ctx          context.Context
-	body         io.ReadCloser
-	events       *sse.Reader
+	upstream
 	includeUsage bool
 	model        string // the target's model, until message_start names Anthropic's
 
@@ -48,13 +46,6 @@ type stream struct {
 	// counter OpenAI clients see as tool_calls[].index.
 	tools  []int32
 	nTools int32
-
-	usage usage
-	done  bool  // message_stop seen and handled
-	err   error // sticky failure
-
-	closeOnce sync.Once
-	closeErr  error
 }
 
 var _ provider.Stream = (*stream)(nil)
@@ -64,9 +55,7 @@ var emptyContent = ""
 
 func newStream(ctx context.Context, body io.ReadCloser, model string, created int64, includeUsage bool) *stream {
 	s := &stream{
-		ctx:          ctx,
-		body:         body,
-		events:       sse.NewReader(body),
+		upstream:     upstream{ctx: ctx, body: body, events: sse.NewReader(body)},
 		includeUsage: includeUsage,
 		model:        model,
 		buf:          make([]byte, 0, 512),
@@ -206,9 +195,25 @@ func (s *stream) encode() ([]byte, error) {
 	return s.buf, nil
 }
 
+// upstream is what both stream kinds read: the answer's SSE body, bound
+// to the request's context, and what it said so far. Next, Usage and
+// Pending are for one goroutine; Close may be called from any.
+type upstream struct {
+	ctx    context.Context
+	body   io.ReadCloser
+	events *sse.Reader
+
+	usage usage
+	done  bool  // message_stop seen and handled
+	err   error // sticky failure
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
 // readError classifies a failure to read the next event. Even a clean end
 // of the body is a cut here: a whole answer ends with message_stop.
-func (s *stream) readError(err error) error {
+func (s *upstream) readError(err error) error {
 	if errors.Is(err, sse.ErrEventTooLarge) {
 		return &outcome.Error{Kind: outcome.ServerError, Message: "reading anthropic stream: " + err.Error(), Err: err}
 	}
@@ -218,17 +223,18 @@ func (s *stream) readError(err error) error {
 	return provider.TransportError(s.ctx, "reading anthropic stream before message_stop", err)
 }
 
-func (s *stream) fail(err error) error {
+func (s *upstream) fail(err error) error {
 	s.err = err
 	return err
 }
 
 // Usage is prompt tokens from message_start (cache reads and writes
-// included) and completion tokens from the last message_delta.
-func (s *stream) Usage() outcome.Usage { return s.usage.outcome() }
+// included, and reported apart) and completion tokens from the last
+// message_delta.
+func (s *upstream) Usage() outcome.Usage { return s.usage.outcome() }
 
 // Close releases the connection; later calls return the first result.
-func (s *stream) Close() error {
+func (s *upstream) Close() error {
 	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })
 	return s.closeErr
 }
@@ -236,4 +242,4 @@ func (s *stream) Close() error {
 // Pending reports whether the next payload is probably already read from
 // the connection (a whole data event is buffered), so the relay may hold
 // its flush. A wrong "true" only delays a flush until that event arrives.
-func (s *stream) Pending() bool { return !s.done && s.err == nil && s.events.Pending() }
+func (s *upstream) Pending() bool { return !s.done && s.err == nil && s.events.Pending() }

@@ -75,9 +75,9 @@ func TestStream(t *testing.T) {
 		wantUsage    outcome.Usage
 	}{
 		{"text with include_usage", textEvents, true, append(textChunks[:4:4], usageChunk(30, 12, 5)),
-			outcome.Usage{PromptTokens: 30, CompletionTokens: 12}},
+			outcome.Usage{PromptTokens: 30, CompletionTokens: 12, CachedInput: 5}},
 		{"text without include_usage", textEvents, false, textChunks,
-			outcome.Usage{PromptTokens: 30, CompletionTokens: 12}},
+			outcome.Usage{PromptTokens: 30, CompletionTokens: 12, CachedInput: 5}},
 		{
 			name: "thinking dropped, tool calls numbered by a running counter",
 			events: []string{
@@ -110,13 +110,13 @@ func TestStream(t *testing.T) {
 				finish("tool_calls"),
 				usageChunk(30, 41, 5),
 			},
-			wantUsage: outcome.Usage{PromptTokens: 30, CompletionTokens: 41},
+			wantUsage: outcome.Usage{PromptTokens: 30, CompletionTokens: 41, CachedInput: 5},
 		},
 		{
 			name:      "max_tokens is length",
 			events:    []string{evStart, evTextStart, evText(0, "a"), evDelta("max_tokens", 1), evMsgStop},
 			want:      []string{roleChunk, delta(`{"content":"a"}`), finish("length")},
-			wantUsage: outcome.Usage{PromptTokens: 30, CompletionTokens: 1},
+			wantUsage: outcome.Usage{PromptTokens: 30, CompletionTokens: 1, CachedInput: 5},
 		},
 	}
 	for _, tt := range tests {

@@ -94,10 +94,13 @@ func New(p provider.Config, c Config) (*Adapter, error) {
 	return &Adapter{name: p.Name, cfg: c}, nil
 }
 
-// Supports reports true for every operation but OpResponses: the
-// simulated provider serves the Responses API translated onto chat, like
-// every type without a Responses API of its own.
-func (a *Adapter) Supports(op provider.Op) bool { return op != provider.OpResponses }
+// Supports reports the OpenAI chat family (chat, completions,
+// embeddings): the simulated provider serves the Responses and Messages
+// APIs translated onto chat, like every type without an API of its own
+// for them.
+func (a *Adapter) Supports(op provider.Op) bool {
+	return op == provider.OpChat || op == provider.OpCompletions || op == provider.OpEmbeddings
+}
 
 // Probe fails at the configured failure rate.
 func (a *Adapter) Probe(ctx context.Context) error {

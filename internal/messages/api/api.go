@@ -1,0 +1,202 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/messages"
+	"github.com/llmrouter/llmrouter/internal/messages/chat"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/route"
+)
+
+// API is the api label of the Messages API's requests.
+const API = "messages"
+
+// Server serves the Messages API's routes on a front door.
+type Server struct {
+	log *slog.Logger
+}
+
+// New returns the Messages API; it logs on log (nil discards).
+func New(log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{log: log}
+}
+
+// Dialect is the Messages API's dialect on the front door
+// (docs/ARCHITECTURE.md, "Front doors").
+func (s *Server) Dialect() *proxy.Dialect {
+	return &proxy.Dialect{API: API, Shape: shape{}, Routes: []proxy.Route{
+		{Pattern: "POST /v1/messages", Read: s.readMessages},
+		{Pattern: "POST /v1/messages/count_tokens", Serve: s.serveCountTokens},
+	}, Claims: claims, Models: models}
+}
+
+// claims: a request to a shared route (the models list, an unknown path)
+// that carries anthropic-version is an Anthropic client's.
+func claims(r *http.Request) bool {
+	return r.Header.Get("Anthropic-Version") != "" || strings.HasPrefix(r.URL.Path, "/v1/messages")
+}
+
+// refusal turns internal/messages' refusal into the router's error value.
+func refusal(e *messages.Error) *answer.Error {
+	return &answer.Error{Status: e.Status, Type: e.Type, Code: e.Type, Message: e.Message}
+}
+
+// readMessages reads POST /v1/messages (docs/ARCHITECTURE.md, "Anthropic
+// Messages API"): checked as Anthropic checks it; sent natively to the
+// model's Anthropic-format targets and translated onto chat completions
+// for the others.
+func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *answer.Error) {
+	if aerr := intake.Check(body); aerr != nil {
+		return proxy.Call{}, aerr
+	}
+	m, merr := messages.Decode(body)
+	if merr != nil {
+		return proxy.Call{}, refusal(merr)
+	}
+	if aerr := q.UseModel(m.Model); aerr != nil {
+		return proxy.Call{}, aerr
+	}
+	req := &provider.Request{Op: provider.OpMessages, Body: body, ModelStart: m.ModelStart, ModelEnd: m.ModelEnd,
+		Stream: m.Stream, AnthropicVersion: r.Header.Get("Anthropic-Version"), AnthropicBeta: betas(r.Header)}
+	var tr *chat.Translation
+	if !allNative(q, q.Ex.Model) {
+		var merr *messages.Error
+		if tr, merr = chat.Translate(body, m); merr != nil {
+			return proxy.Call{}, refusal(merr)
+		}
+		req.Alt = &provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
+			Stream: tr.Stream, IncludeUsage: tr.Stream}
+	}
+	shape := func(res answer.Result) answer.Result {
+		sv := res.Served
+		switch {
+		case sv == nil:
+			return res
+		case sv.Req.Op == provider.OpMessages:
+			if sv.Resp.Stream != nil {
+				res.Framer = nativeEvents{}
+			}
+		case sv.Resp.Stream != nil:
+			res.Framer = tr.Events()
+		default:
+			b, err := tr.Answer(sv.Resp.Body)
+			if err != nil {
+				sv.Done(outcome.OK)
+				return answer.Result{Err: &answer.Error{Status: http.StatusBadGateway, Type: "api_error", Code: "upstream_error",
+					Message: "the provider's answer could not be read as a chat completion: " + err.Error()}}
+			}
+			sv.Resp.Body = b
+		}
+		return res
+	}
+	return proxy.Call{Req: req, Tokens: intake.EstimateTokens(body, m.MaxTokens), Shape: shape}, nil
+}
+
+// betas are the client's anthropic-beta values, as sent (several headers
+// joined with commas, the form Anthropic reads).
+func betas(h http.Header) string {
+	vs := h.Values("Anthropic-Beta")
+	switch len(vs) {
+	case 0:
+		return ""
+	case 1:
+		return vs[0]
+	}
+	return strings.Join(vs, ",")
+}
+
+// allNative reports whether every target of m takes the Messages API
+// natively: then nothing is translated.
+func allNative(q proxy.Request, m *route.Model) bool {
+	for _, tg := range m.Targets {
+		if p := q.Provider(tg.Provider); p == nil || !p.Adapter.Supports(provider.OpMessages) {
+			return false
+		}
+	}
+	return true
+}
+
+// serveCountTokens handles POST /v1/messages/count_tokens: the first
+// Anthropic-format target of the model that is not open counts (a free
+// call, outside the attempt loop and its buckets); a model with none, or a
+// count that fails for any reason but the request's own fault, gets the
+// router's estimate.
+func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *http.Request) {
+	body := q.Admit()
+	if body == nil {
+		return
+	}
+	defer q.Free(body)
+	if aerr := intake.Check(body.B); aerr != nil {
+		q.Answer(answer.Result{Err: aerr})
+		return
+	}
+	m, merr := messages.DecodeCount(body.B)
+	if merr != nil {
+		q.Answer(answer.Result{Err: refusal(merr)})
+		return
+	}
+	if aerr := q.UseModel(m.Model); aerr != nil {
+		q.Answer(answer.Result{Err: aerr})
+		return
+	}
+	now := q.Now()
+	for _, tg := range q.Ex.Model.Targets {
+		p := q.Provider(tg.Provider)
+		if p == nil {
+			continue
+		}
+		tc, ok := p.Adapter.(provider.TokenCounter)
+		if !ok {
+			continue
+		}
+		if open, _ := p.Up.IsOpen(now); open || p.Up.TargetOff(tg.Model) {
+			continue
+		}
+		req := &provider.Request{Op: provider.OpMessages, Model: tg.Model, Body: body.B, ModelStart: m.ModelStart, ModelEnd: m.ModelEnd,
+			AnthropicVersion: r.Header.Get("Anthropic-Version"), AnthropicBeta: betas(r.Header)}
+		ctx, cancel := context.WithTimeout(r.Context(), p.Config.Timeout)
+		resp, err := tc.CountTokens(ctx, req)
+		cancel()
+		if err == nil {
+			answer.SetProvider(w.Header(), p.Name)
+			q.Answer(answer.Result{JSON: resp.Body})
+			return
+		}
+		var oe *outcome.Error
+		if errors.As(err, &oe) && oe.Kind == outcome.ClientError {
+			c := *oe
+			c.Message = p.Up.Redact(c.Message)
+			if c.Body != nil {
+				c.Body = []byte(p.Up.Redact(string(c.Body)))
+			}
+			q.Answer(answer.Result{Err: answer.ClientError(&c), Provider: p.Name})
+			return
+		}
+		if r.Context().Err() != nil {
+			q.Answer(answer.Result{Gone: true})
+			return
+		}
+		s.log.Debug("count_tokens failed; answering the router's estimate", "request_id", q.Ex.ID, "provider", p.Name,
+			"kind", outcome.KindOf(err).String())
+		break
+	}
+	q.Answer(answer.Result{JSON: countJSON(messages.EstimateInputTokens(body.B))})
+}
+
+// typeOf reads a payload's "type" the slow way.
+func typeOf(p []byte) string { return gjson.GetBytes(p, "type").Str }

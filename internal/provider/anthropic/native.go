@@ -1,0 +1,217 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/sse"
+)
+
+// Shared header values of the native path: net/http and internal/h1 only
+// read them.
+var (
+	valJSON = []string{"application/json"}
+	valSSE  = []string{"text/event-stream"}
+)
+
+// doMessages serves provider.OpMessages natively: the client's Messages
+// body with only the model swapped, the client's anthropic-version and
+// anthropic-beta, and the provider's answer as it came (see the package
+// doc).
+func (a *Adapter) doMessages(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	resp, err := a.postNative(ctx, a.messagesURL, req, req.Stream, "calling anthropic messages")
+	if err != nil {
+		return nil, err
+	}
+	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.now())}
+	if req.Stream {
+		out.Stream = newNativeStream(ctx, resp.Body)
+		return out, nil
+	}
+	raw, err := provider.ReadBody(ctx, "reading anthropic message", resp)
+	if err != nil {
+		return nil, err
+	}
+	if !jsoncheck.Valid(raw) {
+		return nil, invalidAnswer("invalid JSON")
+	}
+	// raw is not modified while doc is in use; Usage keeps numbers only.
+	doc := gjson.Parse(unsafeString(raw))
+	if doc.Get("type").Str == "error" {
+		// Not Anthropic's way, but an Anthropic-shaped gateway may answer
+		// 200 with an error document: it is a failure all the same.
+		e := eventError(doc.Get("error"))
+		e.Message = "reading anthropic message: " + e.Message
+		e.Body = raw
+		return nil, e
+	}
+	var u usage
+	u.read(doc.Get("usage"))
+	out.Body, out.Usage = raw, u.outcome()
+	return out, nil
+}
+
+// CountTokens asks Anthropic to count a Messages request's input tokens
+// (POST /v1/messages/count_tokens, free of charge), sent as Do sends an
+// OpMessages request. A 200's body, {"input_tokens": N}, is returned in
+// Response.Body as received; Usage is zero (nothing was spent), and so is
+// RateLimit: Anthropic limits token counting apart from message creation,
+// so its headers say nothing about the Messages budget. Any other answer is
+// an *outcome.Error classified as Do's are, with Body set and, for the same
+// reason, no RateLimit.
+func (a *Adapter) CountTokens(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	resp, err := a.postNative(ctx, a.countURL, req, false, "calling anthropic count_tokens")
+	if err != nil {
+		var oe *outcome.Error
+		if errors.As(err, &oe) {
+			oe.RateLimit = outcome.RateLimit{}
+		}
+		return nil, err
+	}
+	raw, err := provider.ReadBody(ctx, "reading anthropic token count", resp)
+	if err != nil {
+		return nil, err
+	}
+	if !jsoncheck.Valid(raw) {
+		return nil, &outcome.Error{Kind: outcome.ServerError, Status: http.StatusOK,
+			Message: "reading anthropic token count: invalid JSON", Err: errInvalidAnswer}
+	}
+	return &provider.Response{Body: raw}, nil
+}
+
+// postNative sends req (an OpMessages request) to url, asking for an
+// event stream when stream is set, and returns the 200 answer, whose body
+// the caller reads and closes. Any other answer is classified by
+// ClassifyError, with Body the error body as it came (bounded by
+// provider.ReadErrorBody): the router passes a client error on byte for
+// byte, as clients match on its wording.
+//
+// The headers are the provider's key (never the client's: the request
+// carries none), the client's anthropic-version or else the configured
+// one, and the client's anthropic-beta verbatim: a beta is never filtered,
+// since a body field sent without its beta is a 400 upstream.
+func (a *Adapter) postNative(ctx context.Context, url string, req *provider.Request, stream bool, what string) (*http.Response, error) {
+	if req.Op != provider.OpMessages {
+		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest,
+			Type: "invalid_request_error", Message: what + ": not a Messages request (" + req.Op.String() + ")"}
+	}
+	// A value the transport would refuse is the client's fault, not the
+	// network's: say so before sending (the transport's error would be
+	// classified Network and count against the provider).
+	if !httpguts.ValidHeaderFieldValue(req.AnthropicVersion) || !httpguts.ValidHeaderFieldValue(req.AnthropicBeta) {
+		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest,
+			Type: "invalid_request_error", Message: what + ": anthropic-version or anthropic-beta holds characters a header cannot carry"}
+	}
+	body := req.AppendBody(make([]byte, 0, req.BodySize()))
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, provider.TransportError(ctx, what, err)
+	}
+	h := hr.Header
+	if a.key != "" {
+		h["X-Api-Key"] = a.keyValue
+	}
+	if req.AnthropicVersion != "" {
+		h["Anthropic-Version"] = []string{req.AnthropicVersion}
+	} else {
+		h["Anthropic-Version"] = a.versionValue
+	}
+	if req.AnthropicBeta != "" {
+		h["Anthropic-Beta"] = []string{req.AnthropicBeta}
+	}
+	h["Content-Type"] = valJSON
+	if stream {
+		h["Accept"] = valSSE
+	} else {
+		h["Accept"] = valJSON
+	}
+	resp, err := provider.Send(a.client, hr)
+	if err != nil {
+		return nil, provider.TransportError(ctx, what, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		// ReadErrorBody's slice is the adapter's own, and ClassifyError
+		// keeps no view into it.
+		raw := provider.ReadErrorBody(resp)
+		e := ClassifyError(resp.StatusCode, resp.Header, raw, a.now())
+		e.Body = raw
+		return nil, e
+	}
+	return resp, nil
+}
+
+// nativeStream yields the data payloads of a Messages event stream
+// unchanged (provider.OpMessages): message_start, content_block_start,
+// _delta and _stop, message_delta, message_stop, ping and event types
+// added later, in order, each the bytes of its data field. The stream ends
+// properly with message_stop, whose payload is returned before io.EOF; an
+// error event is the provider's failure, classified from the error it
+// carries, with Body its payload; a body that ends before message_stop is
+// a cut (provider.TransportError). Next reads a payload's type and, on
+// message_start and message_delta, its usage, from the SSE reader's own
+// buffer: an event allocates nothing.
+type nativeStream struct{ upstream }
+
+var _ provider.Stream = (*nativeStream)(nil)
+
+func newNativeStream(ctx context.Context, body io.ReadCloser) *nativeStream {
+	return &nativeStream{upstream{ctx: ctx, body: body, events: sse.NewReader(body)}}
+}
+
+// Next returns the next event's data, valid until the next call. io.EOF
+// follows message_stop; any other error is an *outcome.Error and repeats
+// on later calls.
+func (s *nativeStream) Next() ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.done {
+		return nil, io.EOF
+	}
+	for {
+		ev, err := s.events.Next()
+		if err != nil {
+			return nil, s.fail(s.readError(err))
+		}
+		if len(ev.Data) == 0 {
+			// An event with a name and no data: nothing to pass on (a
+			// browser would not dispatch it either).
+			continue
+		}
+		if !jsoncheck.Valid(ev.Data) {
+			return nil, s.fail(&outcome.Error{Kind: outcome.ServerError,
+				Message: "reading anthropic stream: event " + strconv.Quote(string(ev.Name)) + " is not valid JSON"})
+		}
+		// ev.Data stays untouched until the next events.Next call; the
+		// results read from it below keep numbers only, or are copied.
+		data := unsafeString(ev.Data)
+		typ := gjson.Get(data, "type").Str
+		if typ == "" {
+			typ = unsafeString(ev.Name)
+		}
+		switch typ {
+		case "message_start":
+			s.usage.read(gjson.Get(data, "message.usage"))
+		case "message_delta":
+			// Anthropic's counts here are cumulative: the last one wins.
+			s.usage.read(gjson.Get(data, "usage"))
+		case "message_stop":
+			s.done = true
+		case "error":
+			e := eventError(gjson.Get(data, "error"))
+			e.Body = bytes.Clone(ev.Data)
+			return nil, s.fail(e)
+		}
+		return ev.Data, nil
+	}
+}
