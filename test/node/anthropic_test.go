@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +29,11 @@ import (
 // TestAnthropicFrontDoor runs the router binary in front of the fakes in
 // three setups: native (claude-* → the Anthropic fake), translated
 // (claude-* → the OpenAI fake) and failover (claude-* → an Anthropic fake
-// answering 529 to everything in tier 0, the OpenAI fake in tier 1).
+// answering 529 to everything in tier 0, the OpenAI fake in tier 1). In
+// each, Claude Code must finish its tool loop without the router refusing
+// any of its requests (it would retry without what was refused, losing
+// it quietly), the script must pass, and no provider may see the client's
+// key.
 
 // Keys of the front-door tests: what clients send, and what the router
 // sends each provider. A provider must never see the client's.
@@ -280,7 +287,14 @@ func TestAnthropicFrontDoor(t *testing.T) {
 
 			t.Run("claude code", func(t *testing.T) {
 				bin := claudeOrSkip(t)
-				runClaude(t, bin, dir, router, frontClientKey)
+				refusedBefore := refused(t, router.admin)
+				runClaude(t, bin, dir, router.api, frontClientKey)
+				// Claude Code recovers from some refusals by retrying
+				// without what was refused (a beta, a field): a run that
+				// ends well may still have lost something on the way.
+				if n := refused(t, router.admin) - refusedBefore; n > 0 {
+					t.Errorf("the router refused %d of Claude Code's Messages requests with a 4xx", n)
+				}
 				sawResult := oai.sawToolResult()
 				if s.servedByAnthropic() {
 					sawResult = ant.sawToolResult()
@@ -292,7 +306,7 @@ func TestAnthropicFrontDoor(t *testing.T) {
 					checkForwardedBetas(t, ant)
 				}
 			})
-			t.Run("sdks", func(t *testing.T) { runScript(t, node, router, frontClientKey) })
+			t.Run("sdks", func(t *testing.T) { runScript(t, node, router.api, frontClientKey) })
 
 			checkProviderKeys(t, ant, oai)
 			if s.dead {
@@ -350,6 +364,35 @@ func countMessages(got []exchange) int {
 		if e.Method == "POST" && strings.HasPrefix(e.URI, "/v1/messages") {
 			n++
 		}
+	}
+	return n
+}
+
+// refused is the number of Messages requests the router has answered
+// with a 4xx status, from its metrics (llmrouter_requests_total).
+func refused(t *testing.T, admin string) int {
+	t.Helper()
+	resp, err := http.Get(admin + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	n := 0
+	for line := range strings.Lines(string(b)) {
+		labels, value, ok := strings.Cut(strings.TrimSpace(line), "} ")
+		if !ok || !strings.HasPrefix(labels, "llmrouter_requests_total{") ||
+			!strings.Contains(labels, `api="messages"`) || !strings.Contains(labels, `code="4`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		n += int(v)
 	}
 	return n
 }

@@ -31,7 +31,7 @@ func startDefaultRouter(t *testing.T) string {
 	// Only these: no LLMROUTER_* override from the test's environment,
 	// and no client keys, so that authentication is off as for a newcomer.
 	env := []string{"LLMROUTER_LISTEN=127.0.0.1:0", "LLMROUTER_ADMIN_LISTEN=127.0.0.1:0"}
-	return startRouter(t, env, "serve") + "/v1"
+	return startRouter(t, env, "serve").api + "/v1"
 }
 
 // build is the package's one build of the router, made by routerBinary.
@@ -82,14 +82,16 @@ func removeBuild() {
 	}
 }
 
+// listeners are a running router's root URLs (http://host:port).
+type listeners struct{ api, admin string }
+
 // startRouter runs the router binary with args and exactly the
-// environment env, and returns the API's root URL (http://host:port) once
-// the router has logged that it is serving; the config must log JSON at
-// level info or lower. The router gets SIGTERM when t ends and must exit
-// 0.
-func startRouter(t *testing.T, env []string, args ...string) string {
+// environment env, and returns its listeners once the router has logged
+// that it is serving; the config must log JSON at level info or lower.
+// The router gets SIGTERM when t ends and must exit 0.
+func startRouter(t *testing.T, env []string, args ...string) listeners {
 	t.Helper()
-	logs := &serveWatch{addr: make(chan string, 1)}
+	logs := &serveWatch{addr: make(chan listeners, 1)}
 	cmd := exec.Command(routerBinary(t), args...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -116,20 +118,20 @@ func startRouter(t *testing.T, env []string, args ...string) string {
 		}
 	})
 	select {
-	case addr := <-logs.addr:
-		return "http://" + addr
+	case l := <-logs.addr:
+		return l
 	case <-done:
 		t.Fatalf("router exited before serving: %v; log:\n%s", waitErr, logs)
 	case <-time.After(readyBound):
 		t.Fatalf("router not serving after %s; log:\n%s", readyBound, logs)
 	}
-	return ""
+	return listeners{}
 }
 
-// serveWatch keeps the router's log and sends the API address of its
+// serveWatch keeps the router's log and sends the listeners of its
 // "serving" line on addr, once.
 type serveWatch struct {
-	addr chan string // buffered: the one send never blocks
+	addr chan listeners // buffered: the one send never blocks
 
 	mu   sync.Mutex // guards buf, seen
 	buf  bytes.Buffer
@@ -147,9 +149,12 @@ func (w *serveWatch) Write(p []byte) (int, error) {
 			break
 		}
 		w.seen += len(line) + 1
-		var rec struct{ Msg, Listen string }
+		var rec struct {
+			Msg, Listen string
+			Admin       string `json:"admin_listen"`
+		}
 		if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" && rec.Listen != "" {
-			w.addr <- rec.Listen
+			w.addr <- listeners{api: "http://" + rec.Listen, admin: "http://" + rec.Admin}
 			w.sent = true
 		}
 	}
