@@ -1,9 +1,12 @@
-// Package nodesdk runs the official OpenAI Node SDK (npm packages openai
-// and zod, pinned in package.json) against the router: .ci/run installs
-// them with `npm ci`; locally, run `npm ci` in test/node first. Its tests
-// drive the router in-process on a simulated provider (sdk.test.mjs), and
-// the router binary on its embedded default with the Node SDK
-// (default.test.mjs) and the Go SDK (TestEmbeddedDefault).
+// Package nodesdk runs real clients against the router, from npm packages
+// pinned in package.json: .ci/run installs them with `npm ci`; locally, run
+// `npm ci` in test/node first. Its tests drive the router in-process on a
+// simulated provider with the OpenAI Node SDK (sdk.test.mjs); the router
+// binary on its embedded default with the Node SDK (default.test.mjs) and
+// the Go SDK (TestEmbeddedDefault); and the router binary's Anthropic
+// Messages front door, in front of fake Anthropic and OpenAI providers
+// (fakes_test.go), with Claude Code and the Anthropic-dialect SDKs
+// (anthropic_test.go, anthropic.test.mjs).
 package nodesdk
 
 import (
