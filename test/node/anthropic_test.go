@@ -133,9 +133,24 @@ type claudeResult struct {
 // the tool loop's answer (claudeMarker) as its result.
 func runClaude(t *testing.T, bin, dir, baseURL, key string) {
 	t.Helper()
+	r := claudePrint(t, bin, dir, baseURL, key, "Read notes.txt and tell me the marker it holds.")
+	if !strings.Contains(r.Result, claudeMarker) || r.NumTurns < 2 {
+		t.Errorf("claude -p result %q after %d turns, want the Read tool's output (%q) after 2 or more turns", r.Result, r.NumTurns, claudeMarker)
+	}
+	if len(r.PermissionDenials) > 0 {
+		t.Errorf("claude -p denied tools: %s", r.PermissionDenials)
+	}
+}
+
+// claudePrint runs `claude -p prompt --output-format json` in dir against
+// baseURL with key, in an environment of its own (a fresh HOME, no proxy,
+// no other ANTHROPIC_* variable), and fails t unless it ended without
+// error.
+func claudePrint(t *testing.T, bin, dir, baseURL, key, prompt string) claudeResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), claudeBound)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-p", "Read notes.txt and tell me the marker it holds.", "--output-format", "json")
+	cmd := exec.CommandContext(ctx, bin, "-p", prompt, "--output-format", "json")
 	cmd.Dir = dir
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -158,12 +173,7 @@ func runClaude(t *testing.T, bin, dir, baseURL, key string) {
 	if err != nil || r.IsError || r.Subtype != "success" {
 		t.Fatalf("claude -p: exit %v, is_error %v, subtype %q; stdout:\n%s\nstderr:\n%s", err, r.IsError, r.Subtype, &stdout, &stderr)
 	}
-	if !strings.Contains(r.Result, claudeMarker) || r.NumTurns < 2 {
-		t.Errorf("claude -p result %q after %d turns, want the Read tool's output (%q) after 2 or more turns", r.Result, r.NumTurns, claudeMarker)
-	}
-	if len(r.PermissionDenials) > 0 {
-		t.Errorf("claude -p denied tools: %s", r.PermissionDenials)
-	}
+	return r
 }
 
 // runScript runs anthropic.test.mjs against baseURL with key.

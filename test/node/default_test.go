@@ -46,6 +46,15 @@ func TestEmbeddedDefault(t *testing.T) {
 		}
 		t.Logf("%s", out)
 	})
+	// The README's promise: Claude Code against the embedded default, no
+	// keys, no network (the simulated providers behind claude-*).
+	t.Run("claude_code", func(t *testing.T) {
+		bin := claudeOrSkip(t)
+		r := claudePrint(t, bin, t.TempDir(), strings.TrimSuffix(url, "/v1"), "unused", "say hi")
+		if !strings.Contains(r.Result, "Simulated answer") {
+			t.Errorf("claude -p result %q, want the simulated provider's answer", r.Result)
+		}
+	})
 }
 
 // nodeOrSkip returns node's path, skipping t when node or the npm
