@@ -145,6 +145,26 @@ type Adapter interface {
 	Supports(op Op) bool
 }
 
+// ModelOps is implemented by adapters whose operations depend on the
+// target's model: a cloud that serves Anthropic's models the Messages API
+// natively and its other models chat only. SupportsModel refines Supports
+// for one target's model; it is never true where Supports is false.
+type ModelOps interface {
+	SupportsModel(op Op, model string) bool
+}
+
+// Serves reports whether a serves op for a target of model: Supports,
+// refined by SupportsModel when a implements ModelOps.
+func Serves(a Adapter, op Op, model string) bool {
+	if !a.Supports(op) {
+		return false
+	}
+	if m, ok := a.(ModelOps); ok {
+		return m.SupportsModel(op, model)
+	}
+	return true
+}
+
 // Prober is implemented by adapters that can check their provider's health
 // on a free endpoint (GET models, Ollama tags, /health) without spending
 // tokens. A nil error means healthy; an *outcome.Error says why not.
