@@ -149,7 +149,7 @@ func TestParseBaseURL(t *testing.T) {
 type modelOps struct{}
 
 func (modelOps) Do(context.Context, *Request) (*Response, error) { return nil, nil }
-func (modelOps) Supports(op Op) bool                           { return op == OpChat || op == OpMessages }
+func (modelOps) Supports(op Op) bool                             { return op == OpChat || op == OpMessages }
 func (modelOps) SupportsModel(op Op, model string) bool {
 	return op == OpChat || model == "m-native"
 }
