@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
+	"github.com/llmrouter/llmrouter/internal/provider/bedrock"
 	"github.com/llmrouter/llmrouter/internal/provider/gemini"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
@@ -17,6 +18,7 @@ var providerTypes = provider.Types{
 	openai.AzureType,
 	anthropic.Type,
 	gemini.Type,
+	bedrock.Type,
 	openai.CompatibleType,
 	simulated.Type,
 }
