@@ -7,6 +7,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider/gemini"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
+	"github.com/llmrouter/llmrouter/internal/provider/vertex"
 )
 
 // providerTypes are the provider types this binary serves, the values a
@@ -19,6 +20,7 @@ var providerTypes = provider.Types{
 	anthropic.Type,
 	gemini.Type,
 	bedrock.Type,
+	vertex.Type,
 	openai.CompatibleType,
 	simulated.Type,
 }
