@@ -51,9 +51,9 @@ func throttled(on func() bool) func(bedrocktest.Request) bedrocktest.Reply {
 // testBinaryBedrock: two Bedrock regions (us-east-1 in tier 0, us-west-2
 // in tier 1, each a fake that checks every SigV4 signature) and Anthropic
 // in tier 2, credentials from the environment. Checked on the binary:
-//   - chat, stream and the Messages API natively through Bedrock (the
-//     invoke body without model, with anthropic_version and the client's
-//     betas);
+//   - chat, stream, a tool call and the Messages API natively through
+//     Bedrock (the invoke body without model, with anthropic_version and
+//     the client's betas);
 //   - a ConverseStream cut mid-frame ends the client's stream with one
 //     error event and no [DONE];
 //   - a throttled region fails over to the other region, and when both
@@ -97,9 +97,25 @@ func testBinaryBedrock(t *testing.T, bin string) {
 		}
 	}
 
+	// A tool call through Converse.
+	east.Reply = func(r bedrocktest.Request) bedrocktest.Reply {
+		if r.Op == bedrocktest.Converse && strings.Contains(string(r.Body), `"toolConfig"`) {
+			return bedrocktest.Reply{JSON: `{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_1",` +
+				`"name":"get_weather","input":{"city":"Oslo"}}}]}},"stopReason":"tool_use","usage":{"inputTokens":20,"outputTokens":5}}`}
+		}
+		return bedrocktest.Default(r)
+	}
+	status, _, body := postChatBody(t, p, toolChat("m", false))
+	if status != http.StatusOK || gjson.Get(body, "choices.0.message.tool_calls.0.function.arguments").Str != `{"city":"Oslo"}` ||
+		gjson.Get(body, "choices.0.finish_reason").Str != "tool_calls" {
+		t.Errorf("tool call: got %d %s", status, body)
+	}
+	east.Reply = throttled(eastThrottled.Load)
+
 	// The Messages API natively, whole and streamed.
 	msg := `{"model":"claude","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`
-	status, h, body := postMessages(t, p, msg, "prompt-caching-2024-07-31")
+	var h http.Header
+	status, h, body = postMessages(t, p, msg, "prompt-caching-2024-07-31")
 	if status != http.StatusOK || h.Get("X-LLMRouter-Provider") != "bedrock-east" || gjson.Get(body, "id").Str != "msg_bdrk_1" {
 		t.Errorf("messages: got %d from %q: %s", status, h.Get("X-LLMRouter-Provider"), body)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/provider/bedrock/bedrocktest"
+	"github.com/llmrouter/llmrouter/internal/provider/vertex/vertextest"
 )
 
 // Bounds of the binary harness: generous, they catch hangs.
@@ -73,10 +74,11 @@ func buildRouter(t *testing.T) string {
 // binProvider is one provider of a binary scenario's config.
 type binProvider struct {
 	fake *binFake
-	typ  string // openai_compatible, anthropic (matching fake's dialect), openai or azure (a respFake), bedrock
-	// bedrock is the fake of a provider of type bedrock (fake is then
-	// nil), named name, in its region.
+	typ  string // openai_compatible, anthropic (matching fake's dialect), openai or azure (a respFake), bedrock, vertex
+	// bedrock or vertex is the fake of a provider of type bedrock or
+	// vertex (fake is then nil), named name, for its region.
 	bedrock        *bedrocktest.Server
+	vertex         *vertextest.Server
 	name           string
 	tier           int
 	maxConcurrency int           // 0: the default
@@ -123,7 +125,7 @@ type binConfig struct {
 
 // providerName is p's name in the config.
 func (p binProvider) providerName() string {
-	if p.bedrock != nil {
+	if p.bedrock != nil || p.vertex != nil {
 		return p.name
 	}
 	return p.fake.name
@@ -173,6 +175,8 @@ func (c binConfig) yaml(listen, admin string) string {
 		switch p.typ {
 		case "bedrock":
 			fmt.Fprintf(&b, "    base_url: %s\n    bedrock: {region: %s, control_plane_url: %s}\n", p.bedrock.URL, p.bedrock.Region, p.bedrock.URL)
+		case "vertex":
+			fmt.Fprintf(&b, "    base_url: %s\n    vertex: {project: %s, region: %s}\n", p.vertex.URL, p.vertex.Project, p.vertex.Region)
 		case "anthropic":
 			fmt.Fprintf(&b, "    base_url: %s\n    api_key_env: %s\n", p.fake.srv.URL, anthropicKeyEnv)
 		case "openai":
