@@ -165,6 +165,16 @@ func Serves(a Adapter, op Op, model string) bool {
 	return true
 }
 
+// CredentialFinder is implemented by adapters that take their cloud's own
+// credentials instead of an API key (bedrock, vertex). FindCredentials
+// looks for them as the first request would (files, and the network: STS,
+// a metadata server), bounded by ctx, and says where they came from, never
+// what they are; an error carries an *outcome.Error as Do's would. Build
+// never calls it: `router validate --credentials` does.
+type CredentialFinder interface {
+	FindCredentials(ctx context.Context) (source string, err error)
+}
+
 // Prober is implemented by adapters that can check their provider's health
 // on a free endpoint (GET models, Ollama tags, /health) without spending
 // tokens. A nil error means healthy; an *outcome.Error says why not.

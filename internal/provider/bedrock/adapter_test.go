@@ -240,6 +240,22 @@ func TestChatAnthropicModel(t *testing.T) {
 	}
 }
 
+// TestFindCredentials: where the credentials came from, never what they
+// are; none is the auth kind.
+func TestFindCredentials(t *testing.T) {
+	envCredentials(t)
+	a, _ := newFake(t)
+	src, err := a.FindCredentials(context.Background())
+	if want := "environment variables (EnvConfigCredentials), key AKIA…MPLE"; err != nil || src != want {
+		t.Errorf("got %q, %v; want %q", src, err, want)
+	}
+	isolateAWS(t)
+	b, _ := newFake(t)
+	if _, err := b.FindCredentials(context.Background()); outcome.KindOf(err) != outcome.Auth {
+		t.Errorf("none: got %v", err)
+	}
+}
+
 // TestStreamCut: a ConverseStream (and an invoke stream) cut in the
 // middle of a frame ends with one classified network error, repeated.
 func TestStreamCut(t *testing.T) {
@@ -401,6 +417,11 @@ func TestWebIdentity(t *testing.T) {
 			}
 			if err := a.Probe(context.Background()); err != nil {
 				t.Errorf("probe: %v", err)
+			}
+			src, err := a.FindCredentials(context.Background())
+			if err != nil || !strings.HasPrefix(src, "web identity token file") || !strings.Contains(src, "key ASIA…") ||
+				!strings.Contains(src, "temporary until") || strings.Contains(src, "secret") || strings.Contains(src, "session") {
+				t.Errorf("FindCredentials: %q, %v", src, err)
 			}
 		})
 	}

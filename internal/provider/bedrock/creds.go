@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -145,4 +146,49 @@ func (s *signer) sign(ctx context.Context, hr *http.Request, body []byte, what s
 		return &outcome.Error{Kind: outcome.Auth, Message: what + ": signing: " + err.Error(), Err: err}
 	}
 	return nil
+}
+
+// FindCredentials gets the provider's credentials as its first request
+// would and says where they came from, in the AWS SDKs' words, with the
+// access key ID shortened (never the secret or the session token):
+// "environment (EnvConfigCredentials), key AKIA…MPLE".
+func (a *Adapter) FindCredentials(ctx context.Context) (string, error) {
+	creds, err := a.signer.creds.retrieve(ctx, "finding bedrock credentials")
+	if err != nil {
+		return "", err
+	}
+	src := sourceWords(creds.Source) + " (" + creds.Source + "), key " + shortKey(creds.AccessKeyID)
+	if creds.CanExpire {
+		src += ", temporary until " + creds.Expires.UTC().Format(time.RFC3339)
+	}
+	return src, nil
+}
+
+// sourceWords names a credential source of the default chain as AWS's
+// documentation does.
+func sourceWords(source string) string {
+	for _, s := range [...]struct{ prefix, words string }{
+		{"EnvConfigCredentials", "environment variables"},
+		{"SharedConfigCredentials", "shared credentials file"},
+		{"WebIdentityCredentials", "web identity token file (IAM role for a service account)"},
+		{"AssumeRoleProvider", "assumed role of a shared config profile"},
+		{"SSOProvider", "IAM Identity Center (SSO) profile"},
+		{"CredentialsEndpointProvider", "container credentials endpoint (ECS task role)"},
+		{"EC2RoleProvider", "EC2 instance profile"},
+		{"ProcessProvider", "credential_process of a shared config profile"},
+	} {
+		if strings.HasPrefix(source, s.prefix) {
+			return s.words
+		}
+	}
+	return "AWS credentials"
+}
+
+// shortKey is an access key ID with only its first and last four
+// characters left: enough to tell keys apart in a report.
+func shortKey(id string) string {
+	if len(id) <= 8 {
+		return strings.Repeat("*", len(id))
+	}
+	return id[:4] + "…" + id[len(id)-4:]
 }

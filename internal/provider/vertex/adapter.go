@@ -39,6 +39,8 @@ var (
 	_ provider.Adapter  = (*Adapter)(nil)
 	_ provider.Prober   = (*Adapter)(nil)
 	_ provider.ModelOps = (*Adapter)(nil)
+
+	_ provider.CredentialFinder = (*Adapter)(nil)
 )
 
 // New returns the adapter of provider p with its `vertex:` block c.

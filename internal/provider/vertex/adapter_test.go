@@ -184,6 +184,11 @@ func TestTokenRefresh(t *testing.T) {
 	if err := a.Probe(context.Background()); err != nil {
 		t.Errorf("probe: %v", err)
 	}
+	src, err := a.FindCredentials(context.Background())
+	if want := ", service_account " + vertextest.ClientEmail; err != nil || !strings.HasPrefix(src, "GOOGLE_APPLICATION_CREDENTIALS: ") ||
+		!strings.HasSuffix(src, want) {
+		t.Errorf("FindCredentials: %q, %v", src, err)
+	}
 
 	// Another Vertex accepts only the tokens it minted: one from this
 	// key's token endpoint is refused, with Google's 401 (auth).

@@ -2,7 +2,11 @@ package vertex
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"cloud.google.com/go/auth"
@@ -88,3 +92,54 @@ var errEmptyToken = tokenError("the credentials gave an empty access token")
 type tokenError string
 
 func (e tokenError) Error() string { return string(e) }
+
+// FindCredentials gets an access token as the provider's first request
+// would and says which source of Application Default Credentials gave it,
+// in Google's words ("GOOGLE_APPLICATION_CREDENTIALS: /etc/sa.json,
+// service_account llm-router@p.iam.gserviceaccount.com"): never a key or
+// a token.
+func (a *Adapter) FindCredentials(ctx context.Context) (string, error) {
+	if _, err := a.tokens.token(ctx, "finding vertex credentials"); err != nil {
+		return "", err
+	}
+	return adcSource(), nil
+}
+
+// adcSource says which source Application Default Credentials took,
+// looking in the order the library does.
+func adcSource() string {
+	if f := os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"); f != "" {
+		return "GOOGLE_APPLICATION_CREDENTIALS: " + f + fileKind(f)
+	}
+	dir := os.Getenv("CLOUDSDK_CONFIG")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".config", "gcloud")
+	}
+	if f := filepath.Join(dir, "application_default_credentials.json"); fileExists(f) {
+		return "gcloud application default credentials: " + f + fileKind(f)
+	}
+	return "the metadata server (attached service account)"
+}
+
+// fileKind is a credentials file's type and, for a service account, its
+// e-mail: ", service_account x@p.iam.gserviceaccount.com".
+func fileKind(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var f struct {
+		Type        string `json:"type"`
+		ClientEmail string `json:"client_email"`
+	}
+	if json.Unmarshal(b, &f) != nil || f.Type == "" {
+		return ""
+	}
+	return ", " + strings.TrimSpace(f.Type+" "+f.ClientEmail)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
