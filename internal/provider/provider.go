@@ -165,6 +165,24 @@ func Serves(a Adapter, op Op, model string) bool {
 	return true
 }
 
+// Endpointer is implemented by adapters whose type's block, not base_url
+// alone, says which endpoint the provider reaches (Bedrock's region,
+// Vertex's project and location). Endpoint names it, without a secret: it
+// is part of what the router's learned state of the provider applies to,
+// so a reload or restart that changes it starts the provider afresh.
+type Endpointer interface {
+	Endpoint() string
+}
+
+// EndpointOf is a's Endpoint, or "" when a is not an Endpointer (base_url
+// says it all).
+func EndpointOf(a Adapter) string {
+	if e, ok := a.(Endpointer); ok {
+		return e.Endpoint()
+	}
+	return ""
+}
+
 // CredentialFinder is implemented by adapters that take their cloud's own
 // credentials instead of an API key (bedrock, vertex). FindCredentials
 // looks for them as the first request would (files, and the network: STS,

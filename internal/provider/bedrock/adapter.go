@@ -25,11 +25,12 @@ const AnthropicVersion = "bedrock-2023-05-31"
 // Adapter sends requests to one region of Amazon Bedrock, signed with
 // SigV4 (see the package doc). It is safe for concurrent use.
 type Adapter struct {
-	runtime string // scheme://host of the runtime API
-	probe   string // the probe's URL on the control plane
-	client  *http.Client
-	signer  signer
-	now     func() time.Time // wall clock: signing time, created stamps
+	runtime  string // scheme://host of the runtime API
+	probe    string // the probe's URL on the control plane
+	endpoint string // Endpoint's answer
+	client   *http.Client
+	signer   signer
+	now      func() time.Time // wall clock: signing time, created stamps
 }
 
 var (
@@ -38,7 +39,14 @@ var (
 	_ provider.ModelOps = (*Adapter)(nil)
 
 	_ provider.CredentialFinder = (*Adapter)(nil)
+	_ provider.Endpointer       = (*Adapter)(nil)
 )
+
+// Endpoint names the region, its runtime URL and the shared config
+// profile: what the provider's learned state (breaker, buckets, blocks)
+// is true of, kept across a reload or restart only while it stays the
+// same.
+func (a *Adapter) Endpoint() string { return a.endpoint }
 
 // New returns the adapter of provider p with its `bedrock:` block c.
 // p.BaseURL is scheme://host of the runtime API ("" means
@@ -70,10 +78,11 @@ func newAdapter(p provider.Config, c Config, client *http.Client, load func(cont
 		client = provider.NewHTTPClient(p)
 	}
 	a := &Adapter{
-		runtime: runtime,
-		probe:   control + "/foundation-models?byOutputModality=TEXT",
-		client:  client,
-		now:     time.Now,
+		runtime:  runtime,
+		probe:    control + "/foundation-models?byOutputModality=TEXT",
+		endpoint: runtime + " region=" + c.Region + " profile=" + c.Profile,
+		client:   client,
+		now:      time.Now,
 	}
 	a.signer = signer{creds: &credentials{load: load}, v4: v4.NewSigner(), region: c.Region, now: a.now}
 	return a, nil

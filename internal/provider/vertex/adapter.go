@@ -41,7 +41,13 @@ var (
 	_ provider.ModelOps = (*Adapter)(nil)
 
 	_ provider.CredentialFinder = (*Adapter)(nil)
+	_ provider.Endpointer       = (*Adapter)(nil)
 )
+
+// Endpoint names the project and location (and API version), as the
+// URL prefix of every call: what the provider's learned state is true of,
+// kept across a reload or restart only while it stays the same.
+func (a *Adapter) Endpoint() string { return a.location }
 
 // New returns the adapter of provider p with its `vertex:` block c.
 // p.BaseURL is scheme://host ("" means https://{region}-aiplatform.
