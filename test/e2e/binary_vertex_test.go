@@ -53,7 +53,8 @@ func postChatBody(t testing.TB, p *routerProc, body string) (int, http.Header, s
 // in tier 1; credentials from a service-account key file
 // (GOOGLE_APPLICATION_CREDENTIALS). Checked on the binary: Gemini chat,
 // stream and a tool call through generateContent; Claude through the
-// Messages API natively (rawPredict with vertex-2023-10-16 and the betas)
+// Messages API natively (rawPredict with vertex-2023-10-16, the betas as
+// the anthropic-beta header)
 // and through chat; the token refreshed before it expires and never
 // refused.
 func testBinaryVertex(t *testing.T, bin string) {
@@ -121,7 +122,8 @@ func testBinaryVertex(t *testing.T, bin string) {
 		}
 	}
 	if len(raw) != 3 || raw[0].Model != claude ||
-		string(raw[0].Body) != `{"anthropic_version":"vertex-2023-10-16","anthropic_beta":["context-1m-2025-08-07"],"max_tokens":64,"messages":[{"role":"user","content":"hi"}]}` ||
+		string(raw[0].Body) != `{"anthropic_version":"vertex-2023-10-16","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}` ||
+		raw[0].Header.Get("Anthropic-Beta") != "context-1m-2025-08-07" ||
 		raw[1].Method != "streamRawPredict" {
 		t.Errorf("rawPredict calls: %+v", raw)
 	}

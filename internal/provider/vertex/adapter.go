@@ -13,6 +13,7 @@ import (
 
 	"cloud.google.com/go/auth"
 	"github.com/tidwall/gjson"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/outcome"
@@ -139,15 +140,22 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 }
 
 // rawNative serves provider.OpMessages: the client's body as
-// anthropic.InvokeBody makes it (model out, anthropic_version and
-// anthropic_beta in, stream kept: streamRawPredict reads it), the answer
-// and the stream's events as they came.
+// anthropic.InvokeBody makes it (model out, anthropic_version in, stream
+// kept: streamRawPredict reads it), the client's anthropic-beta as the
+// same header (Vertex reads betas there, as Anthropic's Vertex SDK sends
+// them), the answer and the stream's events as they came.
 func (a *Adapter) rawNative(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	body, err := anthropic.InvokeBody(req.Body, AnthropicVersion, req.AnthropicBeta, true)
+	if !httpguts.ValidHeaderFieldValue(req.AnthropicBeta) {
+		// The transport would refuse it as a network failure; it is the
+		// client's.
+		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest, Type: "invalid_request_error",
+			Message: "calling vertex rawPredict: anthropic-beta holds characters a header cannot carry"}
+	}
+	body, err := anthropic.InvokeBody(req.Body, AnthropicVersion, "", true)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := a.rawPredict(ctx, req, body)
+	resp, err := a.rawPredict(ctx, req, body, req.AnthropicBeta)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +186,7 @@ func (a *Adapter) rawChat(ctx context.Context, req *provider.Request) (*provider
 	if err != nil {
 		return nil, err
 	}
-	resp, err := a.rawPredict(ctx, req, body)
+	resp, err := a.rawPredict(ctx, req, body, "")
 	if err != nil {
 		return nil, err
 	}
@@ -198,12 +206,14 @@ func (a *Adapter) rawChat(ctx context.Context, req *provider.Request) (*provider
 	return out, nil
 }
 
-func (a *Adapter) rawPredict(ctx context.Context, req *provider.Request, body []byte) (*http.Response, error) {
+// rawPredict posts a Messages body to rawPredict, or streamRawPredict for
+// a stream, with beta ("" none) as anthropic-beta.
+func (a *Adapter) rawPredict(ctx context.Context, req *provider.Request, body []byte, beta string) (*http.Response, error) {
 	u := a.location + "/publishers/anthropic/models/" + url.PathEscape(req.Model)
 	if req.Stream {
-		return a.post(ctx, u+":streamRawPredict", body, true, "calling vertex streamRawPredict")
+		return a.post(ctx, u+":streamRawPredict", body, true, beta, "calling vertex streamRawPredict")
 	}
-	return a.post(ctx, u+":rawPredict", body, false, "calling vertex rawPredict")
+	return a.post(ctx, u+":rawPredict", body, false, beta, "calling vertex rawPredict")
 }
 
 // generate serves OpenAI chat for a Gemini model through the gemini
@@ -216,14 +226,14 @@ func (a *Adapter) generate(ctx context.Context, req *provider.Request) (*provide
 	}
 	u := a.location + "/publishers/google/models/" + url.PathEscape(model)
 	if req.Stream {
-		resp, err := a.post(ctx, u+":streamGenerateContent?alt=sse", body, true, "calling vertex streamGenerateContent")
+		resp, err := a.post(ctx, u+":streamGenerateContent?alt=sse", body, true, "", "calling vertex streamGenerateContent")
 		if err != nil {
 			return nil, err
 		}
 		return &provider.Response{Stream: gemini.NewStream(ctx, resp, model, req.IncludeUsage, a.now()), RateLimit: outcome.UnknownRateLimit}, nil
 	}
 	const what = "calling vertex generateContent"
-	resp, err := a.post(ctx, u+":generateContent", body, false, what)
+	resp, err := a.post(ctx, u+":generateContent", body, false, "", what)
 	if err != nil {
 		return nil, err
 	}
@@ -238,15 +248,19 @@ func (a *Adapter) generate(ctx context.Context, req *provider.Request) (*provide
 	return &provider.Response{Body: out, Usage: usage, RateLimit: outcome.UnknownRateLimit}, nil
 }
 
-// post sends body to u with an access token and returns the 200 answer,
-// whose body the caller reads and closes.
-func (a *Adapter) post(ctx context.Context, u string, body []byte, stream bool, what string) (*http.Response, error) {
+// post sends body to u with an access token (and beta, when not "", as
+// anthropic-beta) and returns the 200 answer, whose body the caller reads
+// and closes.
+func (a *Adapter) post(ctx context.Context, u string, body []byte, stream bool, beta, what string) (*http.Response, error) {
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest, Type: "invalid_request_error",
 			Message: what + ": " + err.Error(), Err: err}
 	}
 	hr.Header.Set("Content-Type", "application/json")
+	if beta != "" {
+		hr.Header.Set("Anthropic-Beta", beta)
+	}
 	if stream {
 		hr.Header.Set("Accept", "text/event-stream")
 	} else {

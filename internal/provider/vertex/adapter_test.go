@@ -119,8 +119,9 @@ func TestGemini(t *testing.T) {
 
 // TestClaudeNative: a Messages request for Claude goes to rawPredict (and
 // streamRawPredict) with the client's body less its model, plus
-// anthropic_version and betas, and the answer comes back as it came; chat
-// for Claude is translated onto the same calls.
+// anthropic_version, and its betas as the anthropic-beta header; the
+// answer comes back as it came; chat for Claude is translated onto the
+// same calls.
 func TestClaudeNative(t *testing.T) {
 	a, fake := newFake(t)
 	const body = `{"model":"claude-sonnet-4-5","max_tokens":99,"stream":%s,"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}`
@@ -131,10 +132,10 @@ func TestClaudeNative(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fake.Requests()[0]
-	want := `{"anthropic_version":"vertex-2023-10-16","anthropic_beta":["context-1m-2025-08-07"],"max_tokens":99,"stream":false,` +
+	want := `{"anthropic_version":"vertex-2023-10-16","max_tokens":99,"stream":false,` +
 		`"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}`
-	if got.Method != "rawPredict" || got.Model != claude || string(got.Body) != want {
-		t.Errorf("rawPredict: got %s %s\n%s\nwant\n%s", got.Method, got.Model, got.Body, want)
+	if got.Method != "rawPredict" || got.Model != claude || string(got.Body) != want || got.Header.Get("Anthropic-Beta") != "context-1m-2025-08-07" {
+		t.Errorf("rawPredict: got %s %s, anthropic-beta %q\n%s\nwant\n%s", got.Method, got.Model, got.Header.Get("Anthropic-Beta"), got.Body, want)
 	}
 	if !strings.Contains(string(resp.Body), `"id":"msg_vrtx_1"`) || resp.Usage.PromptTokens != 9 {
 		t.Errorf("answer %s usage %+v", resp.Body, resp.Usage)

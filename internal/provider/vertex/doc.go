@@ -7,7 +7,7 @@
 // Model:
 //
 //	Messages request (OpMessages, Claude)
-//	  ──anthropic.InvokeBody: model out, anthropic_version and anthropic_beta in, stream kept──►
+//	  ──anthropic.InvokeBody: model out, anthropic_version in, stream kept; anthropic-beta header──►
 //	  POST …/publishers/anthropic/models/{m}:rawPredict | :streamRawPredict
 //	  message JSON, SSE event payloads ◄──as received──┘
 //
@@ -38,8 +38,9 @@
 //     for a Messages client; a cut stream by provider.TransportError.
 //   - The Messages body is the client's, member for member and each value
 //     byte for byte, without model (the URL names it), with
-//     anthropic_version "vertex-2023-10-16" and the client's anthropic-beta
-//     as anthropic_beta, unless the body has them.
+//     anthropic_version "vertex-2023-10-16" unless the body has one; the
+//     client's anthropic-beta goes on as the same header, where Vertex
+//     reads betas (Bedrock reads them in the body).
 //   - Vertex AI sends no rate-limit headers: answers carry
 //     outcome.UnknownRateLimit; a 429's wait is its RetryInfo, if any.
 //   - The probe (one endpoint of the location) spends no tokens.

@@ -59,6 +59,7 @@ type Request struct {
 	Model  string
 	Method string // generateContent, streamGenerateContent, rawPredict, streamRawPredict; "" for the probe
 	Body   []byte
+	Header http.Header
 	Token  string
 }
 
@@ -170,7 +171,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, `{"error":{"code":404,"message":"The requested URL was not found on this server.","status":"NOT_FOUND"}}`)
 		return
 	}
-	req := Request{Path: rest, Body: body, Token: tok}
+	req := Request{Path: rest, Body: body, Header: r.Header.Clone(), Token: tok}
 	if pm, ok := strings.CutPrefix(rest, "publishers/"); ok {
 		_, m, _ := strings.Cut(pm, "/models/")
 		req.Model, req.Method, _ = strings.Cut(m, ":")
