@@ -47,6 +47,8 @@ targets=(
   "./internal/provider/gemini FuzzClassifyError"
   "./internal/provider/gemini FuzzStream"
   "./internal/provider/gemini FuzzTranslateCompletion"
+  "./internal/provider/bedrock FuzzClassifyError"
+  "./internal/provider/bedrock FuzzStream"
   "./internal/responses/chat FuzzTurn"
   "./internal/responses/chat FuzzEvents"
   "./internal/responses/native FuzzPrepare"

@@ -13,9 +13,12 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/daemon"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -35,8 +38,8 @@ type command struct {
 var commands = []command{
 	{"serve", "[--config FILE]", "serve the API and admin listeners (the default command)",
 		func() *flag.FlagSet { fs, _ := configFlags("serve"); return fs }},
-	{"validate", "[--config FILE]", "build everything serve builds except listeners; print every problem, or the routing table",
-		func() *flag.FlagSet { fs, _ := configFlags("validate"); return fs }},
+	{"validate", "[--config FILE] [--credentials]", "build everything serve builds except listeners; print every problem, or the routing table",
+		func() *flag.FlagSet { fs, _, _ := validateFlags(); return fs }},
 	{"status", "[--admin URL]", "print the provider table of a running router",
 		func() *flag.FlagSet { fs, _ := statusFlags(); return fs }},
 	{"enable", "[--admin URL] PROVIDER", "lift a provider's quota block and disabled targets in a running router",
@@ -195,32 +198,49 @@ func configFlags(name string) (*flag.FlagSet, *string) {
 	return fs, path
 }
 
+// validateFlags returns validate's flag set, its --config and its
+// --credentials.
+func validateFlags() (*flag.FlagSet, *string, *bool) {
+	fs, path := configFlags("validate")
+	creds := fs.Bool("credentials", false, "also find the cloud credentials of each bedrock and vertex provider as its first request would "+
+		"(files, STS, metadata servers: I/O that validate does not do otherwise) and print where they came from, never what they are")
+	return fs, path, creds
+}
+
 // configFlag parses serve's or validate's flags; a bad flag is reported
 // on stderr with the command's help.
 func configFlag(name string, args []string, stderr io.Writer) (string, error) {
 	fs, path := configFlags(name)
+	return *path, parseFlags(fs, name, args, stderr)
+}
+
+// parseFlags parses args into fs; a bad flag is reported on stderr with
+// the command's help.
+func parseFlags(fs *flag.FlagSet, name string, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr); commandUsage(stderr, lookupCommand(name)) }
 	if err := fs.Parse(args); err != nil {
-		return "", err
+		return err
 	}
 	if fs.NArg() > 0 {
 		err := fmt.Errorf("unexpected argument %q", fs.Arg(0))
 		fmt.Fprintf(stderr, "router %s: %v\n", name, err)
-		return "", err
+		return err
 	}
-	return *path, nil
+	return nil
 }
 
 // cmdValidate builds everything serve builds, with the same functions,
 // except the listeners: the config, every provider's key and adapter, the
 // route table and the proxy. It prints every problem, one per line, each
-// naming its key, or the routing table.
+// naming its key, or the routing table; with --credentials, then where
+// each cloud provider's credentials come from (credentialSources).
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
-	path, err := configFlag("validate", args, stderr)
-	if err != nil {
+	fs, pathFlag, withCreds := validateFlags()
+	if err := parseFlags(fs, "validate", args, stderr); err != nil {
 		return 2
 	}
+	path := *pathFlag
 	src := daemon.Source(path)
 	log := slog.New(&warnings{w: stderr})
 	cfg, err := config.Check(path)
@@ -260,7 +280,46 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	_ = tw.Flush()
+	if *withCreds {
+		return credentialSources(opts.Providers, stdout, stderr)
+	}
 	return 0
+}
+
+// credentialTimeout bounds the search for one provider's credentials.
+const credentialTimeout = 20 * time.Second
+
+// credentialSources finds the credentials of every provider whose adapter
+// takes its cloud's own (provider.CredentialFinder), one after the other,
+// and prints where each came from; a provider that has none is a problem
+// on stderr and the exit code is 1.
+func credentialSources(providers []routing.Provider, stdout, stderr io.Writer) int {
+	code := 0
+	var tw *tabwriter.Writer
+	for _, p := range providers {
+		f, ok := p.Adapter.(provider.CredentialFinder)
+		if !ok {
+			continue
+		}
+		if tw == nil {
+			tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "\nPROVIDER\tTYPE\tCREDENTIALS")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), credentialTimeout)
+		src, err := f.FindCredentials(ctx)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "router validate: provider %s: no credentials: %v\n", p.Name, err)
+			fmt.Fprintf(tw, "%s\t%s\tnone (see above)\n", p.Name, p.Type)
+			code = 1
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, p.Type, src)
+	}
+	if tw != nil {
+		_ = tw.Flush()
+	}
+	return code
 }
 
 // lines returns the problems err joins, one per line.

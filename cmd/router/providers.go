@@ -3,9 +3,11 @@ package main
 import (
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
+	"github.com/llmrouter/llmrouter/internal/provider/bedrock"
 	"github.com/llmrouter/llmrouter/internal/provider/gemini"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
+	"github.com/llmrouter/llmrouter/internal/provider/vertex"
 )
 
 // providerTypes are the provider types this binary serves, the values a
@@ -17,6 +19,8 @@ var providerTypes = provider.Types{
 	openai.AzureType,
 	anthropic.Type,
 	gemini.Type,
+	bedrock.Type,
+	vertex.Type,
 	openai.CompatibleType,
 	simulated.Type,
 }

@@ -66,7 +66,7 @@ func TestValidateRejectsWhatServeRejects(t *testing.T) {
 			"providers[0].api_key_env: environment variable TEST_ROUTER_UNSET_KEY is unset or empty"},
 		{"unknown provider type",
 			"providers: [{name: p, type: openia, api_key_env: TEST_ROUTER_KEY}]\n" + oneModel,
-			`providers[0].type: must be one of openai, azure, anthropic, gemini, openai_compatible, simulated, got "openia"`},
+			`providers[0].type: must be one of openai, azure, anthropic, gemini, bedrock, vertex, openai_compatible, simulated, got "openia"`},
 		{"target names a missing provider",
 			"providers: [{name: p, type: simulated}]\nmodels: [{name: m, targets: [{provider: ghost, model: x}]}]\n",
 			`models[0].targets[0].provider: no provider named "ghost"`},
@@ -141,7 +141,7 @@ models:
 		`providers[0].base_url: "https://r.openai.azure.com/openai": give scheme://host only for azure, the adapter appends the /openai path`,
 		`providers[0].timeout: must be a duration such as 30s or 250ms, got "10x"`,
 		"providers[1].rpm: must not be negative, got -1",
-		`providers[1].type: must be one of openai, azure, anthropic, gemini, openai_compatible, simulated, got "openia"`,
+		`providers[1].type: must be one of openai, azure, anthropic, gemini, bedrock, vertex, openai_compatible, simulated, got "openia"`,
 		"providers[2].simulated.failure_rate: must be between 0 and 1, got 2",
 		"providers[2].simulated.latency: must not be negative, got -1s",
 	}
@@ -295,7 +295,14 @@ func TestProviderTypes(t *testing.T) {
 				base = ", base_url: http://127.0.0.1:1"
 			}
 		}
-		yaml := "providers: [{name: p, type: " + typ.Name + ", api_key_env: TEST_ROUTER_KEY" + base + "}]\n" + oneModel
+		entry := "api_key_env: TEST_ROUTER_KEY" + base
+		switch typ.Name {
+		case "bedrock":
+			entry = "bedrock: {region: us-east-1}" // signed with AWS credentials, no key
+		case "vertex":
+			entry = "vertex: {project: my-project, region: global}" // OAuth2 tokens, no key
+		}
+		yaml := "providers: [{name: p, type: " + typ.Name + ", " + entry + "}]\n" + oneModel
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), []string{"validate", "--config", writeConfig(t, yaml)}, &out, &errb); code != 0 {
 			t.Errorf("type %s: got exit %d, want 0; stderr:\n%s", typ.Name, code, errb.String())

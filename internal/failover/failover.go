@@ -185,8 +185,8 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 		tg := m.Targets[i]
 		pr := providers(tg.Provider)
 		treq := req
-		if !pr.Adapter.Supports(req.Op) {
-			if treq = req.Alt; treq == nil || !pr.Adapter.Supports(treq.Op) {
+		if !provider.Serves(pr.Adapter, req.Op, tg.Model) {
+			if treq = req.Alt; treq == nil || !provider.Serves(pr.Adapter, treq.Op, tg.Model) {
 				continue
 			}
 		}

@@ -45,6 +45,8 @@ func TestKeepsStateAcrossUpdate(t *testing.T) {
 			p.Release(t0, upstream.Result{Kind: outcome.ServerError})
 		}
 	}
+	// b changes its max_concurrency; a cloud provider would change its
+	// region the same way, through Settings.Endpoint (the next update).
 	next, err := s.Update([]upstream.Spec{spec("a", 10), spec("b", 20)})
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +80,11 @@ func TestKeepsStateAcrossUpdate(t *testing.T) {
 		if !series[fam+"{b}"] {
 			t.Errorf("%s{provider=b} is not there from start-up", fam)
 		}
+	}
+	moved := spec("a", 10)
+	moved.Endpoint = "https://bedrock-runtime.us-west-2.amazonaws.com region=us-west-2 profile="
+	if again, err := s.Update([]upstream.Spec{moved, spec("b", 20)}); err != nil || again[0] == next[0] || again[0].Status(t0).State != "closed" {
+		t.Errorf("a (endpoint changed): kept %v, state %s, err %v; want a fresh runtime, closed", again[0] == next[0], again[0].Status(t0).State, err)
 	}
 	if _, err := s.Update([]upstream.Spec{spec("a", 1), spec("a", 1)}); err == nil {
 		t.Error("duplicate names accepted")

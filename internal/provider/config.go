@@ -17,7 +17,7 @@ type Config struct {
 	// letters, digits, '_', '.' and '-', unique among the providers.
 	Name string `mapstructure:"name"`
 	// Type selects the adapter: the Name of one of the binary's Types
-	// (openai, azure, anthropic, gemini, openai_compatible, simulated).
+	// (openai, azure, anthropic, gemini, bedrock, vertex, openai_compatible, simulated).
 	Type string `mapstructure:"type"`
 	// BaseURL is where the provider lives. openai and openai_compatible:
 	// up to and including /v1; anthropic, gemini, azure: scheme://host

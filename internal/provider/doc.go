@@ -3,10 +3,12 @@
 // classification of transport errors, and the provider's common Config.
 //
 // One adapter per API family lives below this package (openai, azure,
-// anthropic, gemini, simulated). An adapter translates an OpenAI-shaped
-// Request into its provider's call, and its provider's answer back into
-// OpenAI-shaped bytes; it classifies every failure into an *outcome.Error
-// exactly once. Adapters never call the breaker, the buckets or each other.
+// anthropic, gemini, bedrock, vertex, simulated). An adapter translates an
+// OpenAI-shaped Request into its provider's call, and its provider's
+// answer back into OpenAI-shaped bytes; it classifies every failure into
+// an *outcome.Error exactly once. Adapters never call the breaker, the
+// buckets or each other (bedrock and vertex reuse the anthropic and gemini
+// packages' translation functions, which are not adapters' calls).
 //
 // Bodies of OpenAI-family providers pass through unchanged except the model
 // name (Request.AppendBody); translating adapters decode the body themselves.

@@ -145,6 +145,54 @@ type Adapter interface {
 	Supports(op Op) bool
 }
 
+// ModelOps is implemented by adapters whose operations depend on the
+// target's model: a cloud that serves Anthropic's models the Messages API
+// natively and its other models chat only. SupportsModel refines Supports
+// for one target's model; it is never true where Supports is false.
+type ModelOps interface {
+	SupportsModel(op Op, model string) bool
+}
+
+// Serves reports whether a serves op for a target of model: Supports,
+// refined by SupportsModel when a implements ModelOps.
+func Serves(a Adapter, op Op, model string) bool {
+	if !a.Supports(op) {
+		return false
+	}
+	if m, ok := a.(ModelOps); ok {
+		return m.SupportsModel(op, model)
+	}
+	return true
+}
+
+// Endpointer is implemented by adapters whose type's block, not base_url
+// alone, says which endpoint the provider reaches (Bedrock's region,
+// Vertex's project and location). Endpoint names it, without a secret: it
+// is part of what the router's learned state of the provider applies to,
+// so a reload or restart that changes it starts the provider afresh.
+type Endpointer interface {
+	Endpoint() string
+}
+
+// EndpointOf is a's Endpoint, or "" when a is not an Endpointer (base_url
+// says it all).
+func EndpointOf(a Adapter) string {
+	if e, ok := a.(Endpointer); ok {
+		return e.Endpoint()
+	}
+	return ""
+}
+
+// CredentialFinder is implemented by adapters that take their cloud's own
+// credentials instead of an API key (bedrock, vertex). FindCredentials
+// looks for them as the first request would (files, and the network: STS,
+// a metadata server), bounded by ctx, and says where they came from, never
+// what they are; an error carries an *outcome.Error as Do's would. Build
+// never calls it: `router validate --credentials` does.
+type CredentialFinder interface {
+	FindCredentials(ctx context.Context) (source string, err error)
+}
+
 // Prober is implemented by adapters that can check their provider's health
 // on a free endpoint (GET models, Ollama tags, /health) without spending
 // tokens. A nil error means healthy; an *outcome.Error says why not.

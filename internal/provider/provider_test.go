@@ -144,3 +144,37 @@ func TestParseBaseURL(t *testing.T) {
 		}
 	}
 }
+
+// modelOps serves chat for every model and messages for "m-native" only.
+type modelOps struct{}
+
+func (modelOps) Do(context.Context, *Request) (*Response, error) { return nil, nil }
+func (modelOps) Supports(op Op) bool                             { return op == OpChat || op == OpMessages }
+func (modelOps) SupportsModel(op Op, model string) bool {
+	return op == OpChat || model == "m-native"
+}
+
+// plainOps serves chat only, for any model.
+type plainOps struct{ modelOps }
+
+func (plainOps) Supports(op Op) bool { return op == OpChat }
+
+func TestServes(t *testing.T) {
+	for _, tt := range []struct {
+		a     Adapter
+		op    Op
+		model string
+		want  bool
+	}{
+		{modelOps{}, OpChat, "m", true},
+		{modelOps{}, OpMessages, "m-native", true},
+		{modelOps{}, OpMessages, "m", false},
+		{modelOps{}, OpEmbeddings, "m-native", false}, // Supports says no first
+		{plainOps{}, OpChat, "m", true},
+		{plainOps{}, OpMessages, "m-native", false},
+	} {
+		if got := Serves(tt.a, tt.op, tt.model); got != tt.want {
+			t.Errorf("Serves(%T, %s, %s): got %v, want %v", tt.a, tt.op, tt.model, got, tt.want)
+		}
+	}
+}

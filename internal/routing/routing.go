@@ -226,7 +226,7 @@ func (rt *Routes) Update(opts Options) error {
 	specs := make([]upstream.Spec, len(st.Order))
 	for i, p := range st.Order {
 		specs[i] = upstream.Spec{
-			Settings: upstream.Settings{Provider: p.Config, Policy: opts.Policy},
+			Settings: upstream.Settings{Provider: p.Config, Endpoint: provider.EndpointOf(p.Adapter), Policy: opts.Policy},
 			Secrets:  secrets[i],
 		}
 		if pr, ok := p.Adapter.(provider.Prober); ok {

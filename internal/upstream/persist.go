@@ -12,7 +12,7 @@ import (
 // fingerprintOf is the record.Fingerprint of s.
 func fingerprintOf(s Settings) record.Fingerprint {
 	p := s.Policy.WithDefaults()
-	return record.FingerprintOf(s.Provider, p.Breaker, p.QuotaRecheck)
+	return record.FingerprintOf(s.Provider, s.Endpoint, p.Breaker, p.QuotaRecheck)
 }
 
 // ChangedError is Restore's refusal: the state was learned under another

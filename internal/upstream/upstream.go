@@ -48,6 +48,10 @@ type Settings struct {
 	// Provider is the provider's config (name, type, limits, timeouts);
 	// MaxConcurrency <= 0 means no cap, RPM/TPM 0 mean learn from headers.
 	Provider provider.Config
+	// Endpoint is what the adapter says about where it goes beyond
+	// base_url (provider.EndpointOf): Bedrock's region, Vertex's project
+	// and location; "" for the other types.
+	Endpoint string
 	Policy
 }
 

@@ -23,28 +23,38 @@ func messagesBody(stream bool) string {
 	return b + "}"
 }
 
-// postMessages sends one Messages request to the router at base, as the
-// Anthropic SDKs do, and reads the whole answer.
-func postMessages(client *http.Client, base string, stream bool) (reply, error) {
+// messagesCall sends one Messages request for model "m" to the router at
+// base, as the Anthropic SDKs do (a query string, a version, a beta), and
+// reads the whole answer.
+func messagesCall(client *http.Client, base string, stream bool) (reply, error) {
+	return sendMessages(client, base+"/v1/messages?beta=true", messagesBody(stream), "interleaved-thinking-2025-05-14")
+}
+
+// sendMessages posts body to url with anthropic-version and, when not
+// empty, anthropic-beta, and reads the whole answer; a transport or read
+// error is returned.
+func sendMessages(client *http.Client, url, body, beta string) (reply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/messages?beta=true", strings.NewReader(messagesBody(stream)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		return reply{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("anthropic-version", "2023-06-01")
-	req.Header.Set("anthropic-beta", "interleaved-thinking-2025-05-14")
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	if beta != "" {
+		req.Header.Set("Anthropic-Beta", beta)
+	}
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
 		return reply{}, fmt.Errorf("sending: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	rep := reply{status: resp.StatusCode, header: resp.Header, body: body, elapsed: time.Since(start)}
+	b, err := io.ReadAll(resp.Body)
+	rep := reply{status: resp.StatusCode, header: resp.Header, body: b, elapsed: time.Since(start)}
 	if err != nil {
-		return rep, fmt.Errorf("reading the body (%d bytes so far %q): %w", len(body), body, err)
+		return rep, fmt.Errorf("reading the body (%d bytes so far %q): %w", len(b), b, err)
 	}
 	return rep, nil
 }
@@ -154,7 +164,7 @@ func testBinaryMessagesFaults(t *testing.T, bin string) {
 					before := backup.count(false, 0)
 					f := row.fault(d)
 					pending.Store(&f)
-					rep, err := postMessages(p.client, p.api, row.stream)
+					rep, err := messagesCall(p.client, p.api, row.stream)
 					if err != nil {
 						t.Fatalf("request: %v", err)
 					}
@@ -200,7 +210,7 @@ func testBinaryMessagesFaults(t *testing.T, bin string) {
 // text up's.
 func messagesServedBy(t *testing.T, p *routerProc, up *binFake, stream bool) {
 	t.Helper()
-	rep, err := postMessages(p.client, p.api, stream)
+	rep, err := messagesCall(p.client, p.api, stream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/provider/bedrock/bedrocktest"
+	"github.com/llmrouter/llmrouter/internal/provider/vertex/vertextest"
 )
 
 // Bounds of the binary harness: generous, they catch hangs.
@@ -70,8 +73,13 @@ func buildRouter(t *testing.T) string {
 
 // binProvider is one provider of a binary scenario's config.
 type binProvider struct {
-	fake           *binFake
-	typ            string // openai_compatible, anthropic (matching fake's dialect), openai or azure (a respFake)
+	fake *binFake
+	typ  string // openai_compatible, anthropic (matching fake's dialect), openai or azure (a respFake), bedrock, vertex
+	// bedrock or vertex is the fake of a provider of type bedrock or
+	// vertex (fake is then nil), named name, for its region.
+	bedrock        *bedrocktest.Server
+	vertex         *vertextest.Server
+	name           string
 	tier           int
 	maxConcurrency int           // 0: the default
 	firstToken     time.Duration // first_token_timeout; 0: the default
@@ -111,6 +119,16 @@ type binConfig struct {
 	logLevel string
 	// stateFile is state_file ("": off).
 	stateFile string
+	// env is more of the router's environment ("NAME=value").
+	env []string
+}
+
+// providerName is p's name in the config.
+func (p binProvider) providerName() string {
+	if p.bedrock != nil || p.vertex != nil {
+		return p.name
+	}
+	return p.fake.name
 }
 
 // clientKey is the client key of a scenario with auth on.
@@ -153,8 +171,12 @@ func (c binConfig) yaml(listen, admin string) string {
 	}
 	b.WriteString("providers:\n")
 	for _, p := range c.providers {
-		fmt.Fprintf(&b, "  - name: %s\n    type: %s\n", p.fake.name, p.typ)
+		fmt.Fprintf(&b, "  - name: %s\n    type: %s\n", p.providerName(), p.typ)
 		switch p.typ {
+		case "bedrock":
+			fmt.Fprintf(&b, "    base_url: %s\n    bedrock: {region: %s, control_plane_url: %s}\n", p.bedrock.URL, p.bedrock.Region, p.bedrock.URL)
+		case "vertex":
+			fmt.Fprintf(&b, "    base_url: %s\n    vertex: {project: %s, region: %s}\n", p.vertex.URL, p.vertex.Project, p.vertex.Region)
 		case "anthropic":
 			fmt.Fprintf(&b, "    base_url: %s\n    api_key_env: %s\n", p.fake.srv.URL, anthropicKeyEnv)
 		case "openai":
@@ -179,7 +201,7 @@ func (c binConfig) yaml(listen, admin string) string {
 	}
 	b.WriteString("models:\n  - name: m\n    targets:\n")
 	for _, p := range c.providers {
-		fmt.Fprintf(&b, "      - {provider: %s, model: model-of-%s, tier: %d}\n", p.fake.name, p.fake.name, p.tier)
+		fmt.Fprintf(&b, "      - {provider: %s, model: model-of-%s, tier: %d}\n", p.providerName(), p.providerName(), p.tier)
 	}
 	for _, m := range c.models {
 		fmt.Fprintf(&b, "  - name: %s\n    targets:\n", m.name)
@@ -256,6 +278,7 @@ func tryStart(t testing.TB, bin string, c binConfig) (*routerProc, error) {
 	// race-enabled router would otherwise sleep a second at exit.
 	p.cmd.Env = []string{anthropicKeyEnv + "=sk-ant-test", openaiKeyEnv + "=sk-test", azureKeyEnv + "=az-key",
 		"E2E_CLIENT_KEYS=" + clientKey, "GORACE=atexit_sleep_ms=0"}
+	p.cmd.Env = append(p.cmd.Env, c.env...)
 	p.cmd.Stdout = p.stderr
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {

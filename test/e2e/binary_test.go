@@ -28,6 +28,8 @@ func TestBinary(t *testing.T) {
 	t.Run("responses api natively", func(t *testing.T) { testBinaryResponsesNative(t, bin) })
 	t.Run("warm restart", func(t *testing.T) { testBinaryWarmRestart(t, bin) })
 	t.Run("fleet", func(t *testing.T) { testBinaryFleet(t, bin) })
+	t.Run("bedrock", func(t *testing.T) { testBinaryBedrock(t, bin) })
+	t.Run("vertex", func(t *testing.T) { testBinaryVertex(t, bin) })
 }
 
 // providerType is the config type the binary scenarios use for d.

@@ -123,7 +123,7 @@ func betas(h http.Header) string {
 // natively: then nothing is translated.
 func allNative(q proxy.Request, m *route.Model) bool {
 	for _, tg := range m.Targets {
-		if p := q.Provider(tg.Provider); p == nil || !p.Adapter.Supports(provider.OpMessages) {
+		if p := q.Provider(tg.Provider); p == nil || !provider.Serves(p.Adapter, provider.OpMessages, tg.Model) {
 			return false
 		}
 	}

@@ -41,8 +41,19 @@ func (a *Adapter) doMessages(ctx context.Context, req *provider.Request) (*provi
 	if err != nil {
 		return nil, err
 	}
+	if out.Usage, err = ReadNativeMessage(raw); err != nil {
+		return nil, err
+	}
+	out.Body = raw
+	return out, nil
+}
+
+// ReadNativeMessage checks a 200's Messages answer, passed on natively
+// (provider.OpMessages), and reads its usage: invalid JSON is a
+// ServerError; an error document is the failure it names, with Body raw.
+func ReadNativeMessage(raw []byte) (outcome.Usage, error) {
 	if !jsoncheck.Valid(raw) {
-		return nil, invalidAnswer("invalid JSON")
+		return outcome.Usage{}, invalidAnswer("invalid JSON")
 	}
 	// raw is not modified while doc is in use; Usage keeps numbers only.
 	doc := gjson.Parse(unsafeString(raw))
@@ -52,12 +63,11 @@ func (a *Adapter) doMessages(ctx context.Context, req *provider.Request) (*provi
 		e := eventError(doc.Get("error"))
 		e.Message = "reading anthropic message: " + e.Message
 		e.Body = raw
-		return nil, e
+		return outcome.Usage{}, e
 	}
 	var u usage
 	u.read(doc.Get("usage"))
-	out.Body, out.Usage = raw, u.outcome()
-	return out, nil
+	return u.outcome(), nil
 }
 
 // CountTokens asks Anthropic to count a Messages request's input tokens
@@ -165,6 +175,12 @@ var _ provider.Stream = (*nativeStream)(nil)
 
 func newNativeStream(ctx context.Context, body io.ReadCloser) *nativeStream {
 	return &nativeStream{upstream{ctx: ctx, body: body, events: sse.NewReader(body)}}
+}
+
+// newNativeStreamOn is newNativeStream on events from any transport; body
+// is closed by Close.
+func newNativeStreamOn(ctx context.Context, events Events, body io.Closer) *nativeStream {
+	return &nativeStream{upstream{ctx: ctx, body: body, events: events}}
 }
 
 // Next returns the next event's data, valid until the next call. io.EOF

@@ -54,8 +54,14 @@ var _ provider.Stream = (*stream)(nil)
 var emptyContent = ""
 
 func newStream(ctx context.Context, body io.ReadCloser, model string, created int64, includeUsage bool) *stream {
+	return newStreamOn(ctx, sse.NewReader(body), body, model, created, includeUsage)
+}
+
+// newStreamOn is newStream on events from any transport; body is closed
+// by Close.
+func newStreamOn(ctx context.Context, events Events, body io.Closer, model string, created int64, includeUsage bool) *stream {
 	s := &stream{
-		upstream:     upstream{ctx: ctx, body: body, events: sse.NewReader(body)},
+		upstream:     upstream{ctx: ctx, body: body, events: events},
 		includeUsage: includeUsage,
 		model:        model,
 		buf:          make([]byte, 0, 512),
@@ -186,13 +192,14 @@ func (s *stream) encode() ([]byte, error) {
 	return s.buf, nil
 }
 
-// upstream is what both stream kinds read: the answer's SSE body, bound
-// to the request's context, and what it said so far. Next, Usage and
-// Pending are for one goroutine; Close may be called from any.
+// upstream is what both stream kinds read: the answer's events (SSE from
+// Anthropic, event-stream frames from a cloud), bound to the request's
+// context, and what they said so far. Next, Usage and Pending are for one
+// goroutine; Close may be called from any.
 type upstream struct {
 	ctx    context.Context
-	body   io.ReadCloser
-	events *sse.Reader
+	body   io.Closer
+	events Events
 
 	usage usage
 	done  bool  // message_stop seen and handled
@@ -229,7 +236,8 @@ func (s *upstream) next() (raw []byte, data, typ string, err error) {
 }
 
 // readError classifies a failure to read the next event. Even a clean end
-// of the body is a cut here: a whole answer ends with message_stop.
+// of the body is a cut here: a whole answer ends with message_stop. An
+// *outcome.Error (a cloud's exception frame) is kept as it is.
 func (s *upstream) readError(err error) error {
 	if errors.Is(err, sse.ErrEventTooLarge) {
 		return &outcome.Error{Kind: outcome.ServerError, Message: "reading anthropic stream: " + err.Error(), Err: err}

@@ -111,7 +111,7 @@ func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (p
 // needs it.
 func servesNatively(q proxy.Request, m *route.Model) bool {
 	for _, tg := range m.Targets {
-		if q.Provider(tg.Provider).Adapter.Supports(provider.OpResponses) {
+		if provider.Serves(q.Provider(tg.Provider).Adapter, provider.OpResponses, tg.Model) {
 			return true
 		}
 	}

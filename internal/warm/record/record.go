@@ -50,7 +50,8 @@ type State struct {
 }
 
 // Fingerprint is what a provider's learned state depends on: where it is
-// (type and base_url), which account it is (where its key comes from:
+// (type and base_url, with the region or location a cloud type's block
+// names: provider.Endpointer), which account it is (where its key comes from:
 // api_key_env or api_key_file, never the key), the ceilings its buckets
 // count against (rpm, tpm) and the policy its breaker and quota block
 // follow (the breaker: block). Timeouts, concurrency, the failure domain
@@ -69,19 +70,26 @@ type Fingerprint struct {
 	Breaker   string `json:"breaker"`
 }
 
-// FingerprintOf is the Fingerprint of the provider configured as p, whose
-// breaker and quota block follow b and quotaRecheck (defaults applied:
-// the same policy written out or left to its defaults is one
-// fingerprint).
-func FingerprintOf(p provider.Config, b breaker.Config, quotaRecheck time.Duration) Fingerprint {
+// FingerprintOf is the Fingerprint of the provider configured as p, at
+// endpoint (what its type's block says about where it goes:
+// provider.EndpointOf; "" when base_url says it all, which keeps the
+// fingerprint of such a provider what it always was), whose breaker and
+// quota block follow b and quotaRecheck (defaults applied: the same policy
+// written out or left to its defaults is one fingerprint). The endpoint
+// counts as part of base_url.
+func FingerprintOf(p provider.Config, endpoint string, b breaker.Config, quotaRecheck time.Duration) Fingerprint {
 	th, cd := b.FailureThreshold, b.Cooldown
 	// Every field listed by name: a field added to the config later
 	// changes the fingerprint only when it is added here too.
 	policy := fmt.Sprintf("consecutive=%d ratio=%g min_requests=%d window=%s failure=%s rate_limit=%s timeout=%s multiplier=%g max=%s quota_recheck=%s",
 		th.Consecutive, th.Ratio, th.MinRequests, th.Window, cd.Failure, cd.RateLimit, cd.Timeout, cd.Multiplier, cd.Max, quotaRecheck)
+	where := p.BaseURL
+	if endpoint != "" {
+		where += " " + endpoint
+	}
 	return Fingerprint{
 		Type:      p.Type,
-		BaseURL:   digest(p.BaseURL),
+		BaseURL:   digest(where),
 		KeySource: digest("env=" + p.APIKeyEnv + " file=" + p.APIKeyFile),
 		RPM:       p.RPM,
 		TPM:       p.TPM,

@@ -15,7 +15,7 @@ import (
 func TestFingerprint(t *testing.T) {
 	p := provider.Config{Name: "p", Type: "openai", BaseURL: "https://api.example/v1", APIKeyEnv: "K", RPM: 60}
 	b := breaker.DefaultConfig()
-	f := FingerprintOf(p, b, time.Hour)
+	f := FingerprintOf(p, "", b, time.Hour)
 	if got, want := f.Key("p"), "ec6b5c0d4e605e1e"; got != want {
 		t.Errorf("Key = %s, want %s", got, want)
 	}
@@ -38,9 +38,17 @@ func TestFingerprint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p2, b2, r2 := p, b, time.Hour
 			tc.edit(&p2, &b2, &r2)
-			if got := f.Changed(FingerprintOf(p2, b2, r2)); !slices.Equal(got, tc.want) {
+			if got := f.Changed(FingerprintOf(p2, "", b2, r2)); !slices.Equal(got, tc.want) {
 				t.Errorf("Changed = %v, want %v", got, tc.want)
 			}
 		})
+	}
+	// A cloud provider's region is in its block, not its base_url: the
+	// endpoint its adapter names tells two regions apart.
+	bp := provider.Config{Name: "aws", Type: "bedrock"}
+	east := FingerprintOf(bp, "https://bedrock-runtime.us-east-1.amazonaws.com region=us-east-1", b, time.Hour)
+	west := FingerprintOf(bp, "https://bedrock-runtime.us-west-2.amazonaws.com region=us-west-2", b, time.Hour)
+	if got := east.Changed(west); !slices.Equal(got, []string{"base_url"}) || east.Key("aws") == west.Key("aws") {
+		t.Errorf("another region: Changed = %v, keys %s and %s", got, east.Key("aws"), west.Key("aws"))
 	}
 }

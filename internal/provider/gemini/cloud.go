@@ -1,0 +1,33 @@
+package gemini
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+)
+
+// What Google Vertex AI reuses of this package: its generateContent and
+// streamGenerateContent take and answer the same documents as the Gemini
+// API's, under another URL and another credential (docs/ARCHITECTURE.md,
+// "Providers").
+
+// TranslateChat is the generateContent body for an OpenAI chat request
+// (provider.OpChat) to model. Its error is an *outcome.Error of kind
+// ClientError: the request never reaches the network.
+func TranslateChat(body []byte, model string) ([]byte, error) { return translateChat(body, model) }
+
+// TranslateCompletion is the OpenAI chat.completion for a
+// GenerateContentResponse, and its usage; now stamps created.
+func TranslateCompletion(data []byte, model string, now time.Time) ([]byte, outcome.Usage, error) {
+	out, u, err := translateCompletion(data, model, now)
+	return out, u.outcome(), err
+}
+
+// NewStream returns the OpenAI chat.completion.chunk stream of a
+// streamGenerateContent?alt=sse answer, bound to ctx until Close.
+func NewStream(ctx context.Context, resp *http.Response, model string, includeUsage bool, now time.Time) provider.Stream {
+	return newStream(ctx, resp, model, includeUsage, now)
+}
