@@ -1,0 +1,45 @@
+// Package tracing puts every request the router serves into its
+// client's trace (docs/ARCHITECTURE.md, "Tracing"): OpenTelemetry spans
+// with the GenAI semantic conventions, exported over OTLP/HTTP in
+// batches by the OpenTelemetry Go SDK.
+//
+// The span tree of one request:
+//
+//	client span (the application's; its traceparent and tracestate read)
+//	└── chat gpt-4o-mini                 server: one per request, `{api} {model}`
+//	    │   gen_ai.operation.name, gen_ai.request.model, gen_ai.response.model,
+//	    │   gen_ai.provider.name, gen_ai.usage.*, http.response.status_code,
+//	    │   error.type (the error answer's code), llmrouter.provider, .tier,
+//	    │   .attempt (attempts made), .degraded, .hedge, .key, .api
+//	    │   events: llmrouter.refused {reason, provider, wait_ms}
+//	    │           llmrouter.backoff {wait_ms}
+//	    ├── chat gpt-4o-mini-2024-07-18  client: attempt 1, `{op} {provider model}`
+//	    │       error.type = the outcome kind (overloaded), status Error
+//	    └── chat claude-haiku-4-5        client: attempt 2, served
+//	            gen_ai.usage.input_tokens, .output_tokens; a stream's
+//	            event gen_ai.first_token; the provider received this span's
+//	            traceparent
+//
+// Model: a nil *Tracer is tracing off (tracing.otlp_endpoint ""): no
+// exporter, no goroutine, and the zero Request and Attempt it hands out do
+// nothing and allocate nothing, so the request path costs what it cost
+// before. On, Start continues the client's W3C trace context (a sampled
+// client trace is always kept, parent-based; new traces are kept at
+// sample_ratio), each attempt's context carries its client span to the
+// adapter, and Inject writes that span's traceparent on the provider's
+// request.
+//
+// Invariants:
+//   - A span is exported at most once and at most QueueSize sampled spans
+//     wait between their end and their batch's export: a span past that is
+//     dropped and counted (llmrouter_tracing_spans_dropped_total
+//     {reason="queue_full"}), as is a batch the collector did not take
+//     ({reason="export_failed"}). A collector that is slow or down costs
+//     dropped spans, never a request's time: nothing on the request path
+//     waits on the exporter.
+//   - Span limits (32 attributes, 32 events, 512-byte values) bound one
+//     span's size, so QueueSize bounds the exporter's memory.
+//   - Shutdown exports what is queued within its context and stops the
+//     exporter's goroutine; it runs after the drain (docs/ARCHITECTURE.md,
+//     "Reload and shutdown").
+package tracing

@@ -1,0 +1,317 @@
+package tracing
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The router's own attributes (docs/ARCHITECTURE.md, "Tracing").
+const (
+	keyProvider = attribute.Key("llmrouter.provider") // the configured provider's name
+	keyTier     = attribute.Key("llmrouter.tier")
+	keyAttempt  = attribute.Key("llmrouter.attempt")  // an attempt's number, from 1; the request's: how many were made
+	keyDegraded = attribute.Key("llmrouter.degraded") // served below the model's best tier
+	keyHedge    = attribute.Key("llmrouter.hedge")    // the attempt is a hedge; the request was answered by one
+	keyKey      = attribute.Key("llmrouter.key")      // the named client key
+	keyAPI      = attribute.Key("llmrouter.api")      // the front door's api label
+	keyReason   = attribute.Key("llmrouter.reason")   // a refusal's reason
+	keyWaitMS   = attribute.Key("llmrouter.wait_ms")  // a refusal's or a pause's wait
+	keyTTFT     = attribute.Key("gen_ai.server.time_to_first_token")
+)
+
+// Event names.
+const (
+	eventRefused    = "llmrouter.refused"
+	eventBackoff    = "llmrouter.backoff"
+	eventFirstToken = "gen_ai.first_token"
+)
+
+// propagator reads and writes W3C traceparent and tracestate.
+var propagator = propagation.TraceContext{}
+
+// Request is one client request's server span. The zero Request (tracing
+// off) does nothing and allocates nothing; a Request of a trace that is
+// not sampled records nothing but still gives its attempts a
+// traceparent to send.
+type Request struct {
+	t    *Tracer
+	span trace.Span
+	api  string
+}
+
+// Start begins the server span of a request to the front door api (chat,
+// messages, responses, embeddings, completions), continuing the trace
+// context h carries (traceparent, tracestate). The returned context
+// carries the span. A nil Tracer returns ctx and the zero Request.
+func (t *Tracer) Start(ctx context.Context, h http.Header, api string) (context.Context, Request) {
+	if t == nil {
+		return ctx, Request{}
+	}
+	if len(h["Traceparent"]) > 0 {
+		ctx = propagator.Extract(ctx, propagation.HeaderCarrier(h))
+	}
+	ctx, span := t.tr.Start(ctx, api, trace.WithSpanKind(trace.SpanKindServer))
+	if span.IsRecording() {
+		span.SetAttributes(operation(api), keyAPI.String(api))
+	}
+	return ctx, Request{t: t, span: span, api: api}
+}
+
+// On reports whether r is a span (tracing on).
+func (r Request) On() bool { return r.span != nil }
+
+// Model names the span after the model: `{api} {configured}` (a pattern
+// such as claude-* stays the pattern, so span names stay few), with the
+// name the client asked for as gen_ai.request.model.
+func (r Request) Model(requested, configured string) {
+	if r.span == nil || !r.span.IsRecording() {
+		return
+	}
+	r.span.SetName(r.api + " " + configured)
+	r.span.SetAttributes(semconv.GenAIRequestModel(requested))
+}
+
+// Refused records a provider's refusal of the request (open, limited,
+// full, too_large, throttled, quota; a client key's budget or rate) as an
+// event, with the wait it named (0: none).
+func (r Request) Refused(provider, reason string, wait time.Duration) {
+	if r.span == nil || !r.span.IsRecording() {
+		return
+	}
+	attrs := []attribute.KeyValue{keyReason.String(reason)}
+	if provider != "" {
+		attrs = append(attrs, keyProvider.String(provider))
+	}
+	if wait > 0 {
+		attrs = append(attrs, keyWaitMS.Int64(wait.Milliseconds()))
+	}
+	r.span.AddEvent(eventRefused, trace.WithAttributes(attrs...))
+}
+
+// Backoff records that the attempts wait (a backoff, a bucket refill, a
+// Retry-After; for a free slot when wait is 0) as an event.
+func (r Request) Backoff(wait time.Duration) {
+	if r.span == nil || !r.span.IsRecording() {
+		return
+	}
+	r.span.AddEvent(eventBackoff, trace.WithAttributes(keyWaitMS.Int64(wait.Milliseconds())))
+}
+
+// Answered is what a request's span records when it ends.
+type Answered struct {
+	// Status is the HTTP status the client got (0: none, the client went
+	// away).
+	Status int
+	// ErrorType is the error answer's code (upstream_error,
+	// rate_limit_exceeded…); "" when served.
+	ErrorType string
+	// Provider, Type and Model are the serving provider's name, type and
+	// model; "" when nothing served.
+	Provider, Type, Model string
+	Tier                  int
+	Attempts              int
+	Degraded, Hedged      bool
+	// Key is the named client key; "" for anonymous keys.
+	Key string
+	// InputTokens and OutputTokens are the served attempt's usage.
+	InputTokens, OutputTokens int64
+}
+
+// End ends the span with what the request got.
+func (r Request) End(a Answered) {
+	if r.span == nil {
+		return
+	}
+	if r.span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 0, 12)
+		attrs = append(attrs, keyAttempt.Int(a.Attempts))
+		if a.Status != 0 {
+			attrs = append(attrs, semconv.HTTPResponseStatusCode(a.Status))
+		}
+		if a.Key != "" {
+			attrs = append(attrs, keyKey.String(a.Key))
+		}
+		if a.Provider != "" {
+			attrs = append(attrs, semconv.GenAIProviderNameKey.String(ProviderName(a.Type)), keyProvider.String(a.Provider),
+				semconv.GenAIResponseModel(a.Model), keyTier.Int(a.Tier), keyDegraded.Bool(a.Degraded), keyHedge.Bool(a.Hedged),
+				semconv.GenAIUsageInputTokens(int(a.InputTokens)), semconv.GenAIUsageOutputTokens(int(a.OutputTokens)))
+		}
+		if a.ErrorType != "" {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(a.ErrorType))
+		}
+		r.span.SetAttributes(attrs...)
+		// A server span is an error for a 5xx only: a 4xx is the
+		// client's (OpenTelemetry's HTTP conventions).
+		if a.Status >= 500 {
+			r.span.SetStatus(codes.Error, a.ErrorType)
+		}
+	}
+	r.span.End()
+}
+
+// IDs are the span's trace and span ids in hex, for log lines; "" when r
+// is the zero Request.
+func (r Request) IDs() (traceID, spanID string) {
+	if r.span == nil {
+		return "", ""
+	}
+	sc := r.span.SpanContext()
+	return sc.TraceID().String(), sc.SpanID().String()
+}
+
+// Attempt is one attempt's client span. The zero Attempt does nothing.
+type Attempt struct{ span trace.Span }
+
+// Try is what an attempt's span starts with.
+type Try struct {
+	// Op is the operation sent to the provider (chat, messages,
+	// responses, embeddings, completions).
+	Op string
+	// Provider and Type are the configured provider's name and type;
+	// Model is the provider's model (the target's).
+	Provider, Type, Model string
+	Tier                  int
+	// N is the attempt's number within the request, from 1.
+	N int
+	// Degraded: the target is below the model's best tier. Hedge: the
+	// attempt races another (hedging).
+	Degraded, Hedge bool
+	// Key is the named client key; "" for anonymous keys.
+	Key string
+}
+
+// Attempt begins an attempt's client span under r, `{op} {model}`, and
+// returns ctx carrying it: the adapter's request sends its traceparent
+// (Inject). With the zero Request it returns ctx and the zero Attempt.
+func (r Request) Attempt(ctx context.Context, a Try) (context.Context, Attempt) {
+	if r.span == nil {
+		return ctx, Attempt{}
+	}
+	if !r.span.IsRecording() {
+		// Not sampled: a span of its own all the same, so the provider
+		// receives this attempt's id in the client's trace.
+		ctx, span := r.t.tr.Start(ctx, a.Op, trace.WithSpanKind(trace.SpanKindClient))
+		return ctx, Attempt{span: span}
+	}
+	attrs := make([]attribute.KeyValue, 0, 16)
+	attrs = append(attrs, operation(a.Op), semconv.GenAIProviderNameKey.String(ProviderName(a.Type)),
+		semconv.GenAIRequestModel(a.Model), keyProvider.String(a.Provider), keyTier.Int(a.Tier), keyAttempt.Int(a.N),
+		keyDegraded.Bool(a.Degraded), keyHedge.Bool(a.Hedge))
+	if a.Key != "" {
+		attrs = append(attrs, keyKey.String(a.Key))
+	}
+	ctx, span := r.t.tr.Start(ctx, a.Op+" "+a.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return ctx, Attempt{span: span}
+}
+
+// FirstToken records the first content of a streamed attempt, and how
+// long after the attempt began it came.
+func (a Attempt) FirstToken(after time.Duration) {
+	if a.span == nil || !a.span.IsRecording() {
+		return
+	}
+	a.span.AddEvent(eventFirstToken, trace.WithAttributes(keyTTFT.Float64(after.Seconds())))
+}
+
+// Outcome is how an attempt ended.
+type Outcome struct {
+	// Kind is the outcome kind (docs/ARCHITECTURE.md, "Classification");
+	// "" or "ok" for a success.
+	Kind string
+	// Status is the provider's HTTP status, 0 when none.
+	Status int
+	// Message says what failed; redacted by the caller.
+	Message string
+	// Model is the model that answered (gen_ai.response.model); "" when
+	// unknown.
+	Model string
+	// InputTokens and OutputTokens are the provider's usage.
+	InputTokens, OutputTokens int64
+}
+
+// End ends the attempt's span with its outcome: a failure's kind is its
+// error.type and its status Error.
+func (a Attempt) End(o Outcome) {
+	if a.span == nil {
+		return
+	}
+	if a.span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 0, 5)
+		if o.Status != 0 {
+			attrs = append(attrs, semconv.HTTPResponseStatusCode(o.Status))
+		}
+		if o.Kind == "" || o.Kind == "ok" {
+			if o.Model != "" {
+				attrs = append(attrs, semconv.GenAIResponseModel(o.Model))
+			}
+			attrs = append(attrs, semconv.GenAIUsageInputTokens(int(o.InputTokens)), semconv.GenAIUsageOutputTokens(int(o.OutputTokens)))
+		} else {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(o.Kind))
+			a.span.SetStatus(codes.Error, truncate(o.Message))
+		}
+		a.span.SetAttributes(attrs...)
+	}
+	a.span.End()
+}
+
+// Inject writes the W3C trace context of the span ctx carries (an
+// attempt's) into h: traceparent, and tracestate when the client sent
+// one. Without a span in ctx (tracing off) it writes nothing and
+// allocates nothing. Every adapter's request goes through it
+// (provider.Send).
+func Inject(ctx context.Context, h http.Header) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return
+	}
+	propagator.Inject(ctx, propagation.HeaderCarrier(h))
+}
+
+// operation is gen_ai.operation.name for a front door's or an
+// operation's name: the well-known values where one fits.
+func operation(op string) attribute.KeyValue {
+	switch op {
+	case "chat", "messages", "responses":
+		return semconv.GenAIOperationNameChat
+	case "embeddings":
+		return semconv.GenAIOperationNameEmbeddings
+	case "completions":
+		return semconv.GenAIOperationNameTextCompletion
+	}
+	return semconv.GenAIOperationNameKey.String(op)
+}
+
+// ProviderName is gen_ai.provider.name for a provider type: the
+// OpenTelemetry GenAI conventions' well-known value where one exists
+// (azure is azure.ai.openai, gemini gcp.gemini, vertex gcp.vertex_ai,
+// bedrock aws.bedrock), else the type itself (openai_compatible,
+// simulated).
+func ProviderName(typ string) string {
+	switch typ {
+	case "azure":
+		return "azure.ai.openai"
+	case "gemini":
+		return "gcp.gemini"
+	case "vertex":
+		return "gcp.vertex_ai"
+	case "bedrock":
+		return "aws.bedrock"
+	}
+	return typ
+}
+
+// truncate bounds a status message; the span limits bound attributes,
+// not the status.
+func truncate(s string) string {
+	if len(s) <= maxValueLen {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxValueLen], "") + "…"
+}
