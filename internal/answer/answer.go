@@ -127,6 +127,7 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		ex.served = sv.Provider.Name
 		s.setServedHeaders(w, ex, sv.Provider, sv.Target)
 		ex.status = http.StatusOK
+		ex.Usage = sv.Resp.Usage
 		s.write(w, ex, sv.Provider, http.StatusOK, sv.Resp.Body)
 		sv.Done(outcome.OK)
 	default:
@@ -134,7 +135,9 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		ex.served = sv.Provider.Name
 		s.setServedHeaders(w, ex, sv.Provider, sv.Target)
 		ex.status = http.StatusOK
-		sv.Done(s.relay(w, ex, sv, res.Framer))
+		end := s.relay(w, ex, sv, res.Framer)
+		ex.Usage = sv.Resp.Stream.Usage()
+		sv.Done(end)
 	}
 }
 
@@ -242,10 +245,10 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 	if !s.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	var attrs [10]slog.Attr
+	var attrs [11]slog.Attr
 	a := append(attrs[:0],
 		slog.String("request_id", ex.ID), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.String("model", model), slog.Int("status", ex.status), slog.String("provider", ex.served),
+		slog.String("model", model), slog.String("key", ex.Key.Name()), slog.Int("status", ex.status), slog.String("provider", ex.served),
 		slog.Int("attempts", ex.Attempts), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000))
 	if len(ex.Failures) > 0 {
 		var b strings.Builder

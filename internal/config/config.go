@@ -341,6 +341,7 @@ func (c *Config) Validate() error {
 	if c.Listen != "" && c.Listen == c.AdminListen && !strings.HasSuffix(c.Listen, ":0") {
 		add(fmt.Errorf("admin_listen: must differ from listen, both are %q", c.Listen))
 	}
+	add(c.Auth.Validate())
 	add(c.Limits.Validate())
 	add(c.Routing.Retry.Validate())
 	add(c.Routing.ScoreWeights.Validate())
@@ -477,6 +478,9 @@ func unknownEnv(keys []string, c *Config) []string {
 		known[EnvPrefix+"_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))] = true
 	}
 	known[c.Auth.APIKeysEnv] = true
+	for _, k := range c.Auth.Keys {
+		known[k.KeyEnv] = true
+	}
 	for _, p := range c.Providers {
 		known[p.APIKeyEnv] = true
 	}

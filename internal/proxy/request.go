@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/intake"
 )
 
@@ -62,6 +63,16 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 	if release != nil {
 		defer release()
 	}
+	// The client key's own limits (docs/ARCHITECTURE.md, "Client keys
+	// and spend"): its ticket is settled once the answer has ended, a
+	// stream's end included, with what the provider reported.
+	key := q.Ex.Key
+	tk, refusal := key.Admit(s.now(), c.Tokens)
+	if refusal != nil {
+		q.Answer(answer.Result{Err: keyRefusal(key, refusal)})
+		return
+	}
+	defer func() { key.Settle(s.now(), tk, q.Ex.Usage.Total(), 0) }()
 	q.Ex.Op = c.Req.Op
 	res := s.walk(ctx, q.Ex, q.st, c.Req, c.Tokens)
 	if body != nil {
@@ -72,4 +83,12 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 		res = c.Shape(res)
 	}
 	q.Answer(res)
+}
+
+// keyRefusal is the answer to a request its client key's limits refused.
+func keyRefusal(key *clientkeys.Key, r *clientkeys.Refusal) *answer.Error {
+	if r.Reason == clientkeys.TooLarge {
+		return answer.KeyTooLarge(key.Name())
+	}
+	return answer.KeyRateLimited(key.Name(), r.Wait)
 }

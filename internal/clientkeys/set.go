@@ -1,0 +1,96 @@
+package clientkeys
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmrouter/llmrouter/internal/ratelimit"
+)
+
+// Spec is one named key as configured.
+type Spec struct {
+	Name   string
+	Limits Limits
+}
+
+// Keys are the keys of one configuration, by name; the anonymous key is
+// the one named "". A Keys is immutable.
+type Keys struct {
+	byName map[string]*Key
+	order  []*Key // named keys in config order
+}
+
+// Lookup returns the key named name ("" the anonymous key); nil when
+// there is none (then the request is the anonymous key's without
+// counters).
+func (ks *Keys) Lookup(name string) *Key {
+	if ks == nil {
+		return nil
+	}
+	return ks.byName[name]
+}
+
+// Named returns the named keys in config order.
+func (ks *Keys) Named() []*Key {
+	if ks == nil {
+		return nil
+	}
+	return ks.order
+}
+
+// Set owns the client keys' runtimes across reloads: a key that keeps its
+// name keeps its buckets (unless its RPM or TPM changed), so a reload
+// never hands a key a fresh minute. Build it with NewSet.
+type Set struct {
+	m *metrics
+
+	mu   sync.Mutex // guards keys; serializes Update
+	keys *Keys
+}
+
+// NewSet returns an empty Set whose counters are registered on reg (nil
+// keeps them private).
+func NewSet(reg prometheus.Registerer) *Set {
+	s := &Set{m: newMetrics(reg)}
+	s.keys = s.Update(nil)
+	return s
+}
+
+// Update replaces the named keys with specs (names unique, limits
+// valid) and returns the keys in force. Counters of removed keys are
+// deleted.
+func (s *Set) Update(specs []Spec) *Keys {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev := s.keys
+	next := &Keys{byName: make(map[string]*Key, len(specs)+1)}
+	next.byName[""] = s.build(prev.Lookup(""), Spec{})
+	for _, sp := range specs {
+		k := s.build(prev.Lookup(sp.Name), sp)
+		next.byName[sp.Name] = k
+		next.order = append(next.order, k)
+	}
+	for _, k := range prev.Named() {
+		if next.byName[k.name] == nil {
+			s.m.drop(k.name)
+		}
+	}
+	s.keys = next
+	return next
+}
+
+// build returns the runtime of sp, keeping what it may of old (the same
+// name's runtime in the previous configuration, or nil).
+func (s *Set) build(old *Key, sp Spec) *Key {
+	k := &Key{name: sp.Name, limits: sp.Limits, allow: newAllowList(sp.Limits.Models)}
+	if sp.Limits.RPM > 0 || sp.Limits.TPM > 0 {
+		if old != nil && old.lim != nil && old.limits.RPM == sp.Limits.RPM && old.limits.TPM == sp.Limits.TPM {
+			k.lim = old.lim
+		} else {
+			k.lim = ratelimit.New(sp.Limits.RPM, sp.Limits.TPM)
+		}
+	}
+	s.m.bind(k)
+	return k
+}
