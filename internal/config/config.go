@@ -21,6 +21,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
@@ -72,6 +73,9 @@ type Config struct {
 	// Responses bounds the responses kept for the Responses API's
 	// GET /v1/responses/{id}, previous_response_id and item_reference.
 	Responses store.Config `mapstructure:"responses"`
+	// Pricing overrides the embedded list prices, per provider and model
+	// or per model; empty (the default) keeps them.
+	Pricing []pricing.Entry `mapstructure:"pricing"`
 
 	unknownEnv []string // see UnknownEnv
 }
@@ -376,6 +380,8 @@ func (c *Config) Validate() error {
 		}
 		names[p.Name] = true
 	}
+	add(pricing.Validate(c.Pricing))
+	add(pricing.ValidateProviders(c.Pricing, names))
 	if len(c.Models) == 0 {
 		add(errors.New("models: at least one model is required"))
 	}

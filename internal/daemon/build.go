@@ -29,7 +29,7 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 	table, err := route.NewTable(cfg.Models)
 	errs = append(errs, err)
 	opts := routing.Options{
-		Models: table, Limits: cfg.Limits, Logger: log,
+		Models: table, Limits: cfg.Limits, Logger: log, Pricing: cfg.Pricing,
 		Retry: cfg.Routing.Retry, Weights: cfg.Routing.ScoreWeights, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
 		Policy: upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/pool"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -59,6 +60,9 @@ type Options struct {
 	// NamedKeys are the named client keys (auth.keys): names unique,
 	// limits valid.
 	NamedKeys []ClientKey
+	// Pricing overrides the embedded list prices (pricing:); entries
+	// valid.
+	Pricing []pricing.Entry
 	// Logger receives the runtimes' warnings; nil discards. Set at New.
 	Logger *slog.Logger
 	// Registerer receives the per-provider metrics; nil keeps them
@@ -124,6 +128,8 @@ type State struct {
 	// key, the anonymous one ("") included.
 	Keys    clientauth.Keys
 	Clients *clientkeys.Keys
+	// Prices are the prices requests are charged at.
+	Prices *pricing.Table
 	// Created is the unix time the model list reports.
 	Created int64
 	// Domains: some provider names a failure domain.
@@ -202,7 +208,7 @@ func (rt *Routes) Update(opts Options) error {
 	// The same Validate functions the config loader runs: routes built
 	// without a config file (tests, embedding) are held to the same rules.
 	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Policy.Validate(), opts.Weights.Validate(),
-		ValidateShedOpenFraction(opts.ShedOpenFraction), validateKeys(opts.NamedKeys)); err != nil {
+		ValidateShedOpenFraction(opts.ShedOpenFraction), validateKeys(opts.NamedKeys), pricing.Validate(opts.Pricing)); err != nil {
 		return err
 	}
 	st := &State{
@@ -212,6 +218,7 @@ func (rt *Routes) Update(opts Options) error {
 		Retry:     opts.Retry,
 		Weights:   opts.Weights,
 		ShedAbove: opts.ShedOpenFraction,
+		Prices:    pricing.New(opts.Pricing),
 		Created:   time.Now().Unix(),
 	}
 	var secrets [][]string
