@@ -8,6 +8,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
@@ -38,6 +39,12 @@ type Exchange struct {
 	// stream's once it ended); zero until then, or when nothing was
 	// served.
 	Usage outcome.Usage
+	// Prices are the prices of the routing state the request started
+	// with (nil: the embedded list prices); Cost is what Usage cost at the
+	// serving target's price, in US dollars (0 when nothing was served or
+	// the target has no price).
+	Prices *pricing.Table
+	Cost   float64
 }
 
 // NewExchange starts the exchange of r, an op, whose writes to the client

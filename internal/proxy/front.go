@@ -31,7 +31,7 @@ type Request struct {
 func (s *Server) begin(w http.ResponseWriter, r *http.Request, d *Dialect) Request {
 	st := s.routes.Load()
 	ex := s.out.NewExchange(w, r, 0, st.Limits.ClientWriteTimeout)
-	ex.API, ex.Shape = d.API, d.Shape
+	ex.API, ex.Shape, ex.Prices = d.API, d.Shape, st.Prices
 	return Request{Ex: ex, s: s, st: st, w: w, r: r}
 }
 

@@ -2,15 +2,22 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"io"
 	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
@@ -20,6 +27,11 @@ import (
 // and other, the anonymous key "anon" and the named keys given; its log
 // lines go to log.
 func keysServer(t testing.TB, a *fake, log *bytes.Buffer, keys ...routing.ClientKey) *Server {
+	return keysServerWith(t, a, log, nil, nil, keys...)
+}
+
+// keysServerWith is keysServer with prices and a registry (nil: none).
+func keysServerWith(t testing.TB, a *fake, log *bytes.Buffer, prices []pricing.Entry, reg prometheus.Registerer, keys ...routing.ClientKey) *Server {
 	t.Helper()
 	table, err := route.NewTable([]route.ModelConfig{
 		{Name: "m", Targets: []route.Target{{Provider: "p", Model: "p-model"}}},
@@ -30,7 +42,7 @@ func keysServer(t testing.TB, a *fake, log *bytes.Buffer, keys ...routing.Client
 	}
 	opts := routing.Options{Providers: []routing.Provider{{Name: "p", Type: "fake", Adapter: a}}, Models: table,
 		Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Retry: fastRetry,
-		ClientKeys: []string{"anon"}, NamedKeys: keys}
+		ClientKeys: []string{"anon"}, NamedKeys: keys, Pricing: prices, Registerer: reg}
 	if log != nil {
 		opts.Logger = slog.New(slog.NewTextHandler(log, nil))
 	}
@@ -122,4 +134,109 @@ func TestModelNotAllowedOnEveryOperation(t *testing.T) {
 	if w := do(h, "POST", "/v1/embeddings", "application/json", `{"model":"other","input":"x"}`, "x-api-key", "s"); w.Code != 200 {
 		t.Errorf("embeddings inside the allow-list (pattern): %d, want 200: %s", w.Code, w.Body)
 	}
+}
+
+// usageStream is a stream of payloads that reports u once it ended.
+type usageStream struct {
+	fakeStream
+	u outcome.Usage
+}
+
+func (s *usageStream) Usage() outcome.Usage {
+	if s.i < len(s.payloads) {
+		return outcome.Usage{}
+	}
+	return s.u
+}
+
+// TestCost: every served request is priced from the usage its provider
+// reported at the serving target's price (cached input at its own rate),
+// whole answers and streams alike; a whole answer says it in
+// X-LLMRouter-Cost-USD; the log line, cost_usd_total and the key's
+// client_spend_usd_total agree; a target without a price costs 0, is
+// counted in unpriced_requests_total and warned about once.
+func TestCost(t *testing.T) {
+	u := outcome.Usage{PromptTokens: 1000, CachedInput: 600, CompletionTokens: 100}
+	a := &fake{do: func(_ context.Context, req *provider.Request) (*provider.Response, error) {
+		if req.Stream {
+			return &provider.Response{Stream: &usageStream{fakeStream: fakeStream{payloads: []string{roleChunk, textChunk, stopChunk}, end: io.EOF}, u: u}}, nil
+		}
+		return &provider.Response{Body: []byte(`{"ok":true}`), Usage: u}, nil
+	}}
+	cached := 0.5
+	prices := []pricing.Entry{{Model: "p-model", Input: 2, CachedInput: &cached, Output: 10}}
+	reg := prometheus.NewRegistry()
+	var log bytes.Buffer
+	s := keysServerWith(t, a, &log, prices, reg, namedKey("team", "s", clientkeys.Limits{}))
+	h := s.Handler()
+	const want = (400*2 + 600*0.5 + 100*10) / 1e6 // 0.0021
+
+	w := do(h, "POST", "/v1/chat/completions", "application/json", chatBody, "Authorization", "Bearer s")
+	if w.Code != 200 || w.Header().Get("X-LLMRouter-Cost-USD") != "0.0021" {
+		t.Fatalf("whole answer: %d, X-LLMRouter-Cost-USD %q; want 200, 0.0021", w.Code, w.Header().Get("X-LLMRouter-Cost-USD"))
+	}
+	w = do(h, "POST", "/v1/chat/completions", "application/json", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`, "Authorization", "Bearer s")
+	if w.Code != 200 || w.Header().Get("X-LLMRouter-Cost-USD") != "" {
+		t.Fatalf("stream: %d, X-LLMRouter-Cost-USD %q; want 200 and no header", w.Code, w.Header().Get("X-LLMRouter-Cost-USD"))
+	}
+	if got := metricValue(t, reg, "llmrouter_cost_usd_total", "model", "m", "provider", "p"); !nearly(got, 2*want) {
+		t.Errorf("cost_usd_total{m,p}: got %g, want %g", got, 2*want)
+	}
+	if n := strings.Count(log.String(), "cost_usd=0.0021"); n != 2 {
+		t.Errorf("log lines with cost_usd=0.0021: %d, want 2:\n%s", n, log.String())
+	}
+	spend := `llmrouter_client_spend_usd_total{key="team"} 0.0042`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader("# HELP llmrouter_client_spend_usd_total What the requests of each client key cost, in US dollars at the configured prices (key=\"\": anonymous keys).\n# TYPE llmrouter_client_spend_usd_total counter\nllmrouter_client_spend_usd_total{key=\"\"} 0\n"+spend+"\n"), "llmrouter_client_spend_usd_total"); err != nil {
+		t.Error(err)
+	}
+
+	// The model "other" targets p-other, which has no price.
+	for range 3 {
+		if w := do(h, "POST", "/v1/chat/completions", "application/json", `{"model":"other","messages":[{"role":"user","content":"hi"}]}`, "Authorization", "Bearer anon"); w.Code != 200 || w.Header().Get("X-LLMRouter-Cost-USD") != "0" {
+			t.Fatalf("unpriced: %d, X-LLMRouter-Cost-USD %q; want 200, 0", w.Code, w.Header().Get("X-LLMRouter-Cost-USD"))
+		}
+	}
+	if got := metricValue(t, reg, "llmrouter_unpriced_requests_total", "provider", "p", "model", "p-other"); got != 3 {
+		t.Errorf("unpriced_requests_total{p,p-other}: got %g, want 3", got)
+	}
+	if n := strings.Count(log.String(), "no price for a model"); n != 1 {
+		t.Errorf("warnings about p-other: %d, want 1", n)
+	}
+}
+
+func nearly(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
+
+// metricValue is the value of the series of the family name in reg whose
+// labels are the pairs given; the test fails when there is none.
+func metricValue(t testing.TB, reg prometheus.Gatherer, name string, labels ...string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				got[lp.GetName()] = lp.GetValue()
+			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if got[labels[i]] != labels[i+1] {
+					continue series
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no series %s%v", name, labels)
+	return 0
 }

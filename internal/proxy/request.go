@@ -72,7 +72,7 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 		q.Answer(answer.Result{Err: keyRefusal(key, refusal)})
 		return
 	}
-	defer func() { key.Settle(s.now(), tk, q.Ex.Usage.Total(), 0) }()
+	defer func() { key.Settle(s.now(), tk, q.Ex.Usage.Total(), q.Ex.Cost) }()
 	q.Ex.Op = c.Req.Op
 	res := s.walk(ctx, q.Ex, q.st, c.Req, c.Tokens)
 	if body != nil {
