@@ -164,3 +164,25 @@ func KeyTooLarge(key string) *Error {
 	return &Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
 		Message: "the request's estimated tokens exceed the client key " + Quote(key) + "'s tokens per minute"}
 }
+
+// BudgetExceeded is the 429 for a client key whose spend this period has
+// reached its budget (auth.keys[].budget_usd); resetIn is when the period
+// resets (Retry-After), 0 for a total budget (no Retry-After: it never
+// resets).
+func BudgetExceeded(key string, resetIn time.Duration) *Error {
+	e := &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "budget_exceeded",
+		Message: "the client key " + Quote(key) + " has spent its budget for this period"}
+	if resetIn > 0 {
+		e.RetryAfter = max(resetIn, time.Second)
+		e.Message += "; it resets in " + resetIn.Round(time.Second).String()
+	}
+	return e
+}
+
+// BudgetWaitTimeout is the 504 for a request whose deadline passed while
+// it waited for its client key's requests in flight to settle.
+func BudgetWaitTimeout(key string) *Error {
+	return &Error{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "timeout",
+		Message: "the request did not complete within limits.request_timeout: it waited for the client key " + Quote(key) +
+			"'s requests in flight to settle against its budget"}
+}

@@ -65,6 +65,12 @@ func (l Limits) Validate(prefix string) error {
 // for the spend past it.
 const maxBudgetUSD = 1e9
 
+// period is the parsed BudgetPeriod (Validate has checked it).
+func (l Limits) period() budget.Period {
+	p, _ := budget.ParsePeriod(l.BudgetPeriod)
+	return p
+}
+
 // NameOK reports whether name may name a key: 1 to 64 letters, digits,
 // `_`, `.` or `-` (it labels metrics and names the key's state in Redis).
 func NameOK(name string) bool {

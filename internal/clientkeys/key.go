@@ -1,11 +1,13 @@
 package clientkeys
 
 import (
+	"context"
 	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmrouter/llmrouter/internal/budget"
 	"github.com/llmrouter/llmrouter/internal/ratelimit"
 )
 
@@ -19,9 +21,10 @@ type Key struct {
 	limits Limits
 	allow  allowList
 	lim    *ratelimit.Limiter // rpm/tpm; nil: none
+	bud    *budget.Budget     // budget_usd; nil: none
 
-	spent                     prometheus.Counter // client_spend_usd_total{key}
-	rejModel, rejRate, rejBig prometheus.Counter // client_rejections_total{key,reason}
+	spent                        prometheus.Counter // client_spend_usd_total{key}
+	rejModel, rejRate, rejBudget prometheus.Counter // client_rejections_total{key,reason}
 }
 
 // Name is the key's configured name; "" for the anonymous key.
@@ -61,6 +64,13 @@ const (
 	// TooLarge: the request's token estimate exceeds the key's whole TPM
 	// (413: it could never fit).
 	TooLarge
+	// Budget: the spend recorded in the key's period has reached its
+	// budget (429 budget_exceeded; Refusal.Wait until the period resets,
+	// 0 for a total budget).
+	Budget
+	// Deadline: the request's context ended while it waited for the
+	// key's requests in flight to settle.
+	Deadline
 )
 
 // Refusal is a request the key's limits refused: nothing was charged.
@@ -75,36 +85,79 @@ type Refusal struct {
 // Settle. The zero Ticket holds nothing.
 type Ticket struct {
 	res *ratelimit.Reservation
+	bud budget.Reservation
 }
 
-// Admit charges a request of the estimated tokens to the key's RPM and
-// TPM at now, all or nothing. A Ticket must be settled exactly once
-// (Settle), whatever became of the request.
-func (k *Key) Admit(now time.Time, tokens int64) (Ticket, *Refusal) {
-	if k == nil || k.lim == nil {
+// HasBudget reports whether the key has a budget: only then does a
+// request's estimated cost matter to Admit.
+func (k *Key) HasBudget() bool { return k != nil && k.bud != nil }
+
+// Admit admits a request to the key's limits (docs/ARCHITECTURE.md,
+// "Client keys and spend"): its estimated tokens are charged to the key's
+// RPM and TPM, all or nothing, and its estimated cost (US dollars) is
+// reserved against the key's budget. While the spend recorded plus the
+// reservations in flight is not under the budget but the spend alone is,
+// it waits for requests in flight to settle, until ctx ends (Deadline).
+// clock reads the time (nil: time.Now). A Ticket must be settled exactly
+// once (Settle), whatever became of the request.
+func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, estimate float64) (Ticket, *Refusal) {
+	if k == nil || (k.lim == nil && k.bud == nil) {
 		return Ticket{}, nil
 	}
-	res, err := k.lim.Reserve(now, tokens)
-	if err != nil {
-		var le *ratelimit.LimitedError
-		if errors.As(err, &le) {
-			k.rejRate.Inc()
-			return Ticket{}, &Refusal{Reason: Rate, Wait: le.Wait}
-		}
-		k.rejBig.Inc()
-		return Ticket{}, &Refusal{Reason: TooLarge}
+	if clock == nil {
+		clock = time.Now
 	}
-	return Ticket{res: res}, nil
+	now := clock()
+	var t Ticket
+	if k.lim != nil {
+		res, err := k.lim.Reserve(now, tokens)
+		if err != nil {
+			k.rejRate.Inc()
+			var le *ratelimit.LimitedError
+			if errors.As(err, &le) {
+				return Ticket{}, &Refusal{Reason: Rate, Wait: le.Wait}
+			}
+			return Ticket{}, &Refusal{Reason: TooLarge}
+		}
+		t.res = res
+	}
+	if k.bud == nil {
+		return t, nil
+	}
+	est := budget.ToNano(estimate)
+	for {
+		d := k.bud.Reserve(now, est)
+		switch d.Verdict {
+		case budget.Admitted:
+			t.bud = d.Reservation
+			return t, nil
+		case budget.Exceeded:
+			t.res.Cancel(now)
+			k.rejBudget.Inc()
+			return Ticket{}, &Refusal{Reason: Budget, Wait: d.ResetIn}
+		}
+		select {
+		case <-d.Settled:
+			now = clock()
+		case <-ctx.Done():
+			t.res.Cancel(clock())
+			return Ticket{}, &Refusal{Reason: Deadline}
+		}
+	}
 }
 
 // Settle ends an admitted request at now: tokens is the usage its
 // provider reported (0: none, the estimate stands) and costUSD what it
-// cost at the configured prices (0 when nothing was served).
+// cost at the configured prices (0 when nothing was served), recorded in
+// the key's spend.
 func (k *Key) Settle(now time.Time, t Ticket, tokens int64, costUSD float64) {
 	if k == nil {
 		return
 	}
 	t.res.Reconcile(now, tokens)
+	if k.bud != nil {
+		k.bud.Settle(now, t.bud, budget.ToNano(costUSD))
+	}
 	if costUSD > 0 {
 		k.spent.Add(costUSD)
 	}

@@ -1,6 +1,7 @@
 package clientkeys
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ func TestAllowList(t *testing.T) {
 
 func TestKeyLimits(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s := NewSet(reg)
+	s := NewSet(reg, nil)
 	ks := s.Update([]Spec{{Name: "a", Limits: Limits{Models: []string{"m"}, RPM: 2, TPM: 1000}}})
 	k := ks.Lookup("a")
 	t0 := time.Now()
@@ -40,21 +41,21 @@ func TestKeyLimits(t *testing.T) {
 	}
 	var tickets []Ticket
 	for i := range 2 {
-		tk, r := k.Admit(t0, 10)
+		tk, r := k.Admit(context.Background(), clock(t0), 10, 0)
 		if r != nil {
 			t.Fatalf("request %d refused: %+v", i, r)
 		}
 		tickets = append(tickets, tk)
 	}
-	if _, r := k.Admit(t0, 10); r == nil || r.Reason != Rate || r.Wait <= 0 || r.Wait > 30*time.Second {
+	if _, r := k.Admit(context.Background(), clock(t0), 10, 0); r == nil || r.Reason != Rate || r.Wait <= 0 || r.Wait > 30*time.Second {
 		t.Errorf("third request in the minute: got %+v, want a rate refusal with a wait of about 30s", r)
 	}
 	// A reload that keeps the key's rpm/tpm keeps its minute.
 	k2 := s.Update([]Spec{{Name: "a", Limits: Limits{RPM: 2, TPM: 1000}}}).Lookup("a")
-	if _, r := k2.Admit(t0.Add(time.Second), 10); r == nil {
+	if _, r := k2.Admit(context.Background(), clock(t0.Add(time.Second)), 10, 0); r == nil {
 		t.Error("after a reload keeping rpm: admitted a third request in the minute")
 	}
-	if _, r := k.Admit(t0.Add(31*time.Second), 2000); r == nil || r.Reason != TooLarge {
+	if _, r := k.Admit(context.Background(), clock(t0.Add(31*time.Second)), 2000, 0); r == nil || r.Reason != TooLarge {
 		t.Errorf("over the whole TPM: got %+v, want TooLarge", r)
 	}
 	for _, tk := range tickets {
@@ -76,3 +77,6 @@ func TestKeyLimits(t *testing.T) {
 		t.Errorf("series of a removed key: %d left, want 0", n)
 	}
 }
+
+// clock is a clock stopped at t.
+func clock(t time.Time) func() time.Time { return func() time.Time { return t } }

@@ -1,6 +1,10 @@
 package clientkeys
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmrouter/llmrouter/internal/budget"
+)
 
 // Reasons of client_rejections_total.
 const (
@@ -40,13 +44,30 @@ func (m *metrics) bind(k *Key) {
 		return
 	}
 	k.rejModel = m.rejections.WithLabelValues(k.name, reasonModel)
-	k.rejRate = m.rejections.WithLabelValues(k.name, reasonRate)
-	k.rejBig = k.rejRate // a request larger than the whole TPM is a rate refusal too
-	m.rejections.WithLabelValues(k.name, reasonBudget)
+	k.rejRate = m.rejections.WithLabelValues(k.name, reasonRate) // a request larger than the whole TPM too
+	k.rejBudget = m.rejections.WithLabelValues(k.name, reasonBudget)
 }
 
 // drop deletes the series of a key a reload removed.
 func (m *metrics) drop(name string) {
 	m.spend.DeleteLabelValues(name)
 	m.rejections.DeletePartialMatch(prometheus.Labels{"key": name})
+}
+
+// remainingCollector reads every budget's remaining amount at scrape time
+// (client_budget_remaining_usd{key}).
+type remainingCollector struct{ s *Set }
+
+var descRemaining = prometheus.NewDesc("llmrouter_client_budget_remaining_usd",
+	"What is left of each client key's budget this period, in US dollars (keys with budget_usd only).", []string{"key"}, nil)
+
+func (c remainingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRemaining }
+
+func (c remainingCollector) Collect(ch chan<- prometheus.Metric) {
+	now := c.s.now()
+	for _, k := range c.s.Current().Named() {
+		if k.bud != nil {
+			ch <- prometheus.MustNewConstMetric(descRemaining, prometheus.GaugeValue, budget.USD(k.bud.Snapshot(now).Remaining()), k.name)
+		}
+	}
 }

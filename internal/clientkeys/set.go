@@ -2,9 +2,11 @@ package clientkeys
 
 import (
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmrouter/llmrouter/internal/budget"
 	"github.com/llmrouter/llmrouter/internal/ratelimit"
 )
 
@@ -43,18 +45,33 @@ func (ks *Keys) Named() []*Key {
 // name keeps its buckets (unless its RPM or TPM changed), so a reload
 // never hands a key a fresh minute. Build it with NewSet.
 type Set struct {
-	m *metrics
+	m   *metrics
+	now func() time.Time
 
 	mu   sync.Mutex // guards keys; serializes Update
 	keys *Keys
 }
 
-// NewSet returns an empty Set whose counters are registered on reg (nil
-// keeps them private).
-func NewSet(reg prometheus.Registerer) *Set {
-	s := &Set{m: newMetrics(reg)}
+// NewSet returns an empty Set whose metrics are registered on reg (nil
+// keeps them private); now is the clock its gauges read the budgets at
+// (nil: time.Now).
+func NewSet(reg prometheus.Registerer, now func() time.Time) *Set {
+	if now == nil {
+		now = time.Now
+	}
+	s := &Set{m: newMetrics(reg), now: now}
 	s.keys = s.Update(nil)
+	if reg != nil {
+		reg.MustRegister(remainingCollector{s})
+	}
 	return s
+}
+
+// Current returns the keys in force.
+func (s *Set) Current() *Keys {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys
 }
 
 // Update replaces the named keys with specs (names unique, limits
@@ -89,6 +106,16 @@ func (s *Set) build(old *Key, sp Spec) *Key {
 			k.lim = old.lim
 		} else {
 			k.lim = ratelimit.New(sp.Limits.RPM, sp.Limits.TPM)
+		}
+	}
+	if sp.Limits.BudgetUSD > 0 {
+		limit, period := budget.ToNano(sp.Limits.BudgetUSD), sp.Limits.period()
+		if old != nil && old.bud != nil && old.bud.Period() == period {
+			// The same period: what was spent and is in flight stays.
+			k.bud = old.bud
+			k.bud.SetLimit(limit)
+		} else {
+			k.bud = budget.New(limit, period)
 		}
 	}
 	s.m.bind(k)

@@ -32,6 +32,11 @@ func keysServer(t testing.TB, a *fake, log *bytes.Buffer, keys ...routing.Client
 
 // keysServerWith is keysServer with prices and a registry (nil: none).
 func keysServerWith(t testing.TB, a *fake, log *bytes.Buffer, prices []pricing.Entry, reg prometheus.Registerer, keys ...routing.ClientKey) *Server {
+	return keysServerAt(t, a, log, prices, reg, nil, keys...)
+}
+
+// keysServerAt is keysServerWith on the clock now (nil: time.Now).
+func keysServerAt(t testing.TB, a *fake, log *bytes.Buffer, prices []pricing.Entry, reg prometheus.Registerer, now func() time.Time, keys ...routing.ClientKey) *Server {
 	t.Helper()
 	table, err := route.NewTable([]route.ModelConfig{
 		{Name: "m", Targets: []route.Target{{Provider: "p", Model: "p-model"}}},
@@ -42,7 +47,7 @@ func keysServerWith(t testing.TB, a *fake, log *bytes.Buffer, prices []pricing.E
 	}
 	opts := routing.Options{Providers: []routing.Provider{{Name: "p", Type: "fake", Adapter: a}}, Models: table,
 		Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Retry: fastRetry,
-		ClientKeys: []string{"anon"}, NamedKeys: keys, Pricing: prices, Registerer: reg}
+		ClientKeys: []string{"anon"}, NamedKeys: keys, Pricing: prices, Registerer: reg, Now: now}
 	if log != nil {
 		opts.Logger = slog.New(slog.NewTextHandler(log, nil))
 	}
@@ -239,4 +244,58 @@ func metricValue(t testing.TB, reg prometheus.Gatherer, name string, labels ...s
 	}
 	t.Fatalf("no series %s%v", name, labels)
 	return 0
+}
+
+// TestBudget: $5 requests on a $50 daily budget: ten are served one after
+// the other, the eleventh gets 429 budget_exceeded with Retry-After to UTC
+// midnight and never reaches the provider; another key is unaffected;
+// client_budget_remaining_usd says 0 and client_rejections_total counts
+// the refusal.
+func TestBudget(t *testing.T) {
+	a := &fake{do: func(context.Context, *provider.Request) (*provider.Response, error) {
+		return &provider.Response{Body: []byte(`{"ok":true}`), Usage: outcome.Usage{PromptTokens: 10, CompletionTokens: 5}}, nil
+	}}
+	prices := []pricing.Entry{{Model: "p-model", Input: 0, Output: 1e6}, {Model: "p-other", Input: 0, Output: 1e6}} // $1 a completion token
+	reg := prometheus.NewRegistry()
+	base := time.Date(2025, 6, 4, 22, 0, 0, 0, time.UTC)
+	start := time.Now()
+	clock := func() time.Time { return base.Add(time.Since(start)) }
+	s := keysServerAt(t, a, nil, prices, reg, clock,
+		namedKey("capped", "c", clientkeys.Limits{BudgetUSD: 50, BudgetPeriod: "day"}),
+		namedKey("other", "o", clientkeys.Limits{BudgetUSD: 50, BudgetPeriod: "day"}))
+	h := s.Handler()
+	const body = `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
+	for i := range 10 {
+		if w := do(h, "POST", "/v1/chat/completions", "application/json", body, "Authorization", "Bearer c"); w.Code != 200 || w.Header().Get("X-LLMRouter-Cost-USD") != "5" {
+			t.Fatalf("request %d: %d, cost %q; want 200, 5: %s", i+1, w.Code, w.Header().Get("X-LLMRouter-Cost-USD"), w.Body)
+		}
+	}
+	w := do(h, "POST", "/v1/chat/completions", "application/json", body, "Authorization", "Bearer c")
+	if w.Code != 429 {
+		t.Fatalf("request 11: %d, want 429: %s", w.Code, w.Body)
+	}
+	if e := decodeErr(t, w.Body.Bytes()); e.Error.Code == nil || *e.Error.Code != "budget_exceeded" || e.Error.Type != "rate_limit_error" {
+		t.Errorf("request 11: %+v, want rate_limit_error budget_exceeded", e.Error)
+	}
+	if ra, _ := strconv.Atoi(w.Header().Get("Retry-After")); ra < 7199 || ra > 7200 {
+		t.Errorf("Retry-After %q, want the 7200 s to midnight", w.Header().Get("Retry-After"))
+	}
+	if n := a.calls.Load(); n != 10 {
+		t.Errorf("the provider got %d calls, want 10", n)
+	}
+	if w := do(h, "POST", "/v1/chat/completions", "application/json", body, "Authorization", "Bearer o"); w.Code != 200 {
+		t.Errorf("another key: %d, want 200", w.Code)
+	}
+	if got := metricValue(t, reg, "llmrouter_client_budget_remaining_usd", "key", "capped"); got != 0 {
+		t.Errorf("capped's remaining budget %g, want 0", got)
+	}
+	if got := metricValue(t, reg, "llmrouter_client_budget_remaining_usd", "key", "other"); got != 45 {
+		t.Errorf("other's remaining budget %g, want 45", got)
+	}
+	if got := metricValue(t, reg, "llmrouter_client_rejections_total", "key", "capped", "reason", "budget"); got != 1 {
+		t.Errorf("capped's budget rejections %g, want 1", got)
+	}
+	if got := metricValue(t, reg, "llmrouter_client_spend_usd_total", "key", "capped"); got != 50 {
+		t.Errorf("capped's spend %g, want 50", got)
+	}
 }

@@ -164,7 +164,7 @@ func New(opts Options) (*Routes, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	rt.set = pool.New(upstream.Options{Now: rt.now, Logger: log, Fleet: opts.Fleet}, opts.Registerer)
-	rt.keys = clientkeys.NewSet(opts.Registerer)
+	rt.keys = clientkeys.NewSet(opts.Registerer, rt.now)
 	if err := rt.Update(opts); err != nil {
 		rt.set.Close()
 		return nil, err
