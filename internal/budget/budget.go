@@ -75,22 +75,34 @@ type Reservation struct {
 // starts the next one with nothing spent (reservations in flight stay
 // reserved; what they cost counts in the period they settle in).
 type Budget struct {
-	limit  Nano
 	period Period
+	shared bool // a fleet's number exists: unsent spend is kept for it
 
-	mu       sync.Mutex    // guards start, end, spend, reserved, held, wake
+	mu       sync.Mutex    // guards limit, start, end, spend, reserved, held, wake, unsent, sending
+	limit    Nano          // the budget per period
 	start    time.Time     // the current period's start (UTC); zero for Total
 	end      time.Time     // its end; zero for Total
 	spend    Nano          // recorded in the current period
 	reserved Nano          // estimates of the reservations in flight
 	held     int           // reservations in flight
 	wake     chan struct{} // closed at the next Settle; nil: nobody waits
+	// With a fleet (Observe): unsent is spend recorded here and not yet
+	// handed to the fleet's number, sending what was handed and not yet
+	// acknowledged. Both belong to the current period.
+	unsent, sending Nano
 }
 
 // New returns a budget of limit nano-dollars (> 0) per period, with
 // nothing spent.
 func New(limit Nano, period Period) *Budget {
 	return &Budget{limit: limit, period: period}
+}
+
+// NewShared is New for a budget whose spend is also a fleet's number
+// (Observe, TakeUnsent, Sent): what it records is kept as unsent until
+// the fleet has it.
+func NewShared(limit Nano, period Period) *Budget {
+	return &Budget{limit: limit, period: period, shared: true}
 }
 
 // Period is the budget's period.
@@ -118,8 +130,19 @@ func (b *Budget) rollLocked(now time.Time) {
 	}
 	if start := b.period.Start(now); b.end.IsZero() || start.After(b.start) {
 		b.start, b.end = start, b.period.End(start)
-		b.spend = 0
+		// What was not yet in the fleet's number belonged to the period
+		// that ended: it no longer decides anything.
+		b.spend, b.unsent, b.sending = 0, 0, 0
 	}
+}
+
+// ID names the period holding now (Period.ID): the state file's and the
+// fleet's name for the spend counted in it.
+func (b *Budget) ID(now time.Time) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked(now)
+	return b.period.ID(b.start)
 }
 
 // Reserve decides a request estimated to cost estimate at now (wall
@@ -159,6 +182,9 @@ func (b *Budget) Settle(now time.Time, r Reservation, cost Nano) {
 	}
 	cost = max(cost, 0)
 	b.spend += cost
+	if b.shared {
+		b.unsent += cost
+	}
 	w := b.wake
 	b.wake = nil
 	b.mu.Unlock()
@@ -185,4 +211,83 @@ func (b *Budget) Snapshot(now time.Time) Snapshot {
 	defer b.mu.Unlock()
 	b.rollLocked(now)
 	return Snapshot{Limit: b.limit, Spend: b.spend, Reserved: b.reserved, InFlight: b.held, Start: b.start, End: b.end}
+}
+
+// Observe takes the fleet's number for the period id, read at now: the
+// spend becomes total plus what this process recorded and the fleet has
+// not acknowledged, unless it knew more (the fleet's number only grows;
+// a Redis that lost its data starts again from what it is sent). A number
+// of another period changes nothing.
+func (b *Budget) Observe(now time.Time, id string, total Nano) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked(now)
+	if id == b.period.ID(b.start) {
+		b.spend = max(b.spend, max(total, 0)+b.unsent+b.sending)
+	}
+}
+
+// TakeUnsent hands the spend not yet in the fleet's number to the
+// caller, who adds it to the fleet's number of the period id and reports
+// the result to Sent; 0 when there is nothing to send.
+func (b *Budget) TakeUnsent(now time.Time) (id string, amount Nano) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked(now)
+	amount = b.unsent
+	b.unsent = 0
+	b.sending += amount
+	return b.period.ID(b.start), amount
+}
+
+// Sent reports what became of a TakeUnsent: added (total is then the
+// fleet's number after it, which the spend takes), or failed (the amount
+// is unsent again). An answer about a period that ended changes nothing.
+func (b *Budget) Sent(id string, amount, total Nano, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if id != b.period.ID(b.start) {
+		return
+	}
+	b.sending = max(b.sending-amount, 0)
+	if !ok {
+		b.unsent += amount
+		return
+	}
+	b.spend = max(b.spend, total+b.unsent+b.sending)
+}
+
+// Saved is a budget's state in the state file.
+type Saved struct {
+	// Period names the period the spend was counted in (Period.ID).
+	Period string `json:"period"`
+	// Spend is what was recorded in it, in nano-dollars; Unsent the part
+	// a fleet's number had not acknowledged (sent again on restore).
+	Spend  Nano `json:"spend_nano"`
+	Unsent Nano `json:"unsent_nano,omitempty"`
+}
+
+// Export is the budget's state at now.
+func (b *Budget) Export(now time.Time) Saved {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked(now)
+	return Saved{Period: b.period.ID(b.start), Spend: b.spend, Unsent: b.unsent + b.sending}
+}
+
+// Restore loads a state exported by any process before now: only when
+// its period is still the current one (a day that ended starts at 0); it
+// reports whether it did.
+func (b *Budget) Restore(now time.Time, in Saved) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked(now)
+	if in.Period != b.period.ID(b.start) || in.Spend < 0 {
+		return false
+	}
+	b.spend = max(b.spend, in.Spend)
+	if b.shared {
+		b.unsent += max(in.Unsent, 0)
+	}
+	return true
 }

@@ -176,3 +176,69 @@ func TestWaitWakes(t *testing.T) {
 		t.Errorf("after the settlement: verdict %d, want Admitted", d.Verdict)
 	}
 }
+
+// TestFleetNumber: the spend follows the fleet's number plus what this
+// process recorded and the fleet has not acknowledged; an amount that
+// failed to reach the fleet is sent again; a period that ended drops it.
+func TestFleetNumber(t *testing.T) {
+	b := NewShared(ToNano(50), Day)
+	now := at("2025-06-04T10:00:00Z")
+	id := b.ID(now)
+	b.Observe(now, id, ToNano(20)) // the others spent 20
+	if got := b.Snapshot(now).Spend; got != ToNano(20) {
+		t.Fatalf("spend %g, want 20", USD(got))
+	}
+	d := b.Reserve(now, ToNano(1))
+	b.Settle(now, d.Reservation, ToNano(5))
+	b.Observe(now, id, ToNano(21)) // the others spent 1 more; our 5 not yet in
+	if got := b.Snapshot(now).Spend; got != ToNano(26) {
+		t.Fatalf("spend %g, want 26 (21 + our 5)", USD(got))
+	}
+	b.Observe(now, id, 0) // a Redis that lost its data
+	if got := b.Snapshot(now).Spend; got != ToNano(26) {
+		t.Fatalf("spend %g after the fleet's number was lost, want 26 still", USD(got))
+	}
+	gotID, amount := b.TakeUnsent(now)
+	if gotID != id || amount != ToNano(5) {
+		t.Fatalf("unsent %s %g, want %s 5", gotID, USD(amount), id)
+	}
+	b.Sent(id, amount, 0, false) // Redis down
+	if _, again := b.TakeUnsent(now); again != ToNano(5) {
+		t.Fatalf("after a failure: unsent %g, want 5 again", USD(again))
+	}
+	b.Sent(id, ToNano(5), ToNano(30), true) // the fleet's number is 30 with ours
+	if got := b.Snapshot(now).Spend; got != ToNano(30) {
+		t.Errorf("spend %g, want 30", USD(got))
+	}
+	b.Observe(now, "day:2025-06-03", ToNano(49)) // another period's number
+	if got := b.Snapshot(now).Spend; got != ToNano(30) {
+		t.Errorf("spend %g after another period's number, want 30", USD(got))
+	}
+	b.Settle(now, Reservation{}, ToNano(2))
+	next := at("2025-06-05T00:00:01Z")
+	if _, left := b.TakeUnsent(next); left != 0 {
+		t.Errorf("unsent %g in the next day, want 0", USD(left))
+	}
+}
+
+func TestExportRestore(t *testing.T) {
+	now := at("2025-06-04T10:00:00Z")
+	b := NewShared(ToNano(50), Day)
+	d := b.Reserve(now, ToNano(1))
+	b.Settle(now, d.Reservation, ToNano(7))
+	saved := b.Export(now)
+	if saved != (Saved{Period: "day:2025-06-04", Spend: ToNano(7), Unsent: ToNano(7)}) {
+		t.Fatalf("exported %+v", saved)
+	}
+	c := NewShared(ToNano(50), Day)
+	if !c.Restore(now.Add(time.Hour), saved) || c.Snapshot(now).Spend != ToNano(7) {
+		t.Errorf("same day: not restored")
+	}
+	if _, unsent := c.TakeUnsent(now); unsent != ToNano(7) {
+		t.Errorf("restored unsent %g, want 7", USD(unsent))
+	}
+	e := New(ToNano(50), Day)
+	if e.Restore(at("2025-06-05T00:00:00Z"), saved) || e.Snapshot(at("2025-06-05T00:00:00Z")).Spend != 0 {
+		t.Errorf("next day: restored yesterday's spend")
+	}
+}

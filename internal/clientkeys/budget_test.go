@@ -18,7 +18,7 @@ import (
 // budget_exceeded with the time to midnight.
 func TestBudgetUnderConcurrency(t *testing.T) {
 	for _, estimate := range []float64{0.01, 5, 500} {
-		s := NewSet(prometheus.NewRegistry(), nil)
+		s := NewSet(prometheus.NewRegistry(), nil, nil)
 		k := s.Update([]Spec{{Name: "k", Limits: Limits{BudgetUSD: 50, BudgetPeriod: "day"}}}).Lookup("k")
 		base := time.Date(2025, 6, 4, 22, 0, 0, 0, time.UTC)
 		start := time.Now()
@@ -59,7 +59,7 @@ func TestBudgetUnderConcurrency(t *testing.T) {
 // TestBudgetWaitEndsWithTheContext: a request waiting for reservations
 // gives up when its context ends, holding nothing.
 func TestBudgetWaitEndsWithTheContext(t *testing.T) {
-	s := NewSet(nil, nil)
+	s := NewSet(nil, nil, nil)
 	k := s.Update([]Spec{{Name: "k", Limits: Limits{BudgetUSD: 1, RPM: 10}}}).Lookup("k")
 	first, r := k.Admit(context.Background(), nil, 1, 5)
 	if r != nil {

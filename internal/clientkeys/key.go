@@ -22,6 +22,7 @@ type Key struct {
 	allow  allowList
 	lim    *ratelimit.Limiter // rpm/tpm; nil: none
 	bud    *budget.Budget     // budget_usd; nil: none
+	sh     Shared             // the fleet's number of bud; nil: none
 
 	spent                        prometheus.Counter // client_spend_usd_total{key}
 	rejModel, rejRate, rejBudget prometheus.Counter // client_rejections_total{key,reason}
@@ -125,6 +126,7 @@ func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, e
 		return t, nil
 	}
 	est := budget.ToNano(estimate)
+	k.share(ctx, now)
 	for {
 		d := k.bud.Reserve(now, est)
 		switch d.Verdict {
@@ -157,6 +159,7 @@ func (k *Key) Settle(now time.Time, t Ticket, tokens int64, costUSD float64) {
 	t.res.Reconcile(now, tokens)
 	if k.bud != nil {
 		k.bud.Settle(now, t.bud, budget.ToNano(costUSD))
+		k.send(now)
 	}
 	if costUSD > 0 {
 		k.spent.Add(costUSD)

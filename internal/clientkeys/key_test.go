@@ -32,7 +32,7 @@ func TestAllowList(t *testing.T) {
 
 func TestKeyLimits(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s := NewSet(reg, nil)
+	s := NewSet(reg, nil, nil)
 	ks := s.Update([]Spec{{Name: "a", Limits: Limits{Models: []string{"m"}, RPM: 2, TPM: 1000}}})
 	k := ks.Lookup("a")
 	t0 := time.Now()

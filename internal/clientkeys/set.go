@@ -47,6 +47,7 @@ func (ks *Keys) Named() []*Key {
 type Set struct {
 	m   *metrics
 	now func() time.Time
+	sh  Shared // nil: no fleet
 
 	mu   sync.Mutex // guards keys; serializes Update
 	keys *Keys
@@ -54,12 +55,13 @@ type Set struct {
 
 // NewSet returns an empty Set whose metrics are registered on reg (nil
 // keeps them private); now is the clock its gauges read the budgets at
-// (nil: time.Now).
-func NewSet(reg prometheus.Registerer, now func() time.Time) *Set {
+// (nil: time.Now); sh, when not nil, shares the budgets' spend across a
+// fleet.
+func NewSet(reg prometheus.Registerer, now func() time.Time, sh Shared) *Set {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Set{m: newMetrics(reg), now: now}
+	s := &Set{m: newMetrics(reg), now: now, sh: sh}
 	s.keys = s.Update(nil)
 	if reg != nil {
 		reg.MustRegister(remainingCollector{s})
@@ -114,10 +116,37 @@ func (s *Set) build(old *Key, sp Spec) *Key {
 			// The same period: what was spent and is in flight stays.
 			k.bud = old.bud
 			k.bud.SetLimit(limit)
+		} else if s.sh != nil {
+			k.bud = budget.NewShared(limit, period)
 		} else {
 			k.bud = budget.New(limit, period)
 		}
+		k.sh = s.sh
 	}
 	s.m.bind(k)
 	return k
+}
+
+// Export returns the budgets' state at now, by key name, for the state
+// file (docs/ARCHITECTURE.md, "Warm restart").
+func (ks *Keys) Export(now time.Time) map[string]budget.Saved {
+	out := make(map[string]budget.Saved)
+	for _, k := range ks.Named() {
+		if k.bud != nil {
+			out[k.name] = k.bud.Export(now)
+		}
+	}
+	return out
+}
+
+// Restore loads saved budgets into the keys of the same name that still
+// have a budget of the same period, and returns the names it restored.
+func (ks *Keys) Restore(now time.Time, saved map[string]budget.Saved) []string {
+	var out []string
+	for _, k := range ks.Named() {
+		if in, ok := saved[k.name]; ok && k.bud != nil && k.bud.Restore(now, in) {
+			out = append(out, k.name)
+		}
+	}
+	return out
 }

@@ -71,6 +71,9 @@ type Options struct {
 	// Fleet, when not nil, shares every provider's state with the other
 	// routers of a fleet (shared_state). Set at New; a reload keeps it.
 	Fleet shared.Fleet
+	// Spend, when not nil, shares the client keys' spend with the other
+	// routers of a fleet (shared_state). Set at New.
+	Spend clientkeys.Shared
 	// Now is the clock of admission decisions (buckets, backoff); nil
 	// means time.Now. Set at New. A test seam: waits still use real
 	// timers.
@@ -164,7 +167,7 @@ func New(opts Options) (*Routes, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	rt.set = pool.New(upstream.Options{Now: rt.now, Logger: log, Fleet: opts.Fleet}, opts.Registerer)
-	rt.keys = clientkeys.NewSet(opts.Registerer, rt.now)
+	rt.keys = clientkeys.NewSet(opts.Registerer, rt.now, opts.Spend)
 	if err := rt.Update(opts); err != nil {
 		rt.set.Close()
 		return nil, err
