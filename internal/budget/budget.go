@@ -92,8 +92,8 @@ type Budget struct {
 	unsent, sending Nano
 }
 
-// New returns a budget of limit nano-dollars (> 0) per period, with
-// nothing spent.
+// New returns a budget of limit nano-dollars per period, with nothing
+// spent; a limit of 0 only counts the spend.
 func New(limit Nano, period Period) *Budget {
 	return &Budget{limit: limit, period: period}
 }
@@ -108,8 +108,8 @@ func NewShared(limit Nano, period Period) *Budget {
 // Period is the budget's period.
 func (b *Budget) Period() Period { return b.period }
 
-// SetLimit changes the budget to limit nano-dollars (> 0) per period (a
-// reload); the spend and reservations stay.
+// SetLimit changes the budget to limit nano-dollars per period (0: only
+// count; a reload); the spend and reservations stay.
 func (b *Budget) SetLimit(limit Nano) {
 	b.mu.Lock()
 	b.limit = limit
@@ -146,12 +146,15 @@ func (b *Budget) ID(now time.Time) string {
 }
 
 // Reserve decides a request estimated to cost estimate at now (wall
-// clock: periods are UTC calendar spans).
+// clock: periods are UTC calendar spans). A budget whose limit is 0 only
+// counts: it admits everything.
 func (b *Budget) Reserve(now time.Time, estimate Nano) Decision {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.rollLocked(now)
 	switch {
+	case b.limit <= 0:
+		return Decision{Verdict: Admitted}
 	case b.spend >= b.limit:
 		var in time.Duration
 		if !b.end.IsZero() {
@@ -202,7 +205,8 @@ type Snapshot struct {
 	Start, End time.Time
 }
 
-// Remaining is what is left of the budget, never below 0.
+// Remaining is what is left of the budget, never below 0 (0 for a
+// budget that only counts).
 func (s Snapshot) Remaining() Nano { return max(s.Limit-s.Spend, 0) }
 
 // Snapshot reports the budget at now.

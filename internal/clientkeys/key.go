@@ -21,8 +21,9 @@ type Key struct {
 	limits Limits
 	allow  allowList
 	lim    *ratelimit.Limiter // rpm/tpm; nil: none
-	bud    *budget.Budget     // budget_usd; nil: none
-	sh     Shared             // the fleet's number of bud; nil: none
+	bud    *budget.Budget     // the spend this period: capped by budget_usd when capped; nil for the anonymous key
+	capped bool               // budget_usd > 0
+	sh     Shared             // the fleet's number of a capped bud; nil: none
 
 	spent                        prometheus.Counter // client_spend_usd_total{key}
 	rejModel, rejRate, rejBudget prometheus.Counter // client_rejections_total{key,reason}
@@ -91,7 +92,7 @@ type Ticket struct {
 
 // HasBudget reports whether the key has a budget: only then does a
 // request's estimated cost matter to Admit.
-func (k *Key) HasBudget() bool { return k != nil && k.bud != nil }
+func (k *Key) HasBudget() bool { return k != nil && k.capped }
 
 // Admit admits a request to the key's limits (docs/ARCHITECTURE.md,
 // "Client keys and spend"): its estimated tokens are charged to the key's
@@ -102,7 +103,7 @@ func (k *Key) HasBudget() bool { return k != nil && k.bud != nil }
 // clock reads the time (nil: time.Now). A Ticket must be settled exactly
 // once (Settle), whatever became of the request.
 func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, estimate float64) (Ticket, *Refusal) {
-	if k == nil || (k.lim == nil && k.bud == nil) {
+	if k == nil || (k.lim == nil && !k.capped) {
 		return Ticket{}, nil
 	}
 	if clock == nil {
@@ -122,7 +123,7 @@ func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, e
 		}
 		t.res = res
 	}
-	if k.bud == nil {
+	if !k.capped {
 		return t, nil
 	}
 	est := budget.ToNano(estimate)

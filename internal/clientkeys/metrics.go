@@ -66,7 +66,7 @@ func (c remainingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRem
 func (c remainingCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.s.now()
 	for _, k := range c.s.Current().Named() {
-		if k.bud != nil {
+		if k.capped {
 			ch <- prometheus.MustNewConstMetric(descRemaining, prometheus.GaugeValue, budget.USD(k.bud.Snapshot(now).Remaining()), k.name)
 		}
 	}

@@ -110,18 +110,23 @@ func (s *Set) build(old *Key, sp Spec) *Key {
 			k.lim = ratelimit.New(sp.Limits.RPM, sp.Limits.TPM)
 		}
 	}
-	if sp.Limits.BudgetUSD > 0 {
+	if sp.Name != "" {
+		// Every named key counts its spend this period (/admin/keys); one
+		// with budget_usd is capped by it, and only that one is shared.
 		limit, period := budget.ToNano(sp.Limits.BudgetUSD), sp.Limits.period()
-		if old != nil && old.bud != nil && old.bud.Period() == period {
+		k.capped = limit > 0
+		if old != nil && old.bud != nil && old.bud.Period() == period && old.capped == k.capped {
 			// The same period: what was spent and is in flight stays.
 			k.bud = old.bud
 			k.bud.SetLimit(limit)
-		} else if s.sh != nil {
+		} else if k.capped && s.sh != nil {
 			k.bud = budget.NewShared(limit, period)
 		} else {
 			k.bud = budget.New(limit, period)
 		}
-		k.sh = s.sh
+		if k.capped {
+			k.sh = s.sh
+		}
 	}
 	s.m.bind(k)
 	return k

@@ -44,7 +44,7 @@ func (k *Key) share(ctx context.Context, now time.Time) {
 
 // send hands the spend the fleet does not have yet to it.
 func (k *Key) send(now time.Time) {
-	if k.sh == nil || !k.sh.Up() {
+	if k.sh == nil || !k.capped || !k.sh.Up() {
 		return
 	}
 	id, amount := k.bud.TakeUnsent(now)
