@@ -19,7 +19,7 @@ func TestCachedUsage(t *testing.T) {
 		t.Errorf("chat answer: got %+v, want %+v", got, want)
 	}
 	var s stream
-	if !s.readUsage([]byte(`{"id":"c","choices":[],"usage":` + chat + `}`)) || s.usage != want {
+	if !s.readUsage([]byte(`{"id":"c","choices":[],"usage":`+chat+`}`)) || s.usage != want {
 		t.Errorf("chat stream: got %+v, want %+v", s.usage, want)
 	}
 	resp := `{"input_tokens":2006,"input_tokens_details":{"cached_tokens":1920},"output_tokens":300,"output_tokens_details":{"reasoning_tokens":200}}`
