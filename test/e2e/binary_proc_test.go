@@ -111,6 +111,12 @@ type binConfig struct {
 	logLevel string
 	// stateFile is state_file ("": off).
 	stateFile string
+	// custom, when not nil, renders the whole config below the listen
+	// addresses instead of the fields above (a scenario with providers
+	// and models of its own); env are more NAME=value variables the
+	// router gets.
+	custom func() string
+	env    []string
 }
 
 // clientKey is the client key of a scenario with auth on.
@@ -123,6 +129,10 @@ func (c binConfig) yaml(listen, admin string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "listen: %s\nadmin_listen: %s\nshutdown_timeout: %s\n", listen, admin, c.shutdownTimeout)
+	if c.custom != nil {
+		b.WriteString(c.custom())
+		return b.String()
+	}
 	if c.logLevel == "" {
 		c.logLevel = "warn"
 	}
@@ -256,6 +266,7 @@ func tryStart(t testing.TB, bin string, c binConfig) (*routerProc, error) {
 	// race-enabled router would otherwise sleep a second at exit.
 	p.cmd.Env = []string{anthropicKeyEnv + "=sk-ant-test", openaiKeyEnv + "=sk-test", azureKeyEnv + "=az-key",
 		"E2E_CLIENT_KEYS=" + clientKey, "GORACE=atexit_sleep_ms=0"}
+	p.cmd.Env = append(p.cmd.Env, c.env...)
 	p.cmd.Stdout = p.stderr
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {

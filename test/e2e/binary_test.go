@@ -27,6 +27,7 @@ func TestBinary(t *testing.T) {
 	t.Run("responses api natively", func(t *testing.T) { testBinaryResponsesNative(t, bin) })
 	t.Run("warm restart", func(t *testing.T) { testBinaryWarmRestart(t, bin) })
 	t.Run("fleet", func(t *testing.T) { testBinaryFleet(t, bin) })
+	t.Run("client keys", func(t *testing.T) { testBinaryKeys(t, bin) })
 }
 
 // providerType is the config type the binary scenarios use for d.
