@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"crypto/sha256"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
+	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
@@ -204,5 +206,33 @@ func BenchmarkPathKeys(b *testing.B) {
 				servePath(b, h, body, w, c.hdr...)
 			}
 		})
+	}
+}
+
+// BenchmarkKeyAdmission is what a named key with an allow-list, RPM/TPM
+// and a budget adds to a request, alone: the credential identified, the
+// model allowed, the cost estimated, the request admitted and settled.
+func BenchmarkKeyAdmission(b *testing.B) {
+	key := routing.ClientKey{Named: clientauth.Named{Name: "team", Hash: sha256.Sum256([]byte("sk-team-0123456789abcdef"))},
+		Limits: clientkeys.Limits{Models: []string{"m"}, RPM: 1 << 40, TPM: 1 << 50, BudgetUSD: 1e8, BudgetPeriod: "month"}}
+	s, body := pathServerKeys(b, "plain", []routing.ClientKey{key})
+	st := s.routes.Load()
+	r := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+	r.Header.Set("Authorization", "Bearer sk-team-0123456789abcdef")
+	c := Call{Tokens: intake.EstimateTokens([]byte(body), 64), MaxTokens: 64}
+	m := st.Models.Lookup("m")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		name, ok := st.Keys.Identify(r)
+		k := st.Clients.Lookup(name)
+		if !ok || !k.Allows("m") {
+			b.Fatal("refused")
+		}
+		tk, refusal := k.Admit(ctx, s.now, c.Tokens, estimateCost(st, m, c))
+		if refusal != nil {
+			b.Fatal(refusal)
+		}
+		k.Settle(s.now(), tk, 30, 0.0001)
 	}
 }
