@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/llmrouter/llmrouter/internal/routing"
 	"net"
 	"os"
 	"os/exec"
@@ -33,6 +32,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 func TestMain(m *testing.M) {

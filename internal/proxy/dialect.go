@@ -33,6 +33,9 @@ type Dialect struct {
 	// request the dialect claims: the configured names as configured
 	// (patterns included) and the unix time they were loaded.
 	Models func(names []string, created int64) []byte
+	// Model, when not nil, writes one model (GET /v1/models/{model}) for
+	// a request the dialect claims.
+	Model func(name string, created int64) []byte
 }
 
 // Route is one route of a dialect. Exactly one of Read and Serve is set.

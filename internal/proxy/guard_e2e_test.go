@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"github.com/llmrouter/llmrouter/internal/routing"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 // fakeClock is a settable clock for admission decisions.

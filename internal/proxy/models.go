@@ -34,7 +34,8 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 // serveModel answers GET /v1/models/{model}: a name a configured model
 // serves (a pattern's included), else 404.
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
-	q := s.begin(w, r, s.claimant(r))
+	d := s.claimant(r)
+	q := s.begin(w, r, d)
 	defer q.End()
 	if !q.Authorize() {
 		return
@@ -42,6 +43,10 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("model")
 	if aerr := q.UseModel(name); aerr != nil {
 		q.Answer(answer.Result{Err: aerr})
+		return
+	}
+	if d.Model != nil {
+		q.Answer(answer.Result{JSON: d.Model(name, q.st.Created)})
 		return
 	}
 	m := model(name, q.st.Created)

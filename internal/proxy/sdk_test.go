@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"github.com/llmrouter/llmrouter/internal/routing"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 // TestOpenAISDK drives the router with the official Go OpenAI SDK as the

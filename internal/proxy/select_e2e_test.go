@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"github.com/llmrouter/llmrouter/internal/routing"
 	"testing"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 

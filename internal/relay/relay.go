@@ -155,94 +155,119 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 	h["X-Accel-Buffering"] = valNo
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	buf := make([]byte, 0, 1024)
-	var deadline time.Time
 	// renew is how close to its deadline a write renews it: at most about
 	// once a second (setting it is not free), and a client that stops
 	// reading is still cut within writeTimeout.
-	renew := writeTimeout - min(time.Second, writeTimeout/2)
-	// mu serializes writes when a Pinger's timer may write too (nil
-	// otherwise); lastWrite is when the latest write ended, done that the
-	// relay has returned. All three are guarded by mu.
-	var (
-		mu        *sync.Mutex
-		lastWrite time.Time
-		done      bool
-	)
-	// write sends b, flushing when flush is set; false means the client
-	// is gone or stopped reading.
-	write := func(b []byte, flush bool) bool {
-		if mu != nil {
-			mu.Lock()
-			defer mu.Unlock()
-		}
-		now := time.Now()
-		if deadline.Sub(now) < renew {
-			deadline = now.Add(writeTimeout)
-			_ = rc.SetWriteDeadline(deadline)
-		}
-		_, err := w.Write(b)
-		if err == nil && flush {
-			err = rc.Flush()
-		}
-		lastWrite = now
-		if err != nil {
-			end.WriteErr = err
-			return false
-		}
-		return true
-	}
-	// A stream that can tell whether its next event is already buffered
-	// lets events that arrived together leave in one flush (one syscall)
-	// instead of one each; an event with nothing behind it is flushed at
-	// once, so no token waits.
-	pending, _ := st.(interface{ Pending() bool })
+	wr := writer{w: w, rc: rc, timeout: writeTimeout, renew: writeTimeout - min(time.Second, writeTimeout/2)}
 	// The deadline must not outlive this request on a kept-alive
 	// connection (the next request's answer may come much later).
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	if p, ok := f.(Pinger); ok {
 		// Keep-alive events during the provider's silent gaps
-		// (docs/ARCHITECTURE.md, "Anthropic Messages API"): a timer
+		// (docs/ARCHITECTURE.md, "Anthropic Messages API"), from a timer
 		// callback, not a goroutine of the request's; it never writes
-		// after the relay returned.
-		mu = new(sync.Mutex)
-		every := p.Every()
-		var t *time.Timer // set under mu, before the callback can read it
-		mu.Lock()
-		t = time.AfterFunc(every, func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if done || end.WriteErr != nil {
-				return
-			}
-			if since := time.Since(lastWrite); since < every {
-				t.Reset(every - since)
-				return
-			}
-			now := time.Now()
-			if deadline.Sub(now) < renew {
-				deadline = now.Add(writeTimeout)
-				_ = rc.SetWriteDeadline(deadline)
-			}
-			_, err := w.Write(p.Ping(nil))
-			if err == nil {
-				err = rc.Flush()
-			}
-			lastWrite = now
-			if err != nil {
-				end.WriteErr = err
-				return
-			}
-			t.Reset(every)
-		})
-		mu.Unlock()
+		// after the relay returned. Its writer lives on the heap, which
+		// a stream without pings does not pay for.
+		hw := new(writer)
+		*hw = wr
+		hw.startPing(p)
 		defer func() {
-			mu.Lock()
-			done = true
-			mu.Unlock()
-			t.Stop()
+			hw.stopPing()
+			end.WriteErr = hw.err
 		}()
+		return run(hw, st, held, f)
 	}
+	end = run(&wr, st, held, f)
+	end.WriteErr = wr.err
+	return end
+}
+
+// writer is a stream's writes to its client, each under the write
+// timeout.
+type writer struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration // limits.client_write_timeout
+	renew   time.Duration
+
+	// mu serializes writes when a ping timer may write too (nil
+	// otherwise); it guards the fields below.
+	mu       *sync.Mutex
+	deadline time.Time   // the write deadline set last
+	last     time.Time   // when the latest write was made
+	err      error       // the failed write, if any: writing is over
+	ping     *time.Timer // the ping timer; nil without pings
+	done     bool        // the relay returned: the timer writes no more
+}
+
+// write sends b, flushing when flush is set; false means the client is
+// gone or stopped reading.
+func (o *writer) write(b []byte, flush bool) bool {
+	if o.mu != nil {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+	}
+	return o.writeLocked(b, flush)
+}
+
+func (o *writer) writeLocked(b []byte, flush bool) bool {
+	now := time.Now()
+	if o.deadline.Sub(now) < o.renew {
+		o.deadline = now.Add(o.timeout)
+		_ = o.rc.SetWriteDeadline(o.deadline)
+	}
+	_, err := o.w.Write(b)
+	if err == nil && flush {
+		err = o.rc.Flush()
+	}
+	o.last = now
+	if err != nil {
+		o.err = err
+		return false
+	}
+	return true
+}
+
+// startPing writes p's ping whenever nothing was written for p.Every().
+func (o *writer) startPing(p Pinger) {
+	o.mu = new(sync.Mutex)
+	every := p.Every()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.last = time.Now()
+	o.ping = time.AfterFunc(every, func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.done || o.err != nil {
+			return
+		}
+		if since := time.Since(o.last); since < every {
+			o.ping.Reset(every - since)
+			return
+		}
+		if o.writeLocked(p.Ping(nil), true) {
+			o.ping.Reset(every)
+		}
+	})
+}
+
+// stopPing ends the pings: none is written after it returns.
+func (o *writer) stopPing() {
+	o.mu.Lock()
+	o.done = true
+	o.mu.Unlock()
+	o.ping.Stop()
+}
+
+// run writes the held chunks, then every chunk as it arrives, then the
+// stream's end or its failure.
+func run(o *writer, st provider.Stream, held [][]byte, f Framer) (end End) {
+	buf := make([]byte, 0, 1024)
+	// A stream that can tell whether its next event is already buffered
+	// lets events that arrived together leave in one flush (one syscall)
+	// instead of one each; an event with nothing behind it is flushed at
+	// once, so no token waits.
+	pending, _ := st.(interface{ Pending() bool })
 	// frame appends one chunk as the client's events.
 	frame := func(dst, p []byte) ([]byte, error) {
 		if f == nil {
@@ -256,7 +281,7 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 			break
 		}
 	}
-	if len(buf) > 0 && !write(buf, true) {
+	if len(buf) > 0 && !o.write(buf, true) {
 		end.Kind = outcome.Canceled
 		return end
 	}
@@ -268,16 +293,16 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 		if buf, err = frame(buf[:0], p); err != nil {
 			break
 		}
-		if len(buf) > 0 && !write(buf, pending == nil || !pending.Pending()) {
+		if len(buf) > 0 && !o.write(buf, pending == nil || !pending.Pending()) {
 			end.Kind = outcome.Canceled
 			return end
 		}
 	}
 	if err == io.EOF {
 		if f == nil {
-			write(sse.Done, true)
+			o.write(sse.Done, true)
 		} else {
-			write(f.End(buf[:0]), true)
+			o.write(f.End(buf[:0]), true)
 		}
 		end.Kind = outcome.OK
 		return end
@@ -287,14 +312,14 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 		return end // the client left; nobody to tell
 	}
 	if f != nil {
-		write(f.Fail(buf[:0], end.Kind), true)
+		o.write(f.Fail(buf[:0], end.Kind), true)
 		return end
 	}
 	buf = append(buf[:0], "data: "...)
 	buf = openaiwire.AppendError(buf, openaiwire.Error{Type: "server_error", Code: "upstream_error",
 		Message: "the provider's stream failed after it started (" + end.Kind.String() + "); the answer is incomplete"})
 	buf = append(buf, "\n\n"...)
-	write(buf, true)
+	o.write(buf, true)
 	return end
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/llmrouter/llmrouter/internal/routing"
 	"io"
 	"log"
 	"net/http"
@@ -24,6 +23,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	rtupstream "github.com/llmrouter/llmrouter/internal/upstream"
 )
 

@@ -11,7 +11,6 @@ package nodesdk
 
 import (
 	"context"
-	"github.com/llmrouter/llmrouter/internal/routing"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 func TestOpenAINodeSDK(t *testing.T) {

@@ -41,7 +41,7 @@ func (s *Server) Dialect() *proxy.Dialect {
 	return &proxy.Dialect{API: API, Shape: shape{}, Routes: []proxy.Route{
 		{Pattern: "POST /v1/messages", Read: s.readMessages},
 		{Pattern: "POST /v1/messages/count_tokens", Serve: s.serveCountTokens},
-	}, Claims: claims, Models: models}
+	}, Claims: claims, Models: models, Model: model}
 }
 
 // claims: a request to a shared route (the models list, an unknown path)

@@ -344,6 +344,10 @@ func TestModelsAndRoot(t *testing.T) {
 		list.Data[0].ID != "claude-*" || list.Data[0].Type != "model" {
 		t.Fatalf("got %d %s", w.Code, w.Body)
 	}
+	w = send(h, "GET", "/v1/models/claude-opus-5-5", "", "anthropic-version", "2023-06-01")
+	if w.Code != 200 || gjsonType(w.Body.Bytes()) != "model" || !strings.Contains(w.Body.String(), `"id":"claude-opus-5-5"`) {
+		t.Errorf("one model with anthropic-version: %d %s", w.Code, w.Body)
+	}
 	if w := send(h, "GET", "/v1/models", ""); !strings.Contains(w.Body.String(), `"object":"list"`) {
 		t.Errorf("without anthropic-version: %s, want OpenAI's list", w.Body)
 	}
@@ -354,4 +358,11 @@ func TestModelsAndRoot(t *testing.T) {
 	if typ, _ := anthropicError(t, w); w.Code != 404 || typ != "not_found_error" {
 		t.Errorf("unknown route with anthropic-version: %d %s", w.Code, typ)
 	}
+}
+
+// gjsonType is a document's top-level "type".
+func gjsonType(b []byte) string {
+	var v struct{ Type string }
+	_ = json.Unmarshal(b, &v)
+	return v.Type
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
@@ -31,22 +31,10 @@ const (
 // Allocation budgets per request of the Messages paths, measured when set
 // plus about 10% (docs/BENCHMARKS.md, "Allocation budgets").
 var allocBudgets = map[string]float64{
-	"native":            80,  // measured 73
-	"native-stream":     104, // 20 deltas; measured 95
-	"translated":        80,  // measured 73
-	"translated-stream": 100, // 20 deltas; measured 91
-}
-
-// canned answers every request with one content type and body.
-type canned struct{ ctype, body string }
-
-func (c canned) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
-		r.Body.Close()
-	}
-	h := http.Header{"Content-Type": {c.ctype}}
-	return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader(c.body)), ContentLength: int64(len(c.body)), Request: r}, nil
+	"native":            80, // measured 73
+	"native-stream":     99, // 20 deltas; measured 90
+	"translated":        80, // measured 73
+	"translated-stream": 95, // 20 deltas; measured 86
 }
 
 func chatStreamBody() string {
@@ -83,27 +71,27 @@ type benchPath struct {
 var benchPaths = map[string]benchPath{
 	"chat": {"/v1/chat/completions", chatReq, func(pc provider.Config) (provider.Adapter, error) {
 		pc.BaseURL = "http://upstream.invalid/v1"
-		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: canned{"application/json", chatAnswer}})
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: providertest.Canned{ContentType: "application/json", Body: chatAnswer}})
 	}},
 	"chat-stream": {"/v1/chat/completions", chatStreamReq, func(pc provider.Config) (provider.Adapter, error) {
 		pc.BaseURL = "http://upstream.invalid/v1"
-		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: canned{"text/event-stream", chatStreamBody()}})
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: providertest.Canned{ContentType: "text/event-stream", Body: chatStreamBody()}})
 	}},
 	"native": {"/v1/messages", msgReq, func(pc provider.Config) (provider.Adapter, error) {
 		pc.BaseURL = "http://upstream.invalid"
-		return anthropic.New(pc, "k", anthropic.Config{}, &http.Client{Transport: canned{"application/json", msgAnswer}})
+		return anthropic.New(pc, "k", anthropic.Config{}, &http.Client{Transport: providertest.Canned{ContentType: "application/json", Body: msgAnswer}})
 	}},
 	"native-stream": {"/v1/messages", msgStreamReq, func(pc provider.Config) (provider.Adapter, error) {
 		pc.BaseURL = "http://upstream.invalid"
-		return anthropic.New(pc, "k", anthropic.Config{}, &http.Client{Transport: canned{"text/event-stream", msgStreamBody()}})
+		return anthropic.New(pc, "k", anthropic.Config{}, &http.Client{Transport: providertest.Canned{ContentType: "text/event-stream", Body: msgStreamBody()}})
 	}},
 	"translated": {"/v1/messages", msgReq, func(pc provider.Config) (provider.Adapter, error) {
 		pc.BaseURL = "http://upstream.invalid/v1"
-		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: canned{"application/json", chatAnswer}})
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: providertest.Canned{ContentType: "application/json", Body: chatAnswer}})
 	}},
 	"translated-stream": {"/v1/messages", msgStreamReq, func(pc provider.Config) (provider.Adapter, error) {
 		pc.BaseURL = "http://upstream.invalid/v1"
-		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: canned{"text/event-stream", chatStreamBody()}})
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: providertest.Canned{ContentType: "text/event-stream", Body: chatStreamBody()}})
 	}},
 }
 

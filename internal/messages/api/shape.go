@@ -157,6 +157,23 @@ func eventName(t []byte) string {
 	return string(t)
 }
 
+// model writes one model in Anthropic's shape.
+func model(name string, created int64) []byte {
+	b := appendModel(make([]byte, 0, 96), name, time.Unix(created, 0).UTC().Format(time.RFC3339))
+	return append(b, '\n')
+}
+
+// appendModel appends {"type":"model","id","display_name","created_at"}.
+func appendModel(b []byte, name, at string) []byte {
+	b = append(b, `{"type":"model","id":`...)
+	b, _ = openaiwire.Append(b, &name)
+	b = append(b, `,"display_name":`...)
+	b, _ = openaiwire.Append(b, &name)
+	b = append(b, `,"created_at":"`...)
+	b = append(b, at...)
+	return append(b, `"}`...)
+}
+
 // models writes the model list in Anthropic's shape: the configured
 // names as configured (patterns included).
 func models(names []string, created int64) []byte {
@@ -166,13 +183,7 @@ func models(names []string, created int64) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"type":"model","id":`...)
-		b, _ = openaiwire.Append(b, &n)
-		b = append(b, `,"display_name":`...)
-		b, _ = openaiwire.Append(b, &n)
-		b = append(b, `,"created_at":"`...)
-		b = append(b, at...)
-		b = append(b, `"}`...)
+		b = appendModel(b, n, at)
 	}
 	b = append(b, `],"has_more":false,"first_id":`...)
 	if len(names) > 0 {

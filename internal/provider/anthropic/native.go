@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/tidwall/gjson"
 	"golang.org/x/net/http/httpguts"
@@ -178,40 +177,24 @@ func (s *nativeStream) Next() ([]byte, error) {
 	if s.done {
 		return nil, io.EOF
 	}
-	for {
-		ev, err := s.events.Next()
-		if err != nil {
-			return nil, s.fail(s.readError(err))
-		}
-		if len(ev.Data) == 0 {
-			// An event with a name and no data: nothing to pass on (a
-			// browser would not dispatch it either).
-			continue
-		}
-		if !jsoncheck.Valid(ev.Data) {
-			return nil, s.fail(&outcome.Error{Kind: outcome.ServerError,
-				Message: "reading anthropic stream: event " + strconv.Quote(string(ev.Name)) + " is not valid JSON"})
-		}
-		// ev.Data stays untouched until the next events.Next call; the
-		// results read from it below keep numbers only, or are copied.
-		data := unsafeString(ev.Data)
-		typ := gjson.Get(data, "type").Str
-		if typ == "" {
-			typ = unsafeString(ev.Name)
-		}
-		switch typ {
-		case "message_start":
-			s.usage.read(gjson.Get(data, "message.usage"))
-		case "message_delta":
-			// Anthropic's counts here are cumulative: the last one wins.
-			s.usage.read(gjson.Get(data, "usage"))
-		case "message_stop":
-			s.done = true
-		case "error":
-			e := eventError(gjson.Get(data, "error"))
-			e.Body = bytes.Clone(ev.Data)
-			return nil, s.fail(e)
-		}
-		return ev.Data, nil
+	// raw stays untouched until the next read; the results read from it
+	// below keep numbers only, or are copied.
+	raw, data, typ, err := s.next()
+	if err != nil {
+		return nil, err
 	}
+	switch typ {
+	case "message_start":
+		s.usage.read(gjson.Get(data, "message.usage"))
+	case "message_delta":
+		// Anthropic's counts here are cumulative: the last one wins.
+		s.usage.read(gjson.Get(data, "usage"))
+	case "message_stop":
+		s.done = true
+	case "error":
+		e := eventError(gjson.Get(data, "error"))
+		e.Body = bytes.Clone(raw)
+		return nil, s.fail(e)
+	}
+	return raw, nil
 }

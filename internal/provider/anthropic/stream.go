@@ -87,20 +87,11 @@ func (s *stream) Next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	for {
-		ev, err := s.events.Next()
+		// data stays untouched until the next read; a chunk is encoded
+		// before that, and what outlives it is copied.
+		_, data, typ, err := s.next()
 		if err != nil {
-			return nil, s.fail(s.readError(err))
-		}
-		if !jsoncheck.Valid(ev.Data) {
-			return nil, s.fail(&outcome.Error{Kind: outcome.ServerError,
-				Message: "reading anthropic stream: event " + strconv.Quote(string(ev.Name)) + " is not valid JSON"})
-		}
-		// ev.Data stays untouched until the next events.Next call; a
-		// chunk is encoded before that, and what outlives it is copied.
-		data := unsafeString(ev.Data)
-		typ := gjson.Get(data, "type").Str
-		if typ == "" {
-			typ = unsafeString(ev.Name)
+			return nil, err
 		}
 		switch typ {
 		case "message_start":
@@ -209,6 +200,32 @@ type upstream struct {
 
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// next reads the next event that has data, checked as JSON: its data
+// (valid until the next call; data views raw) and its type (the data's
+// "type", else the event's name). An event with a name and no data is
+// skipped (a browser would not dispatch it either). A failure is sticky
+// (fail).
+func (s *upstream) next() (raw []byte, data, typ string, err error) {
+	for {
+		ev, err := s.events.Next()
+		if err != nil {
+			return nil, "", "", s.fail(s.readError(err))
+		}
+		if len(ev.Data) == 0 {
+			continue
+		}
+		if !jsoncheck.Valid(ev.Data) {
+			return nil, "", "", s.fail(&outcome.Error{Kind: outcome.ServerError,
+				Message: "reading anthropic stream: event " + strconv.Quote(string(ev.Name)) + " is not valid JSON"})
+		}
+		data = unsafeString(ev.Data)
+		if typ = gjson.Get(data, "type").Str; typ == "" {
+			typ = unsafeString(ev.Name)
+		}
+		return ev.Data, data, typ, nil
+	}
 }
 
 // readError classifies a failure to read the next event. Even a clean end
