@@ -59,11 +59,14 @@ type Writer struct {
 	// few seconds says enough (the metrics count every one).
 	streamWarn rate.Sometimes
 
-	mu     sync.Mutex         // guards apis, models, warned, costs
+	mu     sync.Mutex         // guards apis, models, warned, costs, unpricedSet
 	apis   []string           // the api label's values (APIs)
 	models []string           // the configured models (Prepare)
 	warned map[[2]string]bool // provider and model warned about as unpriced
 	costs  map[[2]string]bool // the cost series created (PrepareCosts): model, provider
+	// unpricedSet are the targets without a price (PrepareCosts):
+	// provider, model.
+	unpricedSet map[[2]string]bool
 }
 
 // New returns a Writer logging to log (nil discards) and registering the

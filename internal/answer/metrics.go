@@ -116,8 +116,8 @@ func (s *Writer) PrepareCosts(models *route.Table, prices *pricing.Table) {
 		}
 	}
 	s.mu.Lock()
-	prev := s.costs
-	s.costs = next
+	prev, prevUnpriced := s.costs, s.unpricedSet
+	s.costs, s.unpricedSet = next, unpriced
 	s.mu.Unlock()
 	for k := range prev {
 		if !next[k] {
@@ -127,8 +127,12 @@ func (s *Writer) PrepareCosts(models *route.Table, prices *pricing.Table) {
 	for k := range next {
 		s.m.cost.WithLabelValues(k[0], k[1])
 	}
-	// An unpriced series stays once it exists (a price added by a reload
-	// stops it counting); those of targets now priced are not created.
+	// A target removed, or priced by the reload, stops counting.
+	for k := range prevUnpriced {
+		if !unpriced[k] {
+			s.m.unpriced.DeleteLabelValues(k[0], k[1])
+		}
+	}
 	for k := range unpriced {
 		s.m.unpriced.WithLabelValues(k[0], k[1])
 	}
