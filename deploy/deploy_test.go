@@ -1157,6 +1157,7 @@ func TestDashboard(t *testing.T) {
 		"llmrouter_upstream_requests_total", "llmrouter_breaker_state", "llmrouter_system_health",
 		"llmrouter_bulkhead_in_flight", "llmrouter_ratelimit_remaining", "llmrouter_retries_total",
 		"llmrouter_fallbacks_total", "llmrouter_tokens_total", "llmrouter_degraded_responses_total",
+		"llmrouter_client_spend_usd_total", "llmrouter_client_budget_remaining_usd", "llmrouter_cost_usd_total",
 	} {
 		if !used[want] {
 			t.Errorf("no panel charts %s", want)

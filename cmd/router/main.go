@@ -42,6 +42,8 @@ var commands = []command{
 		func() *flag.FlagSet { fs, _, _ := validateFlags(); return fs }},
 	{"status", "[--admin URL]", "print the provider table of a running router",
 		func() *flag.FlagSet { fs, _ := statusFlags(); return fs }},
+	{"keys", "[--admin URL]", "print the client key table of a running router: spend this period, budget, RPM/TPM in use",
+		func() *flag.FlagSet { fs, _ := statusFlags(); return fs }},
 	{"enable", "[--admin URL] PROVIDER", "lift a provider's quota block and disabled targets in a running router",
 		func() *flag.FlagSet { fs, _ := statusFlags(); return fs }},
 	{"version", "", "print the version", nil},
@@ -84,6 +86,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(args, stdout, stderr)
 	case "status":
 		return cmdStatus(ctx, args, stdout, stderr)
+	case "keys":
+		return cmdKeys(ctx, args, stdout, stderr)
 	case "enable":
 		return cmdEnable(ctx, args, stdout, stderr)
 	case "version":

@@ -18,42 +18,65 @@ import (
 // cmdStatus prints the provider table from a running router's
 // /admin/providers.
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var body struct {
+		Providers []admin.ProviderStatus `json:"providers"`
+	}
+	if code := fetchAdmin(ctx, "status", "/admin/providers", args, &body, stderr); code != 0 {
+		return code
+	}
+	printStatus(stdout, body.Providers)
+	return 0
+}
+
+// cmdKeys prints the client key table from a running router's
+// /admin/keys.
+func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var body struct {
+		Keys []admin.KeyStatus `json:"keys"`
+	}
+	if code := fetchAdmin(ctx, "keys", "/admin/keys", args, &body, stderr); code != 0 {
+		return code
+	}
+	printKeys(stdout, body.Keys)
+	return 0
+}
+
+// fetchAdmin parses the command's flags (--admin) from args and decodes
+// GET path of the admin listener into v; it returns the exit code, 0
+// when v was read.
+func fetchAdmin(ctx context.Context, name, path string, args []string, v any, stderr io.Writer) int {
 	fs, adminURL := statusFlags()
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr); commandUsage(stderr, lookupCommand("status")) }
+	fs.Usage = func() { fmt.Fprintln(stderr); commandUsage(stderr, lookupCommand(name)) }
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "router status: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "router %s: unexpected argument %q\n", name, fs.Arg(0))
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	url := strings.TrimSuffix(*adminURL, "/") + "/admin/providers"
+	url := strings.TrimSuffix(*adminURL, "/") + path
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
-		fmt.Fprintln(stderr, "router status:", err)
+		fmt.Fprintf(stderr, "router %s: %v\n", name, err)
 		return 2
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		fmt.Fprintln(stderr, "router status: asking the router:", err)
+		fmt.Fprintf(stderr, "router %s: asking the router: %v\n", name, err)
 		return 1
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "router status: %s answered %s\n", url, resp.Status)
+		fmt.Fprintf(stderr, "router %s: %s answered %s\n", name, url, resp.Status)
 		return 1
 	}
-	var body struct {
-		Providers []admin.ProviderStatus `json:"providers"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&body); err != nil {
-		fmt.Fprintln(stderr, "router status: reading the answer:", err)
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(v); err != nil {
+		fmt.Fprintf(stderr, "router %s: reading the answer: %v\n", name, err)
 		return 1
 	}
-	printStatus(stdout, body.Providers)
 	return 0
 }
 
@@ -145,4 +168,44 @@ func left(remaining, limit int64) string {
 		return "?"
 	}
 	return strconv.FormatInt(remaining, 10) + "/" + strconv.FormatInt(limit, 10)
+}
+
+func printKeys(w io.Writer, ks []admin.KeyStatus) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tPERIOD\tSPEND\tBUDGET\tREMAINING\tRESETS\tIN-FLIGHT\tRPM\tTPM\tMODELS")
+	for _, k := range ks {
+		budget, remaining := "-", "-"
+		if k.BudgetUSD > 0 {
+			budget = usd(k.BudgetUSD)
+		}
+		if k.RemainingUSD != nil {
+			remaining = usd(*k.RemainingUSD)
+		}
+		resets := "never"
+		if k.ResetsAt != nil {
+			resets = k.ResetsAt.UTC().Format(time.RFC3339)
+		}
+		models := "*"
+		if len(k.Models) > 0 {
+			models = strings.Join(k.Models, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", k.Name, k.Period, usd(k.SpendUSD), budget, remaining, resets,
+			k.InFlight, inUse(k.RPMInUse, k.RPM), inUse(k.TPMInUse, k.TPM), models)
+	}
+	_ = tw.Flush()
+}
+
+// usd formats dollars with cents, and to the micro-dollar below a cent.
+func usd(v float64) string {
+	if v != 0 && v < 0.01 && v > -0.01 {
+		return "$" + strconv.FormatFloat(v, 'f', 6, 64)
+	}
+	return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func inUse(used, limit int64) string {
+	if limit <= 0 || used < 0 {
+		return "-"
+	}
+	return strconv.FormatInt(used, 10) + "/" + strconv.FormatInt(limit, 10)
 }

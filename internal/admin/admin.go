@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
@@ -76,6 +77,12 @@ func Handler(o Options) http.Handler {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(map[string]any{"providers": Providers(o.Front)})
 	})
+	mux.HandleFunc("GET /admin/keys", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"keys": Keys(o.Front)})
+	})
 	return mux
 }
 
@@ -99,4 +106,14 @@ func Enable(front *routing.Routes, name string) (Enabled, bool) {
 		targets = []string{}
 	}
 	return Enabled{Provider: name, QuotaLifted: quota, TargetsEnabled: targets}, true
+}
+
+// KeyStatus is one row of GET /admin/keys.
+type KeyStatus = clientkeys.Status
+
+// Keys returns front's named client keys' rows, in config order: spend
+// this period, budget, remaining, reset, RPM/TPM in use.
+func Keys(front *routing.Routes) []KeyStatus {
+	v := front.View()
+	return v.Clients.Status(v.At)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/relay"
 	"github.com/llmrouter/llmrouter/internal/route"
 )
@@ -58,9 +59,14 @@ type Writer struct {
 	// few seconds says enough (the metrics count every one).
 	streamWarn rate.Sometimes
 
-	mu     sync.Mutex // guards apis, models
-	apis   []string   // the api label's values (APIs)
-	models []string   // the configured models (Prepare)
+	mu     sync.Mutex         // guards apis, models, warned, costs, unpricedSet
+	apis   []string           // the api label's values (APIs)
+	models []string           // the configured models (Prepare)
+	warned map[[2]string]bool // provider and model warned about as unpriced
+	costs  map[[2]string]bool // the cost series created (PrepareCosts): model, provider
+	// unpricedSet are the targets without a price (PrepareCosts):
+	// provider, model.
+	unpricedSet map[[2]string]bool
 }
 
 // New returns a Writer logging to log (nil discards) and registering the
@@ -125,16 +131,23 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 	case res.Served.Resp.Stream == nil:
 		sv := res.Served
 		ex.served = sv.Provider.Name
-		s.setServedHeaders(w, ex, sv.Provider, sv.Target)
+		ex.Usage = sv.Resp.Usage
+		s.price(ex, sv)
+		s.setServedHeaders(w, ex, sv.Provider, sv.Target, true)
 		ex.status = http.StatusOK
 		s.write(w, ex, sv.Provider, http.StatusOK, sv.Resp.Body)
 		sv.Done(outcome.OK)
 	default:
 		sv := res.Served
 		ex.served = sv.Provider.Name
-		s.setServedHeaders(w, ex, sv.Provider, sv.Target)
+		s.setServedHeaders(w, ex, sv.Provider, sv.Target, false)
 		ex.status = http.StatusOK
-		sv.Done(s.relay(w, ex, sv, res.Framer))
+		end := s.relay(w, ex, sv, res.Framer)
+		// The usage a stream reported by its end (the adapters ask for it
+		// even when the client did not: "Client keys and spend").
+		ex.Usage = sv.Resp.Stream.Usage()
+		s.price(ex, sv)
+		sv.Done(end)
 	}
 }
 
@@ -194,10 +207,50 @@ func (s *Writer) writeFailed(ex *Exchange, up *failover.Provider, err error) {
 		"provider", name, "client_write_timeout", ex.writeTimeout.String())
 }
 
-func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, up *failover.Provider, tg route.Target) {
+// price sets what the request sv served cost (docs/ARCHITECTURE.md,
+// "Client keys and spend"): ex.Usage at the serving target's price, and
+// counts it; a target without a price costs 0, is counted, and its model
+// warned about once.
+func (s *Writer) price(ex *Exchange, sv *failover.Served) {
+	p, ok := ex.Prices.Lookup(sv.Provider.Name, sv.Target.Model)
+	if !ok {
+		ex.Cost = 0
+		s.unpriced(sv.Provider.Name, sv.Target.Model)
+		return
+	}
+	ex.Cost = pricing.Round(p.Cost(ex.Usage))
+	if ex.Cost > 0 && ex.Model != nil {
+		s.m.cost.WithLabelValues(ex.Model.Name, sv.Provider.Name).Add(ex.Cost)
+	}
+}
+
+// unpriced counts a request served by a target without a price, and
+// warns the first time for that model.
+func (s *Writer) unpriced(provider, model string) {
+	s.m.unpriced.WithLabelValues(provider, model).Inc()
+	k := [2]string{provider, model}
+	s.mu.Lock()
+	warned := s.warned[k]
+	if !warned {
+		if s.warned == nil {
+			s.warned = make(map[[2]string]bool)
+		}
+		s.warned[k] = true
+	}
+	s.mu.Unlock()
+	if !warned {
+		s.log.Warn("no price for a model: its requests cost 0 until a pricing: entry names it",
+			"provider", provider, "model", model)
+	}
+}
+
+// setServedHeaders sets the served answer's headers; withCost adds
+// X-LLMRouter-Cost-USD (a non-stream answer, whose cost is known before
+// its first byte).
+func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, up *failover.Provider, tg route.Target, withCost bool) {
 	h := w.Header()
 	// One backing array for the per-response values.
-	vals := make([]string, 5)
+	vals := make([]string, 6)
 	vals[0], vals[1], vals[2], vals[3] = up.Name, tg.Model, strconv.Itoa(tg.Tier), strconv.Itoa(ex.Attempts)
 	h[hdrProvider], h[hdrModel], h[hdrTier], h[hdrAttempts] = vals[0:1:1], vals[1:2:2], vals[2:3:3], vals[3:4:4]
 	if tg.Tier > ex.Model.BestTier {
@@ -207,6 +260,10 @@ func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, up *failo
 	ex.overhead, ex.committed = overhead, true
 	vals[4] = strconv.FormatFloat(float64(overhead.Microseconds())/1000, 'f', 3, 64)
 	h[hdrOverhead] = vals[4:5:5]
+	if withCost {
+		vals[5] = strconv.FormatFloat(ex.Cost, 'f', -1, 64)
+		h[hdrCost] = vals[5:6:6]
+	}
 }
 
 // Log records ex once it is answered: its request metrics and, at info
@@ -242,11 +299,12 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 	if !s.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	var attrs [10]slog.Attr
+	var attrs [11]slog.Attr
 	a := append(attrs[:0],
 		slog.String("request_id", ex.ID), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.String("model", model), slog.Int("status", ex.status), slog.String("provider", ex.served),
-		slog.Int("attempts", ex.Attempts), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000))
+		slog.String("model", model), slog.String("key", ex.Key.Name()), slog.Int("status", ex.status), slog.String("provider", ex.served),
+		slog.Int("attempts", ex.Attempts), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+		slog.Float64("cost_usd", ex.Cost))
 	if len(ex.Failures) > 0 {
 		var b strings.Builder
 		for i, f := range ex.Failures {

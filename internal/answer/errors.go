@@ -143,3 +143,46 @@ func ModelNotFound(name string) *Error {
 	return &Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 		Message: "the model " + Quote(name) + " does not exist"}
 }
+
+// ModelNotAllowed is the 403 for a model the client key named key may not
+// call (auth.keys[].models).
+func ModelNotAllowed(model, key string) *Error {
+	return &Error{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "model_not_allowed", Param: "model",
+		Message: "the client key " + Quote(key) + " may not use the model " + Quote(model)}
+}
+
+// KeyRateLimited is the 429 for a request over its client key's own RPM
+// or TPM (auth.keys[].rpm, tpm); wait is when it would fit.
+func KeyRateLimited(key string, wait time.Duration) *Error {
+	return &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+		Message: "the client key " + Quote(key) + " is over its own requests or tokens per minute; retry later", RetryAfter: max(wait, time.Second)}
+}
+
+// KeyTooLarge is the 413 for a request whose token estimate exceeds its
+// client key's whole TPM: it could never be admitted.
+func KeyTooLarge(key string) *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+		Message: "the request's estimated tokens exceed the client key " + Quote(key) + "'s tokens per minute"}
+}
+
+// BudgetExceeded is the 429 for a client key whose spend this period has
+// reached its budget (auth.keys[].budget_usd); resetIn is when the period
+// resets (Retry-After), 0 for a total budget (no Retry-After: it never
+// resets).
+func BudgetExceeded(key string, resetIn time.Duration) *Error {
+	e := &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "budget_exceeded",
+		Message: "the client key " + Quote(key) + " has spent its budget for this period"}
+	if resetIn > 0 {
+		e.RetryAfter = max(resetIn, time.Second)
+		e.Message += "; it resets in " + resetIn.Round(time.Second).String()
+	}
+	return e
+}
+
+// BudgetWaitTimeout is the 504 for a request whose deadline passed while
+// it waited for its client key's requests in flight to settle.
+func BudgetWaitTimeout(key string) *Error {
+	return &Error{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "timeout",
+		Message: "the request did not complete within limits.request_timeout: it waited for the client key " + Quote(key) +
+			"'s requests in flight to settle against its budget"}
+}

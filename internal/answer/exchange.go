@@ -5,7 +5,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/failover"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
@@ -28,6 +31,20 @@ type Exchange struct {
 	// Shape writes the router's own errors in the request's API shape;
 	// nil means OpenAI's.
 	Shape Shape
+	// Key is the client key the request came with (nil until the client
+	// is authenticated: then the anonymous key's counters are not
+	// touched); its name is the log line's key.
+	Key *clientkeys.Key
+	// Usage is what the provider that served the request reported (a
+	// stream's once it ended); zero until then, or when nothing was
+	// served.
+	Usage outcome.Usage
+	// Prices are the prices of the routing state the request started
+	// with (nil: the embedded list prices); Cost is what Usage cost at the
+	// serving target's price, in US dollars (0 when nothing was served or
+	// the target has no price).
+	Prices *pricing.Table
+	Cost   float64
 }
 
 // NewExchange starts the exchange of r, an op, whose writes to the client

@@ -13,6 +13,7 @@ const (
 	hdrAttempts  = "X-Llmrouter-Attempts"
 	hdrDegraded  = "X-Llmrouter-Degraded"
 	hdrOverhead  = "X-Llmrouter-Overhead-Ms"
+	hdrCost      = "X-Llmrouter-Cost-Usd"
 	hdrCType     = "Content-Type"
 	hdrCLength   = "Content-Length"
 	// hdrShouldRetry is the Stainless SDKs' (OpenAI's, Anthropic's)

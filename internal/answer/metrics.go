@@ -2,6 +2,9 @@ package answer
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmrouter/llmrouter/internal/pricing"
+	"github.com/llmrouter/llmrouter/internal/route"
 )
 
 // Histogram buckets. LLM calls take from tens of milliseconds to minutes;
@@ -25,6 +28,8 @@ type metrics struct {
 	degraded      *prometheus.CounterVec // api, model
 	recovered     *prometheus.CounterVec // api, model
 	writeTimeouts prometheus.Counter
+	cost          *prometheus.CounterVec // model, provider
+	unpriced      *prometheus.CounterVec // provider, model (the provider's)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -47,8 +52,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Requests served only after a retry or a failover."}, []string{"api", "model"}),
 		writeTimeouts: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "client_write_timeouts_total",
 			Help: "Responses cut because the client stopped reading for limits.client_write_timeout; their provider calls were cancelled."}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "cost_usd_total",
+			Help: "What served requests cost, in US dollars at the configured or embedded prices, by the model asked for and the provider that served it."}, []string{"model", "provider"}),
+		unpriced: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "unpriced_requests_total",
+			Help: "Requests served by a provider's model that has no price (counted as costing 0): add a pricing: entry."}, []string{"provider", "model"}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.degraded, m.recovered, m.writeTimeouts)
+	reg.MustRegister(m.requests, m.duration, m.ttft, m.overhead, m.degraded, m.recovered, m.writeTimeouts, m.cost, m.unpriced)
 	return m
 }
 
@@ -88,5 +97,43 @@ func (s *Writer) Prepare(models, removed []string) {
 			m.duration.WithLabelValues(api, name)
 			m.ttft.WithLabelValues(api, name)
 		}
+	}
+}
+
+// PrepareCosts creates the cost series of every model and provider that
+// serves it, and the unpriced series of every target without a price, so
+// that rate() and alerts work before their first request; it deletes the
+// series of pairs a reload removed.
+func (s *Writer) PrepareCosts(models *route.Table, prices *pricing.Table) {
+	next := make(map[[2]string]bool)
+	unpriced := make(map[[2]string]bool)
+	for _, name := range models.Names() {
+		for _, tg := range models.Lookup(name).Targets {
+			next[[2]string{name, tg.Provider}] = true
+			if _, ok := prices.Lookup(tg.Provider, tg.Model); !ok {
+				unpriced[[2]string{tg.Provider, tg.Model}] = true
+			}
+		}
+	}
+	s.mu.Lock()
+	prev, prevUnpriced := s.costs, s.unpricedSet
+	s.costs, s.unpricedSet = next, unpriced
+	s.mu.Unlock()
+	for k := range prev {
+		if !next[k] {
+			s.m.cost.DeleteLabelValues(k[0], k[1])
+		}
+	}
+	for k := range next {
+		s.m.cost.WithLabelValues(k[0], k[1])
+	}
+	// A target removed, or priced by the reload, stops counting.
+	for k := range prevUnpriced {
+		if !unpriced[k] {
+			s.m.unpriced.DeleteLabelValues(k[0], k[1])
+		}
+	}
+	for k := range unpriced {
+		s.m.unpriced.WithLabelValues(k[0], k[1])
 	}
 }

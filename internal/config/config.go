@@ -21,6 +21,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
@@ -72,6 +73,9 @@ type Config struct {
 	// Responses bounds the responses kept for the Responses API's
 	// GET /v1/responses/{id}, previous_response_id and item_reference.
 	Responses store.Config `mapstructure:"responses"`
+	// Pricing overrides the embedded list prices, per provider and model
+	// or per model; empty (the default) keeps them.
+	Pricing []pricing.Entry `mapstructure:"pricing"`
 
 	unknownEnv []string // see UnknownEnv
 }
@@ -341,6 +345,7 @@ func (c *Config) Validate() error {
 	if c.Listen != "" && c.Listen == c.AdminListen && !strings.HasSuffix(c.Listen, ":0") {
 		add(fmt.Errorf("admin_listen: must differ from listen, both are %q", c.Listen))
 	}
+	add(c.Auth.Validate())
 	add(c.Limits.Validate())
 	add(c.Routing.Retry.Validate())
 	add(c.Routing.ScoreWeights.Validate())
@@ -375,6 +380,8 @@ func (c *Config) Validate() error {
 		}
 		names[p.Name] = true
 	}
+	add(pricing.Validate(c.Pricing))
+	add(pricing.ValidateProviders(c.Pricing, names))
 	if len(c.Models) == 0 {
 		add(errors.New("models: at least one model is required"))
 	}
@@ -477,6 +484,9 @@ func unknownEnv(keys []string, c *Config) []string {
 		known[EnvPrefix+"_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))] = true
 	}
 	known[c.Auth.APIKeysEnv] = true
+	for _, k := range c.Auth.Keys {
+		known[k.KeyEnv] = true
+	}
 	for _, p := range c.Providers {
 		known[p.APIKeyEnv] = true
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -28,7 +29,7 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 	table, err := route.NewTable(cfg.Models)
 	errs = append(errs, err)
 	opts := routing.Options{
-		Models: table, Limits: cfg.Limits, Logger: log,
+		Models: table, Limits: cfg.Limits, Logger: log, Pricing: cfg.Pricing,
 		Retry: cfg.Routing.Retry, Weights: cfg.Routing.ScoreWeights, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
 		Policy: upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
 	}
@@ -50,14 +51,19 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 		}
 		opts.Providers = append(opts.Providers, pp)
 	}
+	named, err := cfg.Auth.Named(os.Getenv)
+	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return routing.Options{}, err
 	}
 	keys, namedButEmpty := cfg.ClientKeys()
-	if namedButEmpty {
+	if namedButEmpty && len(named) == 0 {
 		log.Warn("client authentication is off: auth.api_keys_env names an empty variable", "variable", cfg.Auth.APIKeysEnv)
 	}
 	opts.ClientKeys = keys
+	for i, n := range named {
+		opts.NamedKeys = append(opts.NamedKeys, routing.ClientKey{Named: n, Limits: cfg.Auth.Keys[i].Limits})
+	}
 	return opts, nil
 }
 

@@ -55,6 +55,7 @@ type Daemon struct {
 	routes  *routing.Routes // the routing state in force
 	resp    *api.Server     // the Responses API
 	fleet   *fleet.Client   // nil without shared_state
+	spend   *fleet.Spend    // the client keys' spend in the fleet; nil without shared_state
 	redis   *redisconn.Conn // the fleet's and the stored responses'; nil without shared_state
 	ready   atomic.Bool
 	api     *http.Server
@@ -107,6 +108,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	opts.Registerer = reg
 	var (
 		fl     *fleet.Client
+		sp     *fleet.Spend
 		rc     *redisconn.Conn
 		stored store.Store // nil: in this process
 	)
@@ -118,6 +120,8 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		}
 		fl = fleet.New(rc)
 		opts.Fleet = fl
+		sp = fleet.NewSpend(rc)
+		opts.Spend = sp
 		// Stored responses live in the same Redis, so that any replica
 		// continues a conversation; while it is down, in this process
 		// (docs/ARCHITECTURE.md, "Responses API").
@@ -128,6 +132,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	rt, err := routing.New(opts)
 	if err != nil {
 		if fl != nil {
+			sp.Close()
 			fl.Close()
 			rc.Close()
 		}
@@ -139,12 +144,13 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	if err != nil {
 		rt.Close()
 		if fl != nil {
+			sp.Close()
 			fl.Close()
 			rc.Close()
 		}
 		return nil, err
 	}
-	d := &Daemon{cfgPath: path, log: log, types: o.Types, routes: rt, resp: resp, reg: reg, fleet: fl, redis: rc}
+	d := &Daemon{cfgPath: path, log: log, types: o.Types, routes: rt, resp: resp, reg: reg, fleet: fl, spend: sp, redis: rc}
 	d.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_config_last_reload_successful",
 		Help: "1 if the last config reload succeeded (or none was tried), 0 if it failed."})
 	d.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_config_reloads_total",
@@ -251,6 +257,11 @@ func (d *Daemon) Shutdown() int {
 	<-d.watchDone
 	d.stopState()
 	<-d.stateDone
+	if d.spend != nil {
+		// The spend still on its way to Redis goes to the state file
+		// instead, to be sent after the restart.
+		d.spend.Close()
+	}
 	d.saveState()
 	d.routes.Close()
 	d.closeFleet()
@@ -260,6 +271,7 @@ func (d *Daemon) Shutdown() int {
 
 func (d *Daemon) closeFleet() {
 	if d.fleet != nil {
+		d.spend.Close()
 		d.fleet.Close()
 		d.redis.Close()
 	}

@@ -55,6 +55,9 @@ func (d *Daemon) restoreState() {
 			"provider", name, "reason", r.Fresh[name].Error())
 	}
 	attrs := []any{"state_file", path, "providers", len(r.Providers), "version", st.Version}
+	if len(r.Keys) > 0 {
+		attrs = append(attrs, "keys", len(r.Keys)) // client keys whose spend this period was restored
+	}
 	if !st.SavedAt.IsZero() { // version 1 did not say
 		attrs = append(attrs, "saved_ago", now.Round(0).Sub(st.SavedAt).Round(time.Millisecond).String(), "writer", st.Writer)
 	}

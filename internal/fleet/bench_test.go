@@ -1,9 +1,11 @@
 package fleet
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/pool"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
@@ -43,6 +45,35 @@ func BenchmarkSharedAttempt(b *testing.B) {
 				return
 			}
 			p.Release(time.Now(), upstream.Result{Kind: outcome.OK, RateLimit: rl})
+		}
+	})
+}
+
+// BenchmarkSharedKey: a request of a client key with a budget shared
+// through a real redis-server on loopback, in parallel: the admission's
+// one round trip (the fleet's spend read) and the settlement's addition
+// (queued, written in pipelined batches).
+func BenchmarkSharedKey(b *testing.B) {
+	srv := redistest.Start(b)
+	conn, err := redisconn.New(redisconn.Config{RedisURL: srv.URL(), Timeout: time.Second}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	sp := NewSpend(conn)
+	defer sp.Close()
+	k := clientkeys.NewSet(nil, nil, sp).Update([]clientkeys.Spec{{Name: "team",
+		Limits: clientkeys.Limits{BudgetUSD: 1e8, BudgetPeriod: "month"}}}).Lookup("team")
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			tk, r := k.Admit(context.Background(), nil, 100, 0.001)
+			if r != nil {
+				b.Error(r)
+				return
+			}
+			k.Settle(time.Now(), tk, 100, 0.001)
 		}
 	})
 }

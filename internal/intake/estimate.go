@@ -18,12 +18,19 @@ const bytesPerToken = 4
 // same spirit (Azure estimates prompt plus max_tokens on arrival), and
 // Reservation.Reconcile corrects the estimate to the real usage afterwards.
 func EstimateTokens(body []byte, maxTokens int64) int64 {
-	if maxTokens <= 0 {
-		maxTokens = DefaultMaxTokens
-	}
+	maxTokens = CompletionBudget(maxTokens)
 	prompt := (int64(len(body)) + bytesPerToken - 1) / bytesPerToken
 	if maxTokens > math.MaxInt64-prompt {
 		return math.MaxInt64 // saturate: a huge max_tokens must not wrap negative
 	}
 	return prompt + maxTokens
+}
+
+// CompletionBudget is the completion part of EstimateTokens' estimate for
+// a request's maxTokens: maxTokens, or DefaultMaxTokens when 0 or less.
+func CompletionBudget(maxTokens int64) int64 {
+	if maxTokens <= 0 {
+		return DefaultMaxTokens
+	}
+	return maxTokens
 }

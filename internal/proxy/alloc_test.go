@@ -1,11 +1,16 @@
 package proxy
 
 import (
+	"context"
+	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/llmrouter/llmrouter/internal/clientauth"
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
+	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
@@ -60,6 +65,11 @@ func rateLimited(ctype, body string) providertest.Canned {
 // pathServer is the router with one provider of the path's adapter, its
 // HTTP client answering rt.
 func pathServer(tb testing.TB, path string) (*Server, string) {
+	return pathServerKeys(tb, path, nil)
+}
+
+// pathServerKeys is pathServer with the named client keys keys.
+func pathServerKeys(tb testing.TB, path string, keys []routing.ClientKey) (*Server, string) {
 	tb.Helper()
 	pc := provider.Config{Name: "up", MaxConcurrency: 256}
 	var a provider.Adapter
@@ -83,7 +93,7 @@ func pathServer(tb testing.TB, path string) (*Server, string) {
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "up-model"}}}})
 	s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: pc}},
-		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
+		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}, NamedKeys: keys})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -110,10 +120,13 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 // servePath sends one request through h and checks it was answered 200
-// with a body.
-func servePath(tb testing.TB, h http.Handler, body string, w *statusWriter) {
+// with a body; hdr are more header name and value pairs.
+func servePath(tb testing.TB, h http.Handler, body string, w *statusWriter, hdr ...string) {
 	r := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
 	w.h = http.Header{}
 	w.code, w.bytes = 0, 0
 	h.ServeHTTP(w, r)
@@ -157,5 +170,60 @@ func BenchmarkPath(b *testing.B) {
 				servePath(b, h, body, w)
 			}
 		})
+	}
+}
+
+// BenchmarkPathKeys is BenchmarkPath's plain path without client auth,
+// and with a named key that has a model allow-list, its own RPM and TPM
+// and a budget (identified, allowed, charged, reserved, settled): the
+// difference is what named keys cost a request (docs/BENCHMARKS.md).
+func BenchmarkPathKeys(b *testing.B) {
+	key := routing.ClientKey{Named: clientauth.Named{Name: "team", Hash: sha256.Sum256([]byte("sk-team-0123456789abcdef"))},
+		Limits: clientkeys.Limits{Models: []string{"m"}, RPM: 1 << 40, TPM: 1 << 50, BudgetUSD: 1e8, BudgetPeriod: "month"}}
+	for _, c := range []struct {
+		name string
+		keys []routing.ClientKey
+		hdr  []string
+	}{
+		{"none", nil, nil},
+		{"named-budget", []routing.ClientKey{key}, []string{"Authorization", "Bearer sk-team-0123456789abcdef"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s, body := pathServerKeys(b, "plain", c.keys)
+			h := s.Handler()
+			w := &statusWriter{}
+			b.ReportAllocs()
+			for b.Loop() {
+				servePath(b, h, body, w, c.hdr...)
+			}
+		})
+	}
+}
+
+// BenchmarkKeyAdmission is what a named key with an allow-list, RPM/TPM
+// and a budget adds to a request, alone: the credential identified, the
+// model allowed, the cost estimated, the request admitted and settled.
+func BenchmarkKeyAdmission(b *testing.B) {
+	key := routing.ClientKey{Named: clientauth.Named{Name: "team", Hash: sha256.Sum256([]byte("sk-team-0123456789abcdef"))},
+		Limits: clientkeys.Limits{Models: []string{"m"}, RPM: 1 << 40, TPM: 1 << 50, BudgetUSD: 1e8, BudgetPeriod: "month"}}
+	s, body := pathServerKeys(b, "plain", []routing.ClientKey{key})
+	st := s.routes.Load()
+	r := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+	r.Header.Set("Authorization", "Bearer sk-team-0123456789abcdef")
+	c := Call{Tokens: intake.EstimateTokens([]byte(body), 64), MaxTokens: 64}
+	m := st.Models.Lookup("m")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		name, ok := st.Keys.Identify(r)
+		k := st.Clients.Lookup(name)
+		if !ok || !k.Allows("m") {
+			b.Fatal("refused")
+		}
+		tk, refusal := k.Admit(ctx, s.now, c.Tokens, estimateCost(st, m, c))
+		if refusal != nil {
+			b.Fatal(refusal)
+		}
+		k.Settle(s.now(), tk, 30, 0.0001)
 	}
 }

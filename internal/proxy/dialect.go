@@ -59,8 +59,13 @@ type Call struct {
 	// client's body. When its op is one a target's adapter does not
 	// serve, that target is sent Req.Alt.
 	Req *provider.Request
-	// Tokens is the request's token estimate (buckets, budgets).
+	// Tokens is the request's token estimate (buckets, budgets):
+	// intake.EstimateTokens of its body and MaxTokens.
 	Tokens int64
+	// MaxTokens is the completion budget the request set (0: none); the
+	// rest of Tokens is the prompt's estimate. A client key's budget
+	// reserves both at the model's prices.
+	MaxTokens int64
 	// Shape, when not nil, adapts the result before it is answered (a
 	// translated answer reshaped, a stream's framer).
 	Shape func(answer.Result) answer.Result
@@ -100,7 +105,7 @@ func readOp(q Request, o provider.Op, body []byte) (Call, *answer.Error) {
 		Op: o, Body: body, ModelStart: f.ModelStart, ModelEnd: f.ModelEnd,
 		Stream: f.Stream, IncludeUsage: f.IncludeUsage,
 	}
-	return Call{Req: req, Tokens: intake.EstimateTokens(body, f.MaxTokens)}, nil
+	return Call{Req: req, Tokens: intake.EstimateTokens(body, f.MaxTokens), MaxTokens: f.MaxTokens}, nil
 }
 
 // Register mounts the chat family, the models list and the dialects ds on

@@ -31,7 +31,7 @@ type Request struct {
 func (s *Server) begin(w http.ResponseWriter, r *http.Request, d *Dialect) Request {
 	st := s.routes.Load()
 	ex := s.out.NewExchange(w, r, 0, st.Limits.ClientWriteTimeout)
-	ex.API, ex.Shape = d.API, d.Shape
+	ex.API, ex.Shape, ex.Prices = d.API, d.Shape, st.Prices
 	return Request{Ex: ex, s: s, st: st, w: w, r: r}
 }
 
@@ -39,12 +39,15 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, d *Dialect) Reque
 func (q Request) End() { q.s.out.Log(q.r, q.Ex) }
 
 // Authorize answers 401 to a client without an accepted key, and then
-// reports false; the request's body is not read.
+// reports false; the request's body is not read. Otherwise the key it
+// came with (named, or the anonymous one) is the exchange's.
 func (q Request) Authorize() bool {
-	if !q.st.Keys.Allow(q.r) {
+	name, ok := q.st.Keys.Identify(q.r)
+	if !ok {
 		q.s.out.Answer(q.w, q.Ex, answer.Unauthorized(q.r))
 		return false
 	}
+	q.Ex.Key = q.st.Clients.Lookup(name)
 	return true
 }
 
@@ -53,10 +56,14 @@ func (q Request) Answer(res answer.Result) { q.s.out.Answer(q.w, q.Ex, res) }
 
 // UseModel looks name up in the request's model table (exact names
 // first, then patterns) and makes it the request's model; the error is
-// the 404 for a model not configured.
+// the 404 for a model not configured, or the 403 for one the client's
+// key may not call (auth.keys[].models).
 func (q Request) UseModel(name string) *answer.Error {
 	if q.Ex.Model = q.st.Models.Lookup(name); q.Ex.Model == nil {
 		return answer.ModelNotFound(name)
+	}
+	if !q.Ex.Key.Allows(name) {
+		return answer.ModelNotAllowed(name, q.Ex.Key.Name())
 	}
 	return nil
 }

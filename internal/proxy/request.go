@@ -2,10 +2,14 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 // serve handles one request of a Read route end to end: every path out
@@ -62,6 +66,20 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 	if release != nil {
 		defer release()
 	}
+	// The client key's own limits (docs/ARCHITECTURE.md, "Client keys
+	// and spend"): its ticket is settled once the answer has ended, a
+	// stream's end included, with what the provider reported.
+	key := q.Ex.Key
+	var estimate float64
+	if key.HasBudget() {
+		estimate = estimateCost(q.st, q.Ex.Model, c)
+	}
+	tk, refusal := key.Admit(ctx, s.now, c.Tokens, estimate)
+	if refusal != nil {
+		q.Answer(keyRefusal(ctx, key, refusal))
+		return
+	}
+	defer func() { key.Settle(s.now(), tk, q.Ex.Usage.Total(), q.Ex.Cost) }()
 	q.Ex.Op = c.Req.Op
 	res := s.walk(ctx, q.Ex, q.st, c.Req, c.Tokens)
 	if body != nil {
@@ -72,4 +90,38 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 		res = c.Shape(res)
 	}
 	q.Answer(res)
+}
+
+// keyRefusal is the answer to a request its client key's limits refused.
+func keyRefusal(ctx context.Context, key *clientkeys.Key, r *clientkeys.Refusal) answer.Result {
+	switch r.Reason {
+	case clientkeys.TooLarge:
+		return answer.Result{Err: answer.KeyTooLarge(key.Name())}
+	case clientkeys.Budget:
+		return answer.Result{Err: answer.BudgetExceeded(key.Name(), r.Wait)}
+	case clientkeys.Deadline:
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return answer.Result{Gone: true}
+		}
+		return answer.Result{Err: answer.BudgetWaitTimeout(key.Name())}
+	}
+	return answer.Result{Err: answer.KeyRateLimited(key.Name(), r.Wait)}
+}
+
+// estimateCost is what c is expected to cost, reserved against its client
+// key's budget: its prompt estimate and completion budget at the prices
+// of the model's best tier (the dearest target there, since the ranking
+// is not drawn yet).
+func estimateCost(st *routing.State, m *route.Model, c Call) float64 {
+	out := intake.CompletionBudget(c.MaxTokens)
+	prompt := c.Tokens - out
+	var est float64
+	for _, tg := range m.Targets {
+		if tg.Tier != m.BestTier {
+			continue
+		}
+		p, _ := st.Prices.Lookup(tg.Provider, tg.Model)
+		est = max(est, p.Estimate(prompt, out))
+	}
+	return est
 }

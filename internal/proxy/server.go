@@ -100,6 +100,7 @@ func (s *Server) prepare(prev, next *routing.State) {
 	}
 	s.m.prepare()
 	s.out.Prepare(next.Models.Names(), removedModels)
+	s.out.PrepareCosts(next.Models, next.Prices)
 	names := make([]string, len(next.Order))
 	for i, p := range next.Order {
 		names[i] = p.Name

@@ -16,9 +16,10 @@ import (
 const pingInterval = time.Second
 
 // Operations, the op label of llmrouter_shared_state_errors_total: the
-// fleet's (admit, record, probe, sync) and the stored responses'
-// (responses). Each has its series from start-up.
-var ops = []string{"admit", "record", "probe", "sync", "responses"}
+// fleet's (admit, record, probe, sync), the stored responses'
+// (responses) and the client keys' spend (keys). Each has its series from
+// start-up.
+var ops = []string{"admit", "record", "probe", "sync", "responses", "keys"}
 
 // Conn is the connection to the shared state. Build it with New; Close it
 // after its users. All methods are safe for concurrent use.
@@ -112,7 +113,7 @@ func (c *Conn) markUp() {
 
 // Fail counts a failed call of op (a label of
 // llmrouter_shared_state_errors_total: admit, record, probe, sync,
-// responses) and, the first time, marks the shared state down until a
+// responses, keys) and, the first time, marks the shared state down until a
 // ping succeeds.
 func (c *Conn) Fail(op string, err error) {
 	c.errs.WithLabelValues(op).Inc()

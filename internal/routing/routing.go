@@ -12,8 +12,10 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/pool"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -52,9 +54,15 @@ type Options struct {
 	// ShedOpenFraction: above this share of open providers, low priority
 	// is refused and normal priority queues. 0 means 0.5; 1 never sheds.
 	ShedOpenFraction float64
-	// ClientKeys are the accepted client API keys; empty disables client
-	// authentication.
+	// ClientKeys are the accepted anonymous client API keys; with no
+	// NamedKeys either, client authentication is off.
 	ClientKeys []string
+	// NamedKeys are the named client keys (auth.keys): names unique,
+	// limits valid.
+	NamedKeys []ClientKey
+	// Pricing overrides the embedded list prices (pricing:); entries
+	// valid.
+	Pricing []pricing.Entry
 	// Logger receives the runtimes' warnings; nil discards. Set at New.
 	Logger *slog.Logger
 	// Registerer receives the per-provider metrics; nil keeps them
@@ -63,10 +71,20 @@ type Options struct {
 	// Fleet, when not nil, shares every provider's state with the other
 	// routers of a fleet (shared_state). Set at New; a reload keeps it.
 	Fleet shared.Fleet
+	// Spend, when not nil, shares the client keys' spend with the other
+	// routers of a fleet (shared_state). Set at New.
+	Spend clientkeys.Shared
 	// Now is the clock of admission decisions (buckets, backoff); nil
 	// means time.Now. Set at New. A test seam: waits still use real
 	// timers.
 	Now func() time.Time
+}
+
+// ClientKey is one named client key: its name and the hash of its
+// secret, and what it may do.
+type ClientKey struct {
+	clientauth.Named
+	Limits clientkeys.Limits
 }
 
 // DefaultShedOpenFraction is routing.shed_open_fraction's default.
@@ -109,7 +127,12 @@ type State struct {
 	Weights   route.Weights
 	// ShedAbove is routing.shed_open_fraction.
 	ShedAbove float64
-	Keys      clientauth.Keys
+	// Keys are the accepted client keys; Clients the runtimes of every
+	// key, the anonymous one ("") included.
+	Keys    clientauth.Keys
+	Clients *clientkeys.Keys
+	// Prices are the prices requests are charged at.
+	Prices *pricing.Table
 	// Created is the unix time the model list reports.
 	Created int64
 	// Domains: some provider names a failure domain.
@@ -122,9 +145,10 @@ func (st *State) Provider(name string) *failover.Provider { return st.Providers[
 
 // Routes holds the routing state in force.
 type Routes struct {
-	st  atomic.Pointer[State]
-	set *pool.Pool // the providers' runtimes
-	now func() time.Time
+	st   atomic.Pointer[State]
+	set  *pool.Pool      // the providers' runtimes
+	keys *clientkeys.Set // the client keys' runtimes
+	now  func() time.Time
 
 	mu       sync.Mutex // guards closed, onUpdate; serializes Update and Close
 	closed   bool
@@ -143,6 +167,7 @@ func New(opts Options) (*Routes, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	rt.set = pool.New(upstream.Options{Now: rt.now, Logger: log, Fleet: opts.Fleet}, opts.Registerer)
+	rt.keys = clientkeys.NewSet(opts.Registerer, rt.now, opts.Spend)
 	if err := rt.Update(opts); err != nil {
 		rt.set.Close()
 		return nil, err
@@ -186,7 +211,7 @@ func (rt *Routes) Update(opts Options) error {
 	// The same Validate functions the config loader runs: routes built
 	// without a config file (tests, embedding) are held to the same rules.
 	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Policy.Validate(), opts.Weights.Validate(),
-		ValidateShedOpenFraction(opts.ShedOpenFraction)); err != nil {
+		ValidateShedOpenFraction(opts.ShedOpenFraction), validateKeys(opts.NamedKeys), pricing.Validate(opts.Pricing)); err != nil {
 		return err
 	}
 	st := &State{
@@ -196,6 +221,7 @@ func (rt *Routes) Update(opts Options) error {
 		Retry:     opts.Retry,
 		Weights:   opts.Weights,
 		ShedAbove: opts.ShedOpenFraction,
+		Prices:    pricing.New(opts.Pricing),
 		Created:   time.Now().Unix(),
 	}
 	var secrets [][]string
@@ -221,7 +247,13 @@ func (rt *Routes) Update(opts Options) error {
 			}
 		}
 	}
-	st.Keys = clientauth.NewKeys(opts.ClientKeys)
+	named := make([]clientauth.Named, len(opts.NamedKeys))
+	specs0 := make([]clientkeys.Spec, len(opts.NamedKeys))
+	for i, k := range opts.NamedKeys {
+		named[i] = k.Named
+		specs0[i] = clientkeys.Spec{Name: k.Name, Limits: k.Limits}
+	}
+	st.Keys = clientauth.NewKeys(opts.ClientKeys, named)
 
 	specs := make([]upstream.Spec, len(st.Order))
 	for i, p := range st.Order {
@@ -245,12 +277,29 @@ func (rt *Routes) Update(opts Options) error {
 	for i, p := range st.Order {
 		p.Up = ups[i]
 	}
+	st.Clients = rt.keys.Update(specs0)
 	prev := rt.st.Load()
 	for _, f := range rt.onUpdate {
 		f(prev, st)
 	}
 	rt.st.Store(st)
 	return nil
+}
+
+// validateKeys checks named keys built without a config file (tests,
+// embedding) as the config loader does.
+func validateKeys(keys []ClientKey) error {
+	var errs []error
+	seen := make(map[string]bool, len(keys))
+	for i, k := range keys {
+		key := fmt.Sprintf("auth.keys[%d]", i)
+		if !clientkeys.NameOK(k.Name) || seen[k.Name] {
+			errs = append(errs, fmt.Errorf("%s.name: must be a unique name of 1 to 64 letters, digits, _ . or -, got %q", key, k.Name))
+		}
+		seen[k.Name] = true
+		errs = append(errs, k.Limits.Validate(key))
+	}
+	return errors.Join(errs...)
 }
 
 // Close stops the prober loops. Requests in flight are not affected; the

@@ -3,6 +3,7 @@ package routing
 import (
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/route"
 )
@@ -17,6 +18,8 @@ type View struct {
 	Models *route.Table
 	// Weights are the score weights (routing.score_weights).
 	Weights route.Weights
+	// Clients are the client keys' runtimes.
+	Clients *clientkeys.Keys
 	// At is the moment, on the routing state's clock (Options.Now).
 	At time.Time
 	st *State
@@ -25,7 +28,7 @@ type View struct {
 // View returns the routing state in force now.
 func (rt *Routes) View() View {
 	st := rt.st.Load()
-	return View{Providers: st.Order, Models: st.Models, Weights: st.Weights, At: rt.now(), st: st}
+	return View{Providers: st.Order, Models: st.Models, Weights: st.Weights, Clients: st.Clients, At: rt.now(), st: st}
 }
 
 // Provider returns the provider named name; nil when there is none.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/budget"
 	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/warm/record"
 )
@@ -16,7 +17,9 @@ import (
 // Version 2 added per provider a fingerprint of its configuration, the
 // breaker, the buckets and their blocks, the adaptive throttle's window,
 // the quota block and the disabled targets (docs/ARCHITECTURE.md, "Warm
-// restart").
+// restart"). The client keys' spend (Keys) came later within version 2:
+// an optional section that routers without it ignore, so that they still
+// read the rest of the file.
 const version = 2
 
 // State is what the router has learned, for warm restarts
@@ -30,6 +33,10 @@ type State struct {
 	Writer  string    `json:"writer,omitempty"`
 	// Providers are the providers' states by name.
 	Providers map[string]record.State `json:"providers"`
+	// Keys are the named client keys' budgets by name: the spend recorded
+	// in their current period (docs/ARCHITECTURE.md, "Client keys and
+	// spend"). Absent in files of routers before it.
+	Keys map[string]budget.Saved `json:"keys,omitempty"`
 }
 
 // ErrVersion is matched (errors.Is) by Decode's and Restore's refusal of
@@ -74,6 +81,11 @@ func Export(front *routing.Routes, now time.Time) State {
 	for _, p := range v.Providers {
 		out.Providers[p.Name] = p.Up.Export(now)
 	}
+	// Budgets count calendar periods: wall time, as the routing clock's
+	// own reading.
+	if keys := v.Clients.Export(v.At); len(keys) > 0 {
+		out.Keys = keys
+	}
 	return out
 }
 
@@ -85,6 +97,8 @@ type Restored struct {
 	// Fresh are the providers the state had an entry for that started
 	// fresh anyway, each with why (an *upstream.ChangedError).
 	Fresh map[string]error
+	// Keys are the client keys whose spend this period was restored.
+	Keys []string
 }
 
 // Restore loads learned state, exported at any time before now (possibly
@@ -124,5 +138,6 @@ func Restore(front *routing.Routes, now time.Time, in State) (Restored, error) {
 		}
 		out.Providers = append(out.Providers, p.Name)
 	}
+	out.Keys = v.Clients.Restore(v.At, in.Keys)
 	return out, nil
 }

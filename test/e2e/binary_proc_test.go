@@ -119,6 +119,10 @@ type binConfig struct {
 	logLevel string
 	// stateFile is state_file ("": off).
 	stateFile string
+	// custom, when not nil, renders the whole config below the listen
+	// addresses instead of the fields above (a scenario with providers
+	// and models of its own).
+	custom func() string
 	// env is more of the router's environment ("NAME=value").
 	env []string
 }
@@ -141,6 +145,10 @@ func (c binConfig) yaml(listen, admin string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "listen: %s\nadmin_listen: %s\nshutdown_timeout: %s\n", listen, admin, c.shutdownTimeout)
+	if c.custom != nil {
+		b.WriteString(c.custom())
+		return b.String()
+	}
 	if c.logLevel == "" {
 		c.logLevel = "warn"
 	}

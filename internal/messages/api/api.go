@@ -103,7 +103,7 @@ func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (pr
 		}
 		return res
 	}
-	return proxy.Call{Req: req, Tokens: intake.EstimateTokens(body, m.MaxTokens), Shape: shape}, nil
+	return proxy.Call{Req: req, Tokens: intake.EstimateTokens(body, m.MaxTokens), MaxTokens: m.MaxTokens, Shape: shape}, nil
 }
 
 // betas are the client's anthropic-beta values, as sent (several headers

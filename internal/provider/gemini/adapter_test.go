@@ -136,7 +136,7 @@ func TestChatNonStream(t *testing.T) {
 					{"id":"call_X","type":"function","function":{"name":"get_time","arguments":"{}"}}]},
 					"finish_reason":"tool_calls"}],
 				"usage":{"prompt_tokens":50,"completion_tokens":12,"total_tokens":62,"prompt_tokens_details":{"cached_tokens":20}}}`,
-			wantUsage: outcome.Usage{PromptTokens: 50, CompletionTokens: 12},
+			wantUsage: outcome.Usage{PromptTokens: 50, CompletionTokens: 12, CachedInput: 20},
 		},
 		{
 			name: "text then a function call keeps both",

@@ -34,9 +34,10 @@ func readUsage(u gjson.Result) usage {
 	}
 }
 
-// outcome counts thinking as completion: the provider bills it as output.
+// outcome counts thinking as completion: the provider bills it as output;
+// cached content is the part of the prompt billed at the cache's price.
 func (u usage) outcome() outcome.Usage {
-	return outcome.Usage{PromptTokens: u.prompt, CompletionTokens: u.candidates + u.thoughts}
+	return outcome.Usage{PromptTokens: u.prompt, CompletionTokens: u.candidates + u.thoughts, CachedInput: u.cached}
 }
 
 // wire is the OpenAI usage object; the details objects are sent only when

@@ -472,9 +472,14 @@ func (a *Adapter) Probe(ctx context.Context) error {
 // completion_tokens.
 func readUsage(op provider.Op, u gjson.Result) outcome.Usage {
 	if op == provider.OpResponses {
-		return outcome.Usage{PromptTokens: u.Get("input_tokens").Int(), CompletionTokens: u.Get("output_tokens").Int()}
+		return outcome.Usage{PromptTokens: u.Get("input_tokens").Int(), CompletionTokens: u.Get("output_tokens").Int(),
+			CachedInput: u.Get("input_tokens_details.cached_tokens").Int()}
 	}
-	return outcome.Usage{PromptTokens: u.Get("prompt_tokens").Int(), CompletionTokens: u.Get("completion_tokens").Int()}
+	// completion_tokens counts reasoning tokens too (billed as output);
+	// cached_tokens is the part of the prompt read from the cache, billed
+	// at its own price.
+	return outcome.Usage{PromptTokens: u.Get("prompt_tokens").Int(), CompletionTokens: u.Get("completion_tokens").Int(),
+		CachedInput: u.Get("prompt_tokens_details.cached_tokens").Int()}
 }
 
 // FetchResponse forwards a request about one of the provider's own

@@ -150,6 +150,9 @@ func (s *stream) readUsage(data []byte) bool {
 	if c := u.Get("completion_tokens"); c.Exists() {
 		s.usage.CompletionTokens = c.Int()
 	}
+	if c := u.Get("prompt_tokens_details.cached_tokens"); c.Exists() {
+		s.usage.CachedInput = c.Int()
+	}
 	return true
 }
 

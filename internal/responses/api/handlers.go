@@ -102,7 +102,7 @@ func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (p
 	}
 	// The translation and the native request may view the client's body
 	// until the answer is written.
-	return proxy.Call{Req: req, Tokens: intake.EstimateTokens(req.Body, tn.MaxTokens()), Shape: shape, Hold: true,
+	return proxy.Call{Req: req, Tokens: intake.EstimateTokens(req.Body, tn.MaxTokens()), MaxTokens: tn.MaxTokens(), Shape: shape, Hold: true,
 		After: func() { s.storeFailed(ex, tn) }}, nil
 }
 

@@ -1,0 +1,104 @@
+package clientauth
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
+)
+
+func TestIdentify(t *testing.T) {
+	hash := sha256.Sum256([]byte("team-b-secret"))
+	cfg := Config{Keys: []KeyConfig{
+		{Name: "team-a", KeyEnv: "TEAM_A"},
+		{Name: "team-b", KeySHA256: hex.EncodeToString(hash[:])},
+	}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	named, err := cfg.Named(func(v string) string {
+		if v == "TEAM_A" {
+			return " team-a-secret "
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := NewKeys([]string{"anon-1", " anon-2 "}, named)
+	tests := []struct {
+		name, header, value string
+		wantName            string
+		wantOK              bool
+	}{
+		{"named bearer", "Authorization", "Bearer team-a-secret", "team-a", true},
+		{"named x-api-key", "X-Api-Key", "team-a-secret", "team-a", true},
+		{"named by hash", "Authorization", "bearer team-b-secret", "team-b", true},
+		{"anonymous", "Authorization", "Bearer anon-2", "", true},
+		{"anonymous x-api-key", "x-api-key", "anon-1", "", true},
+		{"unknown", "Authorization", "Bearer nope", "", false},
+		{"none", "", "", "", false},
+		{"hash itself is no key", "Authorization", "Bearer " + hex.EncodeToString(hash[:]), "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+			if tt.header != "" {
+				r.Header.Set(tt.header, tt.value)
+			}
+			name, ok := keys.Identify(r)
+			if name != tt.wantName || ok != tt.wantOK {
+				t.Errorf("got %q, %v; want %q, %v", name, ok, tt.wantName, tt.wantOK)
+			}
+		})
+	}
+	t.Run("off", func(t *testing.T) {
+		if name, ok := (Keys{}).Identify(httptest.NewRequest("GET", "/", nil)); name != "" || !ok {
+			t.Errorf("no keys: got %q, %v; want \"\", true", name, ok)
+		}
+	})
+}
+
+func TestValidateNamesTheKey(t *testing.T) {
+	cfg := Config{Keys: []KeyConfig{
+		{Name: "a", KeyEnv: "A", Limits: clientkeys.Limits{BudgetPeriod: "year", TPM: -1}},
+		{Name: "a", KeySHA256: "zz"},
+		{Name: "b c"},
+	}}
+	err := cfg.Validate()
+	if err == nil {
+		t.Fatal("got no error")
+	}
+	for _, want := range []string{
+		"auth.keys[0].budget_period: must be day, week, month or total",
+		"auth.keys[0].tpm: must not be negative",
+		"auth.keys[1].name: duplicate key name \"a\"",
+		"auth.keys[1].key_sha256: must be 64 hexadecimal digits",
+		"auth.keys[2].name: must be 1 to 64 letters",
+		"auth.keys[2]: one of key_env and key_sha256 is required",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+func TestNamedSecrets(t *testing.T) {
+	cfg := Config{Keys: []KeyConfig{{Name: "a", KeyEnv: "A"}, {Name: "b", KeyEnv: "B"}, {Name: "c", KeyEnv: "C"}}}
+	_, err := cfg.Named(func(v string) string {
+		if v == "C" {
+			return ""
+		}
+		return "same"
+	})
+	if err == nil || !strings.Contains(err.Error(), "auth.keys[1]: the same secret as auth.keys[0]") ||
+		!strings.Contains(err.Error(), "auth.keys[2].key_env: the variable C is unset or empty") {
+		t.Errorf("got %v; want the shared secret and the empty variable named", err)
+	}
+	if strings.Contains(err.Error(), "same") && strings.Contains(err.Error(), `"same"`) {
+		t.Errorf("the error shows a secret: %v", err)
+	}
+}

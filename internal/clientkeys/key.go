@@ -1,0 +1,168 @@
+package clientkeys
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmrouter/llmrouter/internal/budget"
+	"github.com/llmrouter/llmrouter/internal/ratelimit"
+)
+
+// Key is one client key's runtime: its allow-list, its own RPM/TPM
+// buckets and its counters. The anonymous key (auth.api_keys_env, or no
+// authentication) is a Key too, named "", that allows everything and
+// only counts. Build Keys with a Set; all methods are safe for concurrent
+// use, and a nil *Key is the anonymous key without counters.
+type Key struct {
+	name   string
+	limits Limits
+	allow  allowList
+	lim    *ratelimit.Limiter // rpm/tpm; nil: none
+	bud    *budget.Budget     // the spend this period: capped by budget_usd when capped; nil for the anonymous key
+	capped bool               // budget_usd > 0
+	sh     Shared             // the fleet's number of a capped bud; nil: none
+
+	spent                        prometheus.Counter // client_spend_usd_total{key}
+	rejModel, rejRate, rejBudget prometheus.Counter // client_rejections_total{key,reason}
+}
+
+// Name is the key's configured name; "" for the anonymous key.
+func (k *Key) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.name
+}
+
+// Limits are the key's configured limits.
+func (k *Key) Limits() Limits {
+	if k == nil {
+		return Limits{}
+	}
+	return k.limits
+}
+
+// Allows reports whether the key may call the requested model name
+// (auth.keys[].models); a refusal is counted
+// (client_rejections_total{reason="model"}).
+func (k *Key) Allows(model string) bool {
+	if k == nil || k.allow.allows(model) {
+		return true
+	}
+	k.rejModel.Inc()
+	return false
+}
+
+// Reason says why a key's own limits refused a request.
+type Reason uint8
+
+const (
+	// Rate: the key's RPM or TPM is spent for now (429
+	// rate_limit_exceeded; Refusal.Wait until it would fit).
+	Rate Reason = iota + 1
+	// TooLarge: the request's token estimate exceeds the key's whole TPM
+	// (413: it could never fit).
+	TooLarge
+	// Budget: the spend recorded in the key's period has reached its
+	// budget (429 budget_exceeded; Refusal.Wait until the period resets,
+	// 0 for a total budget).
+	Budget
+	// Deadline: the request's context ended while it waited for the
+	// key's requests in flight to settle.
+	Deadline
+)
+
+// Refusal is a request the key's limits refused: nothing was charged.
+type Refusal struct {
+	Reason Reason
+	// Wait is how long until the same request could be admitted, when
+	// known.
+	Wait time.Duration
+}
+
+// Ticket is what an admitted request holds against its key until
+// Settle. The zero Ticket holds nothing.
+type Ticket struct {
+	res *ratelimit.Reservation
+	bud budget.Reservation
+}
+
+// HasBudget reports whether the key has a budget: only then does a
+// request's estimated cost matter to Admit.
+func (k *Key) HasBudget() bool { return k != nil && k.capped }
+
+// Admit admits a request to the key's limits (docs/ARCHITECTURE.md,
+// "Client keys and spend"): its estimated tokens are charged to the key's
+// RPM and TPM, all or nothing, and its estimated cost (US dollars) is
+// reserved against the key's budget. While the spend recorded plus the
+// reservations in flight is not under the budget but the spend alone is,
+// it waits for requests in flight to settle, until ctx ends (Deadline).
+// clock reads the time (nil: time.Now). A Ticket must be settled exactly
+// once (Settle), whatever became of the request.
+func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, estimate float64) (Ticket, *Refusal) {
+	if k == nil || (k.lim == nil && !k.capped) {
+		return Ticket{}, nil
+	}
+	if clock == nil {
+		clock = time.Now
+	}
+	now := clock()
+	var t Ticket
+	if k.lim != nil {
+		res, err := k.lim.Reserve(now, tokens)
+		if err != nil {
+			k.rejRate.Inc()
+			var le *ratelimit.LimitedError
+			if errors.As(err, &le) {
+				return Ticket{}, &Refusal{Reason: Rate, Wait: le.Wait}
+			}
+			return Ticket{}, &Refusal{Reason: TooLarge}
+		}
+		t.res = res
+	}
+	if !k.capped {
+		return t, nil
+	}
+	est := budget.ToNano(estimate)
+	k.share(ctx, now)
+	for {
+		d := k.bud.Reserve(now, est)
+		switch d.Verdict {
+		case budget.Admitted:
+			t.bud = d.Reservation
+			return t, nil
+		case budget.Exceeded:
+			t.res.Cancel(now)
+			k.rejBudget.Inc()
+			return Ticket{}, &Refusal{Reason: Budget, Wait: d.ResetIn}
+		}
+		select {
+		case <-d.Settled:
+			now = clock()
+		case <-ctx.Done():
+			t.res.Cancel(clock())
+			return Ticket{}, &Refusal{Reason: Deadline}
+		}
+	}
+}
+
+// Settle ends an admitted request at now: tokens is the usage its
+// provider reported (0: none, the estimate stands) and costUSD what it
+// cost at the configured prices (0 when nothing was served), recorded in
+// the key's spend.
+func (k *Key) Settle(now time.Time, t Ticket, tokens int64, costUSD float64) {
+	if k == nil {
+		return
+	}
+	t.res.Reconcile(now, tokens)
+	if k.bud != nil {
+		k.bud.Settle(now, t.bud, budget.ToNano(costUSD))
+		k.send(now)
+	}
+	if costUSD > 0 {
+		k.spent.Add(costUSD)
+	}
+}

@@ -1,0 +1,69 @@
+package pricing
+
+// AsOf is the date of the embedded list prices: the public prices the
+// providers listed for their standard tier (not batch, flex or priority)
+// and for prompts up to 200k tokens, as far as the project knew them on
+// that date. They go stale: configure `pricing:` for the models you use,
+// or whenever a provider changes its prices, your contract differs, or a
+// model is missing (docs/ARCHITECTURE.md, "Client keys and spend").
+const AsOf = "2025-12-01"
+
+// listPrices are USD per million tokens, by the model's name at its
+// provider: input, cached input (a cache read), cache write, output
+// (reasoning included). OpenAI and Google bill no cache writes beyond the
+// input price; Anthropic's cache write is the 5-minute one (1.25× input)
+// and its cache read 0.1× input.
+var listPrices = map[string]Price{
+	// OpenAI
+	"gpt-5":                  {1.25, 0.125, 1.25, 10},
+	"gpt-5.1":                {1.25, 0.125, 1.25, 10},
+	"gpt-5-mini":             {0.25, 0.025, 0.25, 2},
+	"gpt-5-nano":             {0.05, 0.005, 0.05, 0.40},
+	"gpt-5-chat-latest":      {1.25, 0.125, 1.25, 10},
+	"gpt-4.1":                {2, 0.50, 2, 8},
+	"gpt-4.1-mini":           {0.40, 0.10, 0.40, 1.60},
+	"gpt-4.1-nano":           {0.10, 0.025, 0.10, 0.40},
+	"gpt-4o":                 {2.50, 1.25, 2.50, 10},
+	"gpt-4o-mini":            {0.15, 0.075, 0.15, 0.60},
+	"chatgpt-4o-latest":      {5, 5, 5, 15},
+	"gpt-4-turbo":            {10, 10, 10, 30},
+	"gpt-4":                  {30, 30, 30, 60},
+	"gpt-3.5-turbo":          {0.50, 0.50, 0.50, 1.50},
+	"o1":                     {15, 7.50, 15, 60},
+	"o1-mini":                {1.10, 0.55, 1.10, 4.40},
+	"o1-pro":                 {150, 150, 150, 600},
+	"o3":                     {2, 0.50, 2, 8},
+	"o3-mini":                {1.10, 0.55, 1.10, 4.40},
+	"o3-pro":                 {20, 20, 20, 80},
+	"o4-mini":                {1.10, 0.275, 1.10, 4.40},
+	"text-embedding-3-small": {0.02, 0.02, 0.02, 0},
+	"text-embedding-3-large": {0.13, 0.13, 0.13, 0},
+	"text-embedding-ada-002": {0.10, 0.10, 0.10, 0},
+
+	// Anthropic
+	"claude-opus-4-5":   {5, 0.50, 6.25, 25},
+	"claude-opus-4-1":   {15, 1.50, 18.75, 75},
+	"claude-opus-4-0":   {15, 1.50, 18.75, 75},
+	"claude-opus-4":     {15, 1.50, 18.75, 75},
+	"claude-sonnet-4-5": {3, 0.30, 3.75, 15},
+	"claude-sonnet-4-0": {3, 0.30, 3.75, 15},
+	"claude-sonnet-4":   {3, 0.30, 3.75, 15},
+	"claude-3-7-sonnet": {3, 0.30, 3.75, 15},
+	"claude-3-5-sonnet": {3, 0.30, 3.75, 15},
+	"claude-haiku-4-5":  {1, 0.10, 1.25, 5},
+	"claude-3-5-haiku":  {0.80, 0.08, 1, 4},
+	"claude-3-opus":     {15, 1.50, 18.75, 75},
+	"claude-3-haiku":    {0.25, 0.03, 0.30, 1.25},
+
+	// Google (Gemini API)
+	"gemini-3-pro-preview":  {2, 0.20, 2, 12},
+	"gemini-2.5-pro":        {1.25, 0.125, 1.25, 10},
+	"gemini-2.5-flash":      {0.30, 0.03, 0.30, 2.50},
+	"gemini-2.5-flash-lite": {0.10, 0.01, 0.10, 0.40},
+	"gemini-2.0-flash":      {0.10, 0.025, 0.10, 0.40},
+	"gemini-2.0-flash-lite": {0.075, 0.075, 0.075, 0.30},
+	"gemini-1.5-pro":        {1.25, 0.3125, 1.25, 5},
+	"gemini-1.5-flash":      {0.075, 0.01875, 0.075, 0.30},
+	"gemini-embedding-001":  {0.15, 0.15, 0.15, 0},
+	"text-embedding-004":    {0, 0, 0, 0},
+}
