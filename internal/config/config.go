@@ -27,6 +27,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -76,6 +77,9 @@ type Config struct {
 	// Pricing overrides the embedded list prices, per provider and model
 	// or per model; empty (the default) keeps them.
 	Pricing []pricing.Entry `mapstructure:"pricing"`
+	// Tracing exports OpenTelemetry spans of every request and attempt;
+	// off while its otlp_endpoint is "".
+	Tracing tracing.Config `mapstructure:"tracing"`
 
 	unknownEnv []string // see UnknownEnv
 }
@@ -185,7 +189,7 @@ func Check(path string) (*Config, error) {
 	v.AutomaticEnv()
 
 	var c Config
-	problems, failed := decodeProblems("", v.UnmarshalExact(&c, func(dc *mapstructure.DecoderConfig) {
+	problems, failed := decodeProblems("", reflect.TypeFor[Config](), v.UnmarshalExact(&c, func(dc *mapstructure.DecoderConfig) {
 		dc.DecodeHook = durationHook
 	}))
 	// A key that did not decode holds its zero value; what Validate says
@@ -226,8 +230,12 @@ func durationHook(from, to reflect.Type, data any) (any, error) {
 
 // decodeProblems turns mapstructure's error tree into one problem per key,
 // each naming its full key (prefix, then the decoder's name) and its bad
-// value, and returns the set of keys that failed. err may be nil.
-func decodeProblems(prefix string, err error) (problems []error, failed map[string]bool) {
+// value, and returns the set of keys that failed. root is the type of
+// what was decoded (a pointer's element is used). err may be nil.
+func decodeProblems(prefix string, root reflect.Type, err error) (problems []error, failed map[string]bool) {
+	if root != nil && root.Kind() == reflect.Pointer {
+		root = root.Elem()
+	}
 	failed = map[string]bool{}
 	full := func(name string) string {
 		switch {
@@ -246,8 +254,14 @@ func decodeProblems(prefix string, err error) (problems []error, failed map[stri
 		}
 		key, inner := full(de.Name()), de.Unwrap()
 		if rest, ok := strings.CutPrefix(inner.Error(), "has invalid keys: "); ok {
+			name := de.Name()
+			if root != nil && name == root.String() {
+				// mapstructure (since v2.5) names the decoded value's Go
+				// type for keys at the top of what it decodes.
+				name = ""
+			}
 			for _, k := range strings.Split(rest, ", ") {
-				problems = append(problems, fmt.Errorf("unknown key %s", full(joinKey(de.Name(), k))))
+				problems = append(problems, fmt.Errorf("unknown key %s", full(joinKey(name, k))))
 			}
 			continue
 		}
@@ -354,6 +368,7 @@ func (c *Config) Validate() error {
 	add(upstream.Policy{Breaker: c.Breaker.Config, ThrottleK: c.Routing.AdaptiveThrottleK, QuotaRecheck: c.Breaker.QuotaRecheck}.Validate())
 	add(c.Responses.Validate())
 	add(c.SharedState.Validate())
+	add(c.Tracing.Validate())
 	if c.ShutdownTimeout < 0 {
 		add(fmt.Errorf("shutdown_timeout: must not be negative, got %s", c.ShutdownTimeout))
 	}
@@ -445,7 +460,7 @@ func (c *Config) ResolveTypes(types provider.Types) ([]Resolved, error) {
 			other, isType := types.Lookup(name)
 			switch {
 			case ok && name == t.Name && t.NewBlock != nil:
-				problems, _ := decodeProblems(entry+"."+name, decodeBlock(p.Blocks[name], out[i].Block))
+				problems, _ := decodeProblems(entry+"."+name, reflect.TypeOf(out[i].Block), decodeBlock(p.Blocks[name], out[i].Block))
 				errs = append(errs, problems...)
 			case isType && other.NewBlock != nil:
 				errs = append(errs, fmt.Errorf("%s.%s: block given for a provider of type %q", entry, name, p.Type))

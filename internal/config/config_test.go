@@ -66,9 +66,13 @@ func TestEnvOverride(t *testing.T) {
 	t.Setenv("LLMROUTER_LISTEN", "127.0.0.1:18080")
 	t.Setenv("LLMROUTER_LIMITS_REQUEST_TIMEOUT", "45s")
 	t.Setenv("LLMROUTER_LOG_LEVEL", "debug")
+	t.Setenv("LLMROUTER_TRACING_OTLP_ENDPOINT", "http://otel-collector:4318")
 	c, err := Load(writeFile(t, "c.yaml", minimal))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.Tracing.OTLPEndpoint != "http://otel-collector:4318" || c.Tracing.SampleRatio != 1 {
+		t.Errorf("tracing = %+v, want the env's endpoint and the default ratio", c.Tracing)
 	}
 	if c.Listen != "127.0.0.1:18080" || c.Limits.RequestTimeout != 45*time.Second || c.Log.Level != "debug" {
 		t.Errorf("env overrides not applied: listen %q timeout %s level %q", c.Listen, c.Limits.RequestTimeout, c.Log.Level)
@@ -92,6 +96,9 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"bad listen", "listen: nope\n" + minimal, `listen: must be host:port, got "nope"`},
 		{"bad log level", "log: {level: loud}\n" + minimal, `log.level: must be debug, info, warn or error, got "loud"`},
 		{"no models", "providers: [{name: p, type: simulated}]\nmodels: []\n", "models: at least one model is required"},
+		{"tracing endpoint", "tracing: {otlp_endpoint: otel-collector:4318}\n" + minimal, `tracing.otlp_endpoint: must be an http:// or https:// URL such as http://otel-collector:4318, got "otel-collector:4318"`},
+		{"tracing ratio", "tracing: {sample_ratio: 2}\n" + minimal, "tracing.sample_ratio: must be between 0 and 1, got 2"},
+		{"tracing typo", "tracing: {otlp_endpont: http://x:4318}\n" + minimal, "unknown key tracing.otlp_endpont"},
 		{"duplicate provider", strings.Replace(minimal, "providers:\n", "providers:\n  - {name: p, type: simulated}\n", 1), `providers[1].name: duplicate provider name "p"`},
 	}
 	for _, tt := range tests {

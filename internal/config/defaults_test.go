@@ -9,6 +9,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -40,6 +41,9 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	}
 	if got, want := c.Responses, store.DefaultConfig(); got != want {
 		t.Errorf("responses: embedded %+v, package default %+v", got, want)
+	}
+	if got, want := c.Tracing, tracing.DefaultConfig(); got != want {
+		t.Errorf("tracing: embedded %+v, package default %+v", got, want)
 	}
 	if c.Routing.ShedOpenFraction != routing.DefaultShedOpenFraction {
 		t.Errorf("routing.shed_open_fraction: embedded %v, package default %v", c.Routing.ShedOpenFraction, routing.DefaultShedOpenFraction)

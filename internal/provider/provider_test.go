@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
@@ -176,5 +178,42 @@ func TestServes(t *testing.T) {
 		if got := Serves(tt.a, tt.op, tt.model); got != tt.want {
 			t.Errorf("Serves(%T, %s, %s): got %v, want %v", tt.a, tt.op, tt.model, got, tt.want)
 		}
+	}
+}
+
+type headerCatcher struct{ got http.Header }
+
+func (c *headerCatcher) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.got = r.Header.Clone()
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+}
+
+// TestSendCarriesTheAttemptsTraceContext: the span the request's context
+// carries (the attempt's) goes to the provider as traceparent; without
+// one, no header is added.
+func TestSendCarriesTheAttemptsTraceContext(t *testing.T) {
+	tid, _ := trace.TraceIDFromHex("0af7651916cd43dd8448eb211c80319c")
+	sid, _ := trace.SpanIDFromHex("b7ad6b7169203331")
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"attempt span", trace.ContextWithSpanContext(context.Background(), sc), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+		{"tracing off", context.Background(), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &headerCatcher{}
+			req, _ := http.NewRequestWithContext(tc.ctx, http.MethodPost, "http://provider.invalid/v1/chat/completions", http.NoBody)
+			resp, err := Send(&http.Client{Transport: rt}, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := rt.got.Get("traceparent"); got != tc.want {
+				t.Errorf("traceparent %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

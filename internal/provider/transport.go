@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/h1"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
 // Transport timeouts that do not depend on the provider's config.
@@ -166,7 +167,13 @@ func ReadBody(ctx context.Context, what string, resp *http.Response) ([]byte, er
 // allocations for nothing. A client with a cookie jar or a Timeout (a
 // test's, say) still goes through Do. As with Do, req's body is closed
 // whatever happens.
+//
+// Every adapter's request goes out here, so this is where the attempt's
+// trace context joins it: the traceparent (and tracestate) of the span
+// req's context carries, the attempt's (docs/ARCHITECTURE.md, "Tracing");
+// nothing when tracing is off.
 func Send(c *http.Client, req *http.Request) (*http.Response, error) {
+	tracing.Inject(req.Context(), req.Header)
 	if c.Transport == nil || c.Jar != nil || c.Timeout != 0 {
 		return c.Do(req)
 	}
