@@ -32,7 +32,7 @@ type Policy struct {
 	Retry   backoff.Config
 	Weights route.Weights
 	// DomainDown, when not nil, reports whether another provider of the
-	// named provider's failure domain is open now.
+	// named provider's failure domain is down now (open, or failing).
 	DomainDown func(provider string) bool
 }
 

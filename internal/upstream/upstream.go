@@ -565,6 +565,19 @@ func (u *Upstream) IsOpen(now time.Time) (bool, time.Duration) {
 	return b.State == breaker.Open, b.CooldownLeft
 }
 
+// Down reports whether the provider counts as down for its failure
+// domain at now (docs/ARCHITECTURE.md, "Selection"): its breaker is open,
+// or it is failing (its latest attempts failed with no success since,
+// stats.FailingStreak of them within the window), even with too few
+// failures to trip the breaker. In a fleet the breaker is the fleet's and
+// the failures this process's own.
+func (u *Upstream) Down(now time.Time) bool {
+	if open, _ := u.IsOpen(now); open {
+		return true
+	}
+	return u.stats.Failing(now)
+}
+
 // Redact replaces the provider's secrets in a provider-supplied text.
 func (u *Upstream) Redact(msg string) string {
 	for _, sec := range *u.secrets.Load() {
