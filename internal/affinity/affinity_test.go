@@ -1,13 +1,17 @@
 package affinity
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/tidwall/gjson"
 	"go.uber.org/goleak"
 )
 
@@ -251,4 +255,86 @@ func TestNamed(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { FromHeaders(h) }); n != 0 {
 		t.Errorf("%v allocations per FromHeaders, want 0", n)
 	}
+}
+
+func BenchmarkOpening(b *testing.B) {
+	msgs := []byte(`[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello in five words please."},{"role":"assistant","content":"Hello there, nice to meet."},{"role":"user","content":"Again, in French."}]`)
+	b.ReportAllocs()
+	for b.Loop() {
+		Opening(nil, msgs)
+	}
+}
+
+func BenchmarkGetPut(b *testing.B) {
+	tb := New(0, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		tb.Get(7, t0, time.Hour)
+		tb.Put(7, a, t0, time.Hour)
+	}
+}
+
+// reference is Opening read with gjson, the obvious way: the scanner must
+// hash the same bytes.
+func reference(system, messages []byte) ID {
+	var d xxhash.Digest
+	d.ResetWithSeed(seedOpening)
+	content := func(c gjson.Result) {
+		if !c.IsArray() {
+			_, _ = d.WriteString("\x00" + c.Raw)
+			return
+		}
+		c.ForEach(func(_, b gjson.Result) bool {
+			if t := b.Get("text"); t.Exists() {
+				_, _ = d.WriteString("\x00" + t.Raw)
+			} else {
+				_, _ = d.WriteString("\x00" + b.Get("type").Raw)
+			}
+			return true
+		})
+	}
+	if len(system) > 0 {
+		content(gjson.ParseBytes(system))
+	}
+	var found, continues bool
+	gjson.ParseBytes(messages).ForEach(func(_, m gjson.Result) bool {
+		if found {
+			continues = true
+			return false
+		}
+		role := m.Get("role")
+		_, _ = d.WriteString("\x00" + role.Raw)
+		content(m.Get("content"))
+		found = role.Raw == `"user"`
+		return true
+	})
+	if !found {
+		return ID{}
+	}
+	return ID{Key: nonZero(d.Sum64()), First: !continues}
+}
+
+func FuzzOpening(f *testing.F) {
+	for _, s := range []string{
+		`[{"role":"system","content":"You are terse."},{"role":"user","content":"hi"}]`,
+		`[ {"content" : [ {"type":"text","text":"a \"quoted\" b\\"}, {"type":"image","source":{"data":"x"}} ], "role" : "user" } , {"role":"assistant","content":null} ]`,
+		`[{"role":"developer","content":[{"text":"x","cache_control":{"type":"ephemeral"}}]},{"role":"user","content":"[{]}"},{"role":"user"}]`,
+		`[{"role":"assistant","content":"first"},{"role":"user","content":[],"name":"n"}]`,
+		`[1, "s", [], {"role":"user","role":"assistant","content":{"a":[1,2,{"b":"}"}]}}]`,
+		`{"role":"user"}`,
+		`[]`,
+	} {
+		f.Add([]byte(`"system prompt"`), []byte(s))
+		f.Add([]byte(nil), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, system, messages []byte) {
+		got := Opening(system, messages) // never panics, whatever the input
+		if !json.Valid(messages) || (len(system) > 0 && !json.Valid(system)) ||
+			bytes.ContainsRune(messages, '\\') || bytes.ContainsRune(system, '\\') || bytes.TrimSpace(system) == nil && len(system) > 0 {
+			return // the scanner reads validated JSON; escaped keys are gjson's to unescape
+		}
+		if want := reference(bytes.TrimSpace(system), messages); got != want {
+			t.Errorf("Opening(%s, %s) = %+v, gjson reads %+v", system, messages, got, want)
+		}
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/tidwall/gjson"
 )
 
 // Key is a conversation's identity, hashed; 0 means none.
@@ -46,6 +45,10 @@ func Named(id string) ID {
 	return ID{Key: nonZero(xxhash.Sum64String(id) ^ seedNamed)}
 }
 
+// NamedBytes is Named for a name held in b (a JSON string literal read
+// from a body), without a copy.
+func NamedBytes(b []byte) ID { return Named(view(b)) }
+
 // FromHeaders is the identity h names: X-LLMRouter-Session, else
 // x-claude-code-session-id; none when neither is set. It does not
 // allocate.
@@ -65,26 +68,28 @@ func FromHeaders(h http.Header) ID {
 // turn, and of that turn; First when nothing follows it. Only the text is
 // hashed (a string's JSON literal, a block's text, another block's type;
 // a string is one text block), so cache_control marks that move from
-// turn to turn do not change the identity. None when there is no user turn. Opening reads no further
-// than the message after the first user turn and does not allocate.
+// turn to turn do not change the identity. None when there is no user
+// turn. messages and system must be valid JSON (jsoncheck); Opening reads
+// no further than the start of the message after the first user turn and
+// does not allocate.
 func Opening(system, messages []byte) ID {
 	var d xxhash.Digest
 	d.ResetWithSeed(seedOpening)
 	if len(system) > 0 {
-		writeContent(&d, gjson.Parse(view(system)))
+		writeContent(&d, system[space(system, 0):])
 	}
 	var found, continues bool
-	gjson.Parse(view(messages)).ForEach(func(_, m gjson.Result) bool {
+	elements(messages, space(messages, 0), func(at int) int {
 		if found {
 			continues = true
-			return false
+			return -1
 		}
-		role := m.Get("role")
+		role, content, end := fields(messages, at, `"role"`, `"content"`)
 		_, _ = d.WriteString("\x00")
-		_, _ = d.WriteString(role.Raw)
-		writeContent(&d, m.Get("content"))
-		found = role.Str == "user"
-		return true
+		_, _ = d.Write(role)
+		writeContent(&d, content)
+		found = string(role) == `"user"`
+		return end
 	})
 	if !found {
 		return ID{}
@@ -92,24 +97,25 @@ func Opening(system, messages []byte) ID {
 	return ID{Key: nonZero(d.Sum64()), First: !continues}
 }
 
-// writeContent hashes a message's content: a string, or a list of blocks
-// (each block's text, or its type when it has none).
-func writeContent(d *xxhash.Digest, c gjson.Result) {
-	if !c.IsArray() {
+// writeContent hashes a message's content (raw JSON): a string, or a list
+// of blocks (each block's text, or its type when it has none).
+func writeContent(d *xxhash.Digest, c []byte) {
+	if len(c) == 0 || c[0] != '[' {
 		// As one text block: a string and [{"type":"text","text":s}] are
 		// the same content.
 		_, _ = d.WriteString("\x00")
-		_, _ = d.WriteString(c.Raw)
+		_, _ = d.Write(c)
 		return
 	}
-	c.ForEach(func(_, b gjson.Result) bool {
+	elements(c, 0, func(at int) int {
+		text, typ, end := fields(c, at, `"text"`, `"type"`)
 		_, _ = d.WriteString("\x00")
-		if t := b.Get("text"); t.Exists() {
-			_, _ = d.WriteString(t.Raw)
+		if text != nil {
+			_, _ = d.Write(text)
 		} else {
-			_, _ = d.WriteString(b.Get("type").Raw)
+			_, _ = d.Write(typ)
 		}
-		return true
+		return end
 	})
 }
 

@@ -8,8 +8,8 @@ import (
 )
 
 // DefaultCapacity is how many conversations a Table remembers at most: an
-// entry takes about 100 bytes with its index, so a full table holds about
-// 6.5 MB (docs/ARCHITECTURE.md, "Memory").
+// entry takes about 110 bytes with its index, so a full table holds about
+// 7 MiB (docs/ARCHITECTURE.md, "Memory").
 const DefaultCapacity = 1 << 16
 
 // Target is where a conversation was served: a provider and its model.
@@ -89,6 +89,13 @@ func (t *Table) Put(key Key, target Target, now time.Time, ttl time.Duration) {
 		delete(t.index, t.entries[i].key)
 		t.unlinkLocked(i)
 	default:
+		if len(t.entries) == cap(t.entries) {
+			// Doubling, never past the capacity: a full table holds no
+			// spare room.
+			grown := make([]entry, len(t.entries), min(max(2*cap(t.entries), 64), t.capacity))
+			copy(grown, t.entries)
+			t.entries = grown
+		}
 		t.entries = append(t.entries, entry{})
 		i = int32(len(t.entries) - 1)
 	}

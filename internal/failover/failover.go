@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -34,6 +35,9 @@ type Policy struct {
 	// DomainDown, when not nil, reports whether another provider of the
 	// named provider's failure domain is down now (open, or failing).
 	DomainDown func(provider string) bool
+	// Affinity is routing.affinity (docs/ARCHITECTURE.md, "Affinity");
+	// the zero value is off.
+	Affinity affinity.Config
 }
 
 // Options are a Loop's seams.
@@ -46,22 +50,36 @@ type Options struct {
 	Logger *slog.Logger
 	// Freed returns a channel closed when any bulkhead frees a slot.
 	Freed func() <-chan struct{}
+	// Rand draws uniformly from [0, 1) for ranking and backoff jitter; it
+	// must be safe for concurrent use. nil means math/rand/v2.
+	Rand func() float64
+	// Affinity remembers where conversations were served; nil means a
+	// table of affinity.DefaultCapacity whose series go to New's reg.
+	Affinity *affinity.Table
 }
 
 // Loop runs requests' attempts; it is safe for concurrent use.
 type Loop struct {
 	now   func() time.Time
+	rnd   func() float64
 	log   *slog.Logger
 	freed func() <-chan struct{}
+	aff   *affinity.Table
 	m     *metrics
 }
 
-// New returns a Loop whose metrics (retries, waits, fallbacks) go to reg
-// (nil keeps them private).
+// New returns a Loop whose metrics (retries, waits, fallbacks, affinity)
+// go to reg (nil keeps them private).
 func New(opts Options, reg prometheus.Registerer) *Loop {
-	l := &Loop{now: opts.Now, log: opts.Logger, freed: opts.Freed, m: newMetrics(reg)}
+	l := &Loop{now: opts.Now, rnd: opts.Rand, log: opts.Logger, freed: opts.Freed, aff: opts.Affinity, m: newMetrics(reg)}
 	if l.now == nil {
 		l.now = time.Now
+	}
+	if l.rnd == nil {
+		l.rnd = rand.Float64
+	}
+	if l.aff == nil {
+		l.aff = affinity.New(0, reg)
 	}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
@@ -85,6 +103,9 @@ type Run struct {
 	ID    string
 	Op    provider.Op
 	Model *route.Model
+	// Affinity is the request's conversation identity (its dialect's);
+	// the zero ID has none.
+	Affinity affinity.ID
 	// Attempts counts attempts sent; Failures lists the failed ones.
 	Attempts int
 	Failures []Failure
@@ -101,6 +122,13 @@ type Run struct {
 	cands []candidate
 	// waited is the time the latest pause took, for the retry log line.
 	waited time.Duration
+	// aff says what affinity does for the request: on (it has an
+	// identity, the policy and its model allow it), and the target that
+	// served the conversation last, if any.
+	aff struct {
+		on, had bool
+		last    affinity.Target
+	}
 }
 
 // Refusals are the providers' last refusals, one per candidate that was
@@ -176,10 +204,11 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 			l.note(r, c)
 			sv, oe := l.attempt(ctx, r, c.p, c.tg, c.req, permit)
 			if sv != nil {
+				l.remember(r, p, c, now)
 				return Result{Served: sv}
 			}
 			now = l.now()
-			d := decide(oe.Kind, c.tries, p.Retry.Delay(c.tries, rand.Float64()), oe.RetryAfter, end.Sub(now))
+			d := decide(oe.Kind, c.tries, p.Retry.Delay(c.tries, l.rnd()), oe.RetryAfter, end.Sub(now))
 			switch d.step {
 			case stepGone:
 				return Result{Gone: true}

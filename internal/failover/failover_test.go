@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -9,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/bulkhead"
 	"github.com/llmrouter/llmrouter/internal/outcome"
@@ -398,4 +400,127 @@ func TestWalkTargetMissingDisablesTarget(t *testing.T) {
 				servedBy(res), r.Attempts, a.calls.Load())
 		}
 	})
+}
+
+// TestKeep is affinity's step table in the plan step: where the target
+// that served a conversation last goes in the ranked candidates.
+func TestKeep(t *testing.T) {
+	type cand struct {
+		name      string
+		tier      int
+		available bool // above its floors, capacity left, closed
+		healthy   bool // and not down (open or failing)
+	}
+	ok := func(name string, tier int) cand { return cand{name, tier, true, true} }
+	tests := []struct {
+		name  string
+		cands []cand
+		last  string
+		want  string // the names in order after keep
+	}{
+		{"first in its tier", []cand{ok("a", 0), ok("b", 0), ok("c", 0)}, "c", "c a b"},
+		{"already first", []cand{ok("a", 0), ok("b", 0)}, "a", "a b"},
+		{"not a candidate (not serving the op, disabled, removed)", []cand{ok("a", 0), ok("b", 0)}, "z", "a b"},
+		{"unavailable: ranking decides", []cand{ok("a", 0), {"b", 0, false, false}}, "b", "a b"},
+		{"failing: ranking decides", []cand{ok("a", 0), {"b", 0, true, false}}, "b", "a b"},
+		{"never held on a fallback tier", []cand{ok("a", 0), ok("f", 1), ok("g", 1)}, "g", "a f g"},
+		{"the best tier with an available target", []cand{{"a", 0, false, false}, ok("f", 1), ok("g", 1)}, "g", "a g f"},
+		{"within its tier only", []cand{ok("a", 0), {"b", 1, false, false}, ok("f", 1), ok("g", 1), ok("h", 2)}, "a", "a b f g h"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cands := make([]candidate, len(tt.cands))
+			state := map[*Provider]cand{}
+			for i, c := range tt.cands {
+				p := &Provider{Name: c.name}
+				cands[i] = candidate{i: i, tg: route.Target{Provider: c.name, Model: c.name + "-model", Tier: c.tier}, p: p}
+				state[p] = c
+			}
+			keep(cands, affinity.Target{Provider: tt.last, Model: tt.last + "-model"},
+				func(c *candidate) bool { return state[c.p].available },
+				func(c *candidate) bool { return state[c.p].healthy })
+			var got []string
+			for _, c := range cands {
+				got = append(got, c.p.Name)
+			}
+			if g := strings.Join(got, " "); g != tt.want {
+				t.Errorf("order %q, want %q", g, tt.want)
+			}
+		})
+	}
+}
+
+// TestWalkAffinity: a conversation goes back to the target that served it
+// last while that target can take it, and moves (then sticks) when it is
+// full; a first turn spreads by score and is recorded.
+func TestWalkAffinity(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := &fake{do: answers}, &fake{do: answers}
+		rg := newRig(t, retryEvery, tgt{name: "a", a: a, cfg: provider.Config{MaxConcurrency: 1}}, tgt{name: "b", a: b})
+		rg.pol.Affinity = affinity.Config{Enabled: true}
+		walk := func(id affinity.ID) string {
+			r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, Affinity: id}
+			res := rg.loop.Walk(t.Context(), r, rg.pol, func(name string) *Provider { return rg.provs[name] },
+				&provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}, 100)
+			if res.Served == nil {
+				t.Fatalf("not served: %+v", res)
+			}
+			res.Served.Done(outcome.OK)
+			return servedBy(res)
+		}
+		const key = affinity.Key(7)
+		rg.loop.aff.Put(key, affinity.Target{Provider: "a", Model: "a-model"}, time.Now(), time.Hour)
+		for range 20 {
+			if got := walk(affinity.ID{Key: key}); got != "a" {
+				t.Fatalf("served by %s, want a: it served the conversation last", got)
+			}
+		}
+		held, err := rg.provs["a"].Up.Acquire(time.Now(), 1) // a is full
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := walk(affinity.ID{Key: key}); got != "b" {
+			t.Fatalf("served by %s while a is full, want b", got)
+		}
+		held.Release(time.Now(), upstream.Result{Kind: outcome.OK})
+		for range 20 {
+			if got := walk(affinity.ID{Key: key}); got != "b" {
+				t.Fatalf("served by %s, want b: the conversation's new home", got)
+			}
+		}
+		// A first turn is not looked up: ranking spreads it.
+		firsts := map[string]int{}
+		for range 40 {
+			firsts[walk(affinity.ID{Key: key, First: true})]++
+		}
+		if firsts["a"] == 0 || firsts["b"] == 0 {
+			t.Errorf("first turns served %v, want both providers", firsts)
+		}
+		if last, ok := rg.loop.aff.Get(key, time.Now(), time.Hour); !ok {
+			t.Error("nothing recorded")
+		} else if last.Provider != "a" && last.Provider != "b" {
+			t.Errorf("recorded %+v", last)
+		}
+	})
+}
+
+// BenchmarkWalkAffinity is the attempt loop's own cost for a model of two
+// targets, with affinity off and on (a conversation kept on its target).
+func BenchmarkWalkAffinity(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			rg := newRig(b, retryEvery, tgt{name: "a", a: &fake{do: answers}}, tgt{name: "b", a: &fake{do: answers}})
+			rg.pol.Affinity = affinity.Config{Enabled: on}
+			rg.loop.aff.Put(7, affinity.Target{Provider: "a", Model: "a-model"}, time.Now(), time.Hour)
+			req := &provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}
+			providers := func(name string) *Provider { return rg.provs[name] }
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, Affinity: affinity.ID{Key: 7}}
+				res := rg.loop.Walk(ctx, r, rg.pol, providers, req, 100)
+				res.Served.Done(outcome.OK)
+			}
+		})
+	}
 }

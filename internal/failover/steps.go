@@ -3,9 +3,9 @@ package failover
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -17,6 +17,7 @@ import (
 
 // candidate is one target's progress within a request.
 type candidate struct {
+	i        int // the target's index in the model's targets
 	tg       route.Target
 	p        *Provider
 	req      *provider.Request // what this target is sent: the request or its Alt
@@ -28,16 +29,26 @@ type candidate struct {
 
 // plan ranks the model's targets at now (docs/ARCHITECTURE.md,
 // "Selection") and makes the request's candidates of those that serve its
-// op (or its Alt's) and are not disabled, in rank order.
+// op (or its Alt's) and are not disabled, in rank order; the target that
+// served the request's conversation last goes first when affinity keeps
+// it there ("Affinity").
 func (l *Loop) plan(r *Run, p Policy, providers func(name string) *Provider, req *provider.Request, now time.Time) {
 	m := r.Model
-	var orderBuf [16]int
+	var (
+		orderBuf  [16]int
+		healthBuf [16]route.Health
+	)
+	hs := healthBuf[:]
+	if len(m.Targets) > len(healthBuf) {
+		hs = make([]route.Health, len(m.Targets))
+	}
 	order := p.Weights.Rank(m, func(i int) route.Health {
 		name := m.Targets[i].Provider
 		h := providers(name).Up.Health(now)
 		h.DomainDown = p.DomainDown != nil && p.DomainDown(name)
+		hs[i] = h
 		return h
-	}, openUnit, orderBuf[:0])
+	}, func() float64 { return 1 - l.rnd() }, orderBuf[:0])
 	cands := make([]candidate, 0, len(order))
 	for _, i := range order {
 		tg := m.Targets[i]
@@ -53,9 +64,77 @@ func (l *Loop) plan(r *Run, p Policy, providers func(name string) *Provider, req
 			r.Missing = append(r.Missing, pr.Name+"/"+tg.Model) // not for any request until enabled or reloaded
 			continue
 		}
-		cands = append(cands, candidate{tg: tg, p: pr, req: treq})
+		cands = append(cands, candidate{i: i, tg: tg, p: pr, req: treq})
 	}
 	r.cands = cands
+	// Affinity chooses among targets ranking would let share the load: a
+	// model with one target has nothing to choose.
+	if !p.Affinity.Enabled || r.Affinity.Key == 0 || len(m.Targets) < 2 {
+		return
+	}
+	r.aff.on = true
+	if r.Affinity.First {
+		return // a new conversation spreads by score
+	}
+	last, ok := l.aff.Get(r.Affinity.Key, now, p.Affinity.WithDefaults().TTL)
+	if !ok {
+		return
+	}
+	r.aff.had, r.aff.last = true, last
+	keep(cands, last, func(c *candidate) bool {
+		s := p.Weights.ScoreOf(m, func(i int) route.Health { return hs[i] }, c.i)
+		return !s.Floored && s.Weight > 0 && c.p.Up.Admits(now)
+	}, func(c *candidate) bool { return !c.p.Up.Failing(now) })
+}
+
+// keep moves the candidate of target last first in its tier, when it is
+// healthy and its tier is the best with an available candidate
+// (docs/ARCHITECTURE.md, "Affinity"): available says whether a candidate
+// could take the request now (above its floors, with capacity left,
+// closed, not out of quota); healthy, in addition, that it is not
+// failing. Candidates are in rank order: tiers ascending, the
+// floored after every tier.
+func keep(cands []candidate, last affinity.Target, available, healthy func(*candidate) bool) {
+	at := -1
+	for i := range cands {
+		if cands[i].p.Name == last.Provider && cands[i].tg.Model == last.Model {
+			at = i
+			break
+		}
+	}
+	if at < 0 || !available(&cands[at]) || !healthy(&cands[at]) {
+		return
+	}
+	first := at
+	for first > 0 && cands[first-1].tg.Tier == cands[at].tg.Tier {
+		first--
+	}
+	for i := range first {
+		if available(&cands[i]) {
+			return // a better tier can serve: affinity never holds a conversation on a fallback tier
+		}
+	}
+	c := cands[at]
+	copy(cands[first+1:at+1], cands[first:at])
+	cands[first] = c
+}
+
+// remember records that c served the request's conversation at now and
+// counts what affinity did.
+func (l *Loop) remember(r *Run, p Policy, c *candidate, now time.Time) {
+	if !r.aff.on {
+		return
+	}
+	served := affinity.Target{Provider: c.p.Name, Model: c.tg.Model}
+	switch {
+	case !r.aff.had:
+		l.aff.Count(affinity.OutcomeNew)
+	case r.aff.last == served:
+		l.aff.Count(affinity.OutcomeKept)
+	default:
+		l.aff.Count(affinity.OutcomeMoved)
+	}
+	l.aff.Put(r.Affinity.Key, served, now, p.Affinity.WithDefaults().TTL)
 }
 
 // admit returns a permit for candidate c at now, left before the
@@ -290,6 +369,3 @@ func keepForFallback(cands []candidate, lastTier, bestTier int) bool {
 	}
 	return usable
 }
-
-// openUnit draws a uniform number in (0, 1] for ranking.
-func openUnit() float64 { return 1 - rand.Float64() }

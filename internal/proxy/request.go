@@ -62,7 +62,7 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 	if release != nil {
 		defer release()
 	}
-	q.Ex.Op = c.Req.Op
+	q.Ex.Op, q.Ex.Affinity = c.Req.Op, c.Affinity
 	res := s.walk(ctx, q.Ex, q.st, c.Req, c.Tokens)
 	if body != nil {
 		c.Req.Body = nil
