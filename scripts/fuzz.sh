@@ -31,6 +31,7 @@ targets=(
   "./internal/messages/chat FuzzAnswerEvents"
   "./internal/messages/api FuzzMessages"
   "./internal/jsoncheck FuzzCheck"
+  "./internal/affinity FuzzOpening"
   "./internal/h1 FuzzAnswer"
   "./internal/openaiwire FuzzChunkEncoding"
   "./internal/sse FuzzReader"

@@ -304,6 +304,14 @@ func (b *Breaker) Snapshot(now time.Time) Snapshot {
 	return s
 }
 
+// State is the breaker's state at now: Snapshot's State, for a caller
+// that needs nothing else (cheaper: no window counts).
+func (b *Breaker) State(now time.Time) State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.observeLocked(now)
+}
+
 // startProbe claims the probe slot if a probe is due at now. While the slot
 // is held nothing but finishProbe moves the breaker: real requests are
 // refused and their stale outcomes dropped.

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/llmrouter/llmrouter/configs"
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
@@ -111,6 +112,9 @@ type Routing struct {
 	// breakers, low priority is refused and normal priority queues.
 	// Range (0, 1]; 1 never sheds. Default 0.5.
 	ShedOpenFraction float64 `mapstructure:"shed_open_fraction"`
+	// Affinity keeps a conversation on the target that served it last
+	// (where its prompt cache is). Default on, ttl 1h.
+	Affinity affinity.Config `mapstructure:"affinity"`
 }
 
 // Log is the `log:` block.
@@ -364,6 +368,7 @@ func (c *Config) Validate() error {
 	add(c.Routing.Retry.Validate())
 	add(c.Routing.ScoreWeights.Validate())
 	add(routing.ValidateShedOpenFraction(c.Routing.ShedOpenFraction))
+	add(c.Routing.Affinity.Validate())
 	// The same check proxy.Update runs on the providers' shared policy.
 	add(upstream.Policy{Breaker: c.Breaker.Config, ThrottleK: c.Routing.AdaptiveThrottleK, QuotaRecheck: c.Breaker.QuotaRecheck}.Validate())
 	add(c.Responses.Validate())

@@ -67,6 +67,7 @@ func TestEnvOverride(t *testing.T) {
 	t.Setenv("LLMROUTER_LIMITS_REQUEST_TIMEOUT", "45s")
 	t.Setenv("LLMROUTER_LOG_LEVEL", "debug")
 	t.Setenv("LLMROUTER_TRACING_OTLP_ENDPOINT", "http://otel-collector:4318")
+	t.Setenv("LLMROUTER_ROUTING_AFFINITY_ENABLED", "false")
 	c, err := Load(writeFile(t, "c.yaml", minimal))
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,9 @@ func TestEnvOverride(t *testing.T) {
 	}
 	if c.Listen != "127.0.0.1:18080" || c.Limits.RequestTimeout != 45*time.Second || c.Log.Level != "debug" {
 		t.Errorf("env overrides not applied: listen %q timeout %s level %q", c.Listen, c.Limits.RequestTimeout, c.Log.Level)
+	}
+	if c.Routing.Affinity.Enabled || c.Routing.Affinity.TTL != time.Hour {
+		t.Errorf("routing.affinity %+v, want off by the environment, ttl 1h by default", c.Routing.Affinity)
 	}
 }
 
@@ -95,6 +99,8 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"star inside a model name", strings.Replace(minimal, "name: m", `name: "claude-*-opus"`, 1), "models[0].name: `*` may only end a pattern, got \"claude-*-opus\""},
 		{"bad listen", "listen: nope\n" + minimal, `listen: must be host:port, got "nope"`},
 		{"bad log level", "log: {level: loud}\n" + minimal, `log.level: must be debug, info, warn or error, got "loud"`},
+		{"short affinity ttl", "routing: {affinity: {ttl: 10ms}}\n" + minimal, "routing.affinity.ttl: must be at least 1s (or 0 for the default), got 10ms"},
+		{"affinity typo", "routing: {affinity: {enable: true}}\n" + minimal, "unknown key routing.affinity.enable"},
 		{"no models", "providers: [{name: p, type: simulated}]\nmodels: []\n", "models: at least one model is required"},
 		{"tracing endpoint", "tracing: {otlp_endpoint: otel-collector:4318}\n" + minimal, `tracing.otlp_endpoint: must be an http:// or https:// URL such as http://otel-collector:4318, got "otel-collector:4318"`},
 		{"tracing ratio", "tracing: {sample_ratio: 2}\n" + minimal, "tracing.sample_ratio: must be between 0 and 1, got 2"},

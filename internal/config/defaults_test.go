@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
@@ -44,6 +45,9 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	}
 	if got, want := c.Tracing, tracing.DefaultConfig(); got != want {
 		t.Errorf("tracing: embedded %+v, package default %+v", got, want)
+	}
+	if got, want := c.Routing.Affinity, affinity.DefaultConfig(); got != want {
+		t.Errorf("routing.affinity: embedded %+v, package default %+v", got, want)
 	}
 	if c.Routing.ShedOpenFraction != routing.DefaultShedOpenFraction {
 		t.Errorf("routing.shed_open_fraction: embedded %v, package default %v", c.Routing.ShedOpenFraction, routing.DefaultShedOpenFraction)

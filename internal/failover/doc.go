@@ -6,6 +6,16 @@
 // max_attempts and the request's deadline, keeping the last attempt for
 // the local fallback tier while it is usable.
 //
+// Walk is five steps (steps.go): plan (rank and keep the targets that
+// serve the op), admit (the permit, or the refusal kept and what it waits
+// for), attempt, decide (a pure function of the outcome kind, the tries,
+// the backoff, the Retry-After and the time left: serve, return the
+// client error, gone, disable the target, drop the candidate, or retry it
+// after a wait) and pause (until the earliest backoff or refill, or a
+// freed bulkhead slot). Every decision reads the Loop's clock
+// (Options.Now), the request's deadline converted onto it once; only the
+// waits use real timers.
+//
 // Walk writes nothing to a client. It returns how the attempts ended: an
 // answer to write (Served, whose Done releases a stream's permit once the
 // stream is over), a provider's client error to pass through, the client

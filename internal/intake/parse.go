@@ -26,13 +26,18 @@ type Fields struct {
 	// MaxTokens is the larger of max_tokens and max_completion_tokens; 0
 	// when neither is set.
 	MaxTokens int64
+	// Messages is a chat request's messages array as it is in the body,
+	// and PromptCacheKey prompt_cache_key's string literal (quotes
+	// included); both alias the body, nil when absent. What a dialect
+	// reads a conversation's identity from (internal/affinity).
+	Messages, PromptCacheKey []byte
 }
 
 // Parse reads the top-level fields the router needs in one pass over the
 // document (values it does not need are skipped, not decoded) and checks
 // the types of those it reads, after one bounded validation pass
 // (jsoncheck). body must not change while the result is in use; strings
-// in the result do not alias body.
+// in the result do not alias body (its byte slices do).
 func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 	var f Fields
 	if aerr := checkJSON(body); aerr != nil {
@@ -98,10 +103,17 @@ func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 				aerr = answer.BadRequest(k.Str, k.Str+" must be an integer")
 				return false
 			}
+		case "prompt_cache_key":
+			if v.Type == gjson.String {
+				f.PromptCacheKey = body[v.Index : v.Index+len(v.Raw)]
+			}
 		case required:
 			hasReq = true
 			if aerr = checkRequired(op, v); aerr != nil {
 				return false
+			}
+			if op == provider.OpChat {
+				f.Messages = body[v.Index : v.Index+len(v.Raw)]
 			}
 		}
 		return true

@@ -24,6 +24,10 @@ type Request struct {
 	MaxTokens int64
 	// UserID is metadata.user_id, "" when absent or null.
 	UserID string
+	// System and Messages are system and messages as they are in the body
+	// (they alias it; System is nil when absent): what the conversation's
+	// identity is read from when nothing names it (internal/affinity).
+	System, Messages []byte
 }
 
 // Decode checks body as Anthropic checks a Messages request and reads the
@@ -83,8 +87,12 @@ func decode(body []byte, count bool) (Request, *Error) {
 		case "messages":
 			hasMsgs = true
 			e = checkMessages(v)
+			r.Messages = body[v.Index : v.Index+len(v.Raw)]
 		case "system":
 			e = checkSystem(v)
+			if v.Type != gjson.Null {
+				r.System = body[v.Index : v.Index+len(v.Raw)]
+			}
 		case "stream":
 			if count {
 				break

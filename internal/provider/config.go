@@ -46,7 +46,8 @@ type Config struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 	// Domain is the provider's failure domain: providers sharing
 	// infrastructure (the same cloud, the same region) name the same one.
-	// While a provider is open, the others of its domain rank below
+	// While a provider is down (open, or failing: its latest attempts
+	// failed with no success since), the others of its domain rank below
 	// providers of other domains in the same tier. "" means its own.
 	Domain string `mapstructure:"domain"`
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/intake"
@@ -27,7 +28,7 @@ import (
 // request fails here, and whoever makes it either pays it back or raises
 // the budget with the reason in the commit.
 const (
-	allocBudgetPlain      = 72  // measured 65 (67 with the test's old transport)
+	allocBudgetPlain      = 72  // measured 68 (65 before X-LLMRouter-Cost-USD, the ninth header, grew the header map)
 	allocBudgetStream     = 86  // 20-event stream; measured 78
 	allocBudgetTranslated = 119 // Anthropic stream, 20 deltas; measured 108
 )
@@ -76,7 +77,7 @@ func pathServerKeys(tb testing.TB, path string, keys []routing.ClientKey) (*Serv
 	var err error
 	body := benchReq
 	switch path {
-	case "plain":
+	case "plain", "pair", "affinity":
 		pc.BaseURL = "http://upstream.invalid/v1"
 		a, err = openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: rateLimited("application/json", benchAnswer)})
 	case "stream":
@@ -91,8 +92,25 @@ func pathServerKeys(tb testing.TB, path string, keys []routing.ClientKey) (*Serv
 	if err != nil {
 		tb.Fatal(err)
 	}
-	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "up-model"}}}})
-	s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: pc}},
+	targets := []route.Target{{Provider: "up", Model: "up-model"}}
+	provs := []routing.Provider{{Name: "up", Adapter: a, Config: pc}}
+	var aff affinity.Config
+	if path == "pair" || path == "affinity" {
+		// Two providers in one tier and a conversation's second turn: with
+		// affinity the conversation is looked up, kept and recorded.
+		pc2 := pc
+		pc2.Name = "up2"
+		a2, err := openai.New(openai.Compatible, pc2, "", openai.Config{}, &http.Client{Transport: rateLimited("application/json", benchAnswer)})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		targets = append(targets, route.Target{Provider: "up2", Model: "up-model"})
+		provs = append(provs, routing.Provider{Name: "up2", Adapter: a2, Config: pc2})
+		aff.Enabled = path == "affinity"
+		body = benchFollowUp
+	}
+	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: targets}})
+	s, err := Open(routing.Options{Providers: provs, Affinity: aff,
 		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}, NamedKeys: keys})
 	if err != nil {
 		tb.Fatal(err)
@@ -157,10 +175,15 @@ func TestAllocationBudgets(t *testing.T) {
 	}
 }
 
+// benchFollowUp is a conversation's second turn.
+const benchFollowUp = `{"model":"m","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello in five words please."},{"role":"assistant","content":"Hello there, nice to meet."},{"role":"user","content":"Again, in French."}],"temperature":0.3,"max_tokens":64}`
+
 // BenchmarkPath reports time and allocations per request on each path,
-// the router and a real adapter with an in-memory HTTP client.
+// the router and a real adapter with an in-memory HTTP client. pair and
+// affinity are plain with two providers and a conversation's second turn,
+// affinity off and on: their difference is affinity's cost.
 func BenchmarkPath(b *testing.B) {
-	for _, path := range []string{"plain", "stream", "translated"} {
+	for _, path := range []string{"plain", "stream", "translated", "pair", "affinity"} {
 		b.Run(path, func(b *testing.B) {
 			s, body := pathServer(b, path)
 			h := s.Handler()

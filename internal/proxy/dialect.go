@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -75,13 +76,17 @@ type Call struct {
 	Hold bool
 	// After, when not nil, runs once the answer is written.
 	After func()
+	// Affinity is the request's conversation identity
+	// (docs/ARCHITECTURE.md, "Affinity"), read by the dialect when
+	// Request.Affinity says it is used; the zero ID has none.
+	Affinity affinity.ID
 }
 
 // chatFamily are the OpenAI operations the front door itself serves.
 func chatFamily() []*Dialect {
 	op := func(o provider.Op, path string) *Dialect {
 		return &Dialect{API: o.String(), Routes: []Route{{Pattern: "POST " + path,
-			Read: func(q Request, _ *http.Request, body []byte) (Call, *answer.Error) { return readOp(q, o, body) }}}}
+			Read: func(q Request, r *http.Request, body []byte) (Call, *answer.Error) { return readOp(q, r, o, body) }}}}
 	}
 	return []*Dialect{
 		op(provider.OpChat, "/v1/chat/completions"),
@@ -93,7 +98,7 @@ func chatFamily() []*Dialect {
 // readOp reads a request of the OpenAI operation o: the few fields the
 // router needs, in one pass; the body goes to OpenAI-family providers
 // unchanged but for the model.
-func readOp(q Request, o provider.Op, body []byte) (Call, *answer.Error) {
+func readOp(q Request, r *http.Request, o provider.Op, body []byte) (Call, *answer.Error) {
 	f, aerr := intake.Parse(o, body)
 	if aerr != nil {
 		return Call{}, aerr
@@ -105,7 +110,27 @@ func readOp(q Request, o provider.Op, body []byte) (Call, *answer.Error) {
 		Op: o, Body: body, ModelStart: f.ModelStart, ModelEnd: f.ModelEnd,
 		Stream: f.Stream, IncludeUsage: f.IncludeUsage,
 	}
-	return Call{Req: req, Tokens: intake.EstimateTokens(body, f.MaxTokens), MaxTokens: f.MaxTokens}, nil
+	c := Call{Req: req, Tokens: intake.EstimateTokens(body, f.MaxTokens), MaxTokens: f.MaxTokens}
+	if o != provider.OpEmbeddings && q.Affinity() {
+		c.Affinity = chatIdentity(r.Header, o, f)
+	}
+	return c, nil
+}
+
+// chatIdentity is a chat-family request's conversation identity
+// (docs/ARCHITECTURE.md, "Affinity"): the session headers, else
+// prompt_cache_key, else (chat) the hash of its opening.
+func chatIdentity(h http.Header, o provider.Op, f intake.Fields) affinity.ID {
+	if id := affinity.FromHeaders(h); id.Key != 0 {
+		return id
+	}
+	if f.PromptCacheKey != nil {
+		return affinity.NamedBytes(f.PromptCacheKey)
+	}
+	if o == provider.OpChat {
+		return affinity.Opening(nil, f.Messages)
+	}
+	return affinity.ID{}
 }
 
 // Register mounts the chat family, the models list and the dialects ds on

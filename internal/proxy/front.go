@@ -76,6 +76,14 @@ func (q Request) Model(name string) *route.Model { return q.st.Models.Lookup(nam
 // when there is none (a reload removed it).
 func (q Request) Provider(name string) *failover.Provider { return q.st.Providers[name] }
 
+// Affinity reports whether conversation affinity applies to the request
+// (docs/ARCHITECTURE.md, "Affinity"): routing.affinity is on and its
+// model (UseModel first) has more than one target to choose from. A
+// dialect reads the request's identity (Call.Affinity) only then.
+func (q Request) Affinity() bool {
+	return q.st.Affinity.Enabled && q.Ex.Model != nil && len(q.Ex.Model.Targets) > 1
+}
+
 // MaxBodyBytes is the request's limits.max_body_bytes.
 func (q Request) MaxBodyBytes() int64 { return q.st.Limits.MaxBodyBytes }
 

@@ -80,7 +80,7 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 		return
 	}
 	defer func() { key.Settle(s.now(), tk, q.Ex.Usage.Total(), q.Ex.Cost) }()
-	q.Ex.Op = c.Req.Op
+	q.Ex.Op, q.Ex.Affinity = c.Req.Op, c.Affinity
 	res := s.walk(ctx, q.Ex, q.st, c.Req, c.Tokens)
 	if body != nil {
 		c.Req.Body = nil

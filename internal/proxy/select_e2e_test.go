@@ -7,6 +7,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -72,4 +73,60 @@ func backoff4() (c backoff.Config) {
 	c = fastRetry
 	c.MaxAttempts = 4
 	return c
+}
+
+// TestFailingProviderWarnsItsDomain is issue 25's measurement: a and b
+// share a failure domain, c does not, and a fails every request. Its
+// score steers traffic away from it so well that its breaker does not
+// trip (here it cannot: the threshold is out of reach, so only the rule
+// under test can move traffic), but a provider whose recent attempts
+// failed with no success since counts as down for its domain
+// (docs/ARCHITECTURE.md, "Selection"), so once a has failed twice b ranks
+// after c: c serves at least 65% (b and c split evenly without the rule).
+func TestFailingProviderWarnsItsDomain(t *testing.T) {
+	a := &fake{do: fail(outcome.ServerError, 500, "boom")}
+	b, c := &fake{do: ok(`{"ok":true}`)}, &fake{do: ok(`{"ok":true}`)}
+	never := breaker.DefaultConfig()
+	never.FailureThreshold.Consecutive, never.FailureThreshold.MinRequests = 1_000_000, 1_000_000
+	mc := route.ModelConfig{Name: "m"}
+	var provs []routing.Provider
+	for _, p := range []struct {
+		name, domain string
+		a            *fake
+	}{{"a", "x", a}, {"b", "x", b}, {"c", "y", c}} {
+		provs = append(provs, routing.Provider{Name: p.name, Adapter: p.a, Config: provider.Config{Domain: p.domain}})
+		mc.Targets = append(mc.Targets, route.Target{Provider: p.name, Model: "x"})
+	}
+	table, _ := route.NewTable([]route.ModelConfig{mc})
+	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
+		Retry: fastRetry, Policy: upstream.Policy{Breaker: never}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	for i := 0; a.calls.Load() < 2; i++ { // warm-up: a has failed twice
+		if i == 500 {
+			t.Fatal("a was not tried twice in 500 requests")
+		}
+		if w := do(h, "POST", "/v1/chat/completions", "application/json", chatBody); w.Code != 200 {
+			t.Fatalf("warm-up: %d %s", w.Code, w.Body)
+		}
+	}
+	served := map[string]int{}
+	const n = 200
+	for range n {
+		w := do(h, "POST", "/v1/chat/completions", "application/json", chatBody)
+		if w.Code != 200 {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		served[w.Header().Get("X-LLMRouter-Provider")]++
+	}
+	if state := s.Routes().View().Provider("a").Up.Status(time.Now()).State; state != "closed" {
+		t.Fatalf("a's breaker is %s, want closed: the rule under test is the failing one", state)
+	}
+	t.Logf("served: c %d, b %d of %d (a failed %d times)", served["c"], served["b"], n, a.calls.Load())
+	if share := float64(served["c"]) / n; share < 0.65 {
+		t.Errorf("c served %.0f%%, want at least 65%%: b shares a's failure domain", 100*share)
+	}
 }

@@ -70,7 +70,9 @@ type Health struct {
 	// Ramp is in [0, 1]: below 1 while a provider whose breaker just
 	// closed ramps up to its full share.
 	Ramp float64
-	// DomainDown: another provider of this one's failure domain is open.
+	// DomainDown: another provider of this one's failure domain is down
+	// (its breaker open, or failing: its latest attempts failed with no
+	// success since).
 	// Within its tier it ranks after the providers of other domains
 	// (correlated failures: the same cloud or region tends to fail
 	// together).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
@@ -54,6 +55,9 @@ type Options struct {
 	// ShedOpenFraction: above this share of open providers, low priority
 	// is refused and normal priority queues. 0 means 0.5; 1 never sheds.
 	ShedOpenFraction float64
+	// Affinity is routing.affinity; the zero value is off, a zero TTL
+	// means affinity.DefaultTTL.
+	Affinity affinity.Config
 	// ClientKeys are the accepted anonymous client API keys; with no
 	// NamedKeys either, client authentication is off.
 	ClientKeys []string
@@ -78,6 +82,10 @@ type Options struct {
 	// means time.Now. Set at New. A test seam: waits still use real
 	// timers.
 	Now func() time.Time
+	// Rand draws uniformly from [0, 1) for ranking and backoff jitter; it
+	// must be safe for concurrent use. nil means math/rand/v2. Set at New.
+	// A test seam.
+	Rand func() float64
 }
 
 // ClientKey is one named client key: its name and the hash of its
@@ -103,6 +111,7 @@ func (o Options) withDefaults() Options {
 	if o.ShedOpenFraction == 0 {
 		o.ShedOpenFraction = DefaultShedOpenFraction
 	}
+	o.Affinity = o.Affinity.WithDefaults()
 	return o
 }
 
@@ -127,6 +136,8 @@ type State struct {
 	Weights   route.Weights
 	// ShedAbove is routing.shed_open_fraction.
 	ShedAbove float64
+	// Affinity is routing.affinity, its TTL set.
+	Affinity affinity.Config
 	// Keys are the accepted client keys; Clients the runtimes of every
 	// key, the anonymous one ("") included.
 	Keys    clientauth.Keys
@@ -149,6 +160,7 @@ type Routes struct {
 	set  *pool.Pool      // the providers' runtimes
 	keys *clientkeys.Set // the client keys' runtimes
 	now  func() time.Time
+	rnd  func() float64
 
 	mu       sync.Mutex // guards closed, onUpdate; serializes Update and Close
 	closed   bool
@@ -158,7 +170,7 @@ type Routes struct {
 // New builds the routing state of opts and starts its providers' prober
 // loops; Close stops them.
 func New(opts Options) (*Routes, error) {
-	rt := &Routes{now: opts.Now}
+	rt := &Routes{now: opts.Now, rnd: opts.Rand}
 	if rt.now == nil {
 		rt.now = time.Now
 	}
@@ -180,6 +192,10 @@ func (rt *Routes) Load() *State { return rt.st.Load() }
 
 // Now is the moment on the routing state's clock (Options.Now).
 func (rt *Routes) Now() time.Time { return rt.now() }
+
+// Rand is the draw for ranking and backoff jitter (Options.Rand); nil
+// means math/rand/v2.
+func (rt *Routes) Rand() func() float64 { return rt.rnd }
 
 // Freed returns a channel closed when any provider's bulkhead frees a
 // slot (pool.Pool.Freed).
@@ -211,7 +227,8 @@ func (rt *Routes) Update(opts Options) error {
 	// The same Validate functions the config loader runs: routes built
 	// without a config file (tests, embedding) are held to the same rules.
 	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Policy.Validate(), opts.Weights.Validate(),
-		ValidateShedOpenFraction(opts.ShedOpenFraction), validateKeys(opts.NamedKeys), pricing.Validate(opts.Pricing)); err != nil {
+		ValidateShedOpenFraction(opts.ShedOpenFraction), validateKeys(opts.NamedKeys), pricing.Validate(opts.Pricing),
+		opts.Affinity.Validate()); err != nil {
 		return err
 	}
 	st := &State{
@@ -222,6 +239,7 @@ func (rt *Routes) Update(opts Options) error {
 		Weights:   opts.Weights,
 		ShedAbove: opts.ShedOpenFraction,
 		Prices:    pricing.New(opts.Pricing),
+		Affinity:  opts.Affinity,
 		Created:   time.Now().Unix(),
 	}
 	var secrets [][]string

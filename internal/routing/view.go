@@ -59,22 +59,21 @@ func (st *State) OpenShare(now time.Time) (float64, time.Duration) {
 }
 
 // DomainDown returns, for now, whether another provider of a provider's
-// failure domain is open (docs/ARCHITECTURE.md, "Selection").
+// failure domain is down: open, or failing (upstream.Upstream.Down;
+// docs/ARCHITECTURE.md, "Selection").
 func (st *State) DomainDown(now time.Time) func(string) bool {
-	var open map[string][]string // domain → its open providers
+	var down map[string][]string // domain → its providers down
 	for _, p := range st.Order {
-		if d := p.Config.Domain; d != "" {
-			if isOpen, _ := p.Up.IsOpen(now); isOpen {
-				if open == nil {
-					open = make(map[string][]string)
-				}
-				open[d] = append(open[d], p.Name)
+		if d := p.Config.Domain; d != "" && p.Up.Down(now) {
+			if down == nil {
+				down = make(map[string][]string)
 			}
+			down[d] = append(down[d], p.Name)
 		}
 	}
 	return func(name string) bool {
 		p := st.Providers[name]
-		for _, o := range open[p.Config.Domain] {
+		for _, o := range down[p.Config.Domain] {
 			if o != name {
 				return true
 			}

@@ -37,6 +37,10 @@
 //     describe the provider however long it has been quiet.
 //   - Recency is 2^(−since last success / half-life); with no success ever
 //     it is 0.5, neutral.
+//   - Failing: the latest FailingStreak (2) counted outcomes were failures,
+//     with no success since, the earlier of them within the window. It is
+//     what makes a provider too quiet to trip its breaker count as down
+//     for its failure domain. The streak is not persisted.
 //
 // Invariants:
 //   - One mutex per Stats guards everything; Observe and Snapshot hold it

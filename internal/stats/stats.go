@@ -12,6 +12,13 @@ import (
 // nSlots is the number of time buckets in the window ring.
 const nSlots = 12
 
+// FailingStreak is how many counted failures in a row, with no success
+// since, make a provider failing (Stats.Failing): two, so that one bad
+// answer among good ones is not a warning, while a provider that fails
+// every request warns after its second, long before its breaker's
+// failure_threshold (docs/ARCHITECTURE.md, "Selection").
+const FailingStreak = 2
+
 // priorSuccesses is the number of virtual successes added to every window
 // (a Beta(priorSuccesses+1, 1)-style prior): an idle provider reads 1, and
 // one failure out of one request reads 2/3, not 0.
@@ -41,6 +48,11 @@ type Stats struct {
 	hasEMA      bool
 	lastSuccess time.Time // meaningful when hasSuccess
 	hasSuccess  bool
+	// streak counts the failures observed since the last success (in the
+	// order Observe was called); fails are the times of the latest
+	// FailingStreak of them, newest first.
+	streak int64
+	fails  [FailingStreak]time.Time
 }
 
 // slot is one time bucket of the ring.
@@ -135,8 +147,12 @@ func (s *Stats) Observe(now time.Time, kind outcome.Kind, latency time.Duration)
 		}
 	}
 	if !success {
+		s.streak++
+		copy(s.fails[1:], s.fails[:])
+		s.fails[0] = now
 		return
 	}
+	s.streak = 0
 	if bin >= 0 {
 		if s.hasEMA {
 			s.ema += s.alpha * (float64(latency) - s.ema)
@@ -177,6 +193,17 @@ func (s *Stats) Snapshot(now time.Time) Snapshot {
 		snap.Recency = math.Exp2(-float64(snap.SinceSuccess) / float64(s.halfLife))
 	}
 	return snap
+}
+
+// Failing reports whether the provider is failing at now: its latest
+// FailingStreak outcomes that count were failures, with no success since,
+// and the earliest of them is still within the window. A failing provider
+// counts as down for its failure domain even while too few failures have
+// come to trip its breaker. Failing does not allocate.
+func (s *Stats) Failing(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streak >= FailingStreak && now.Sub(s.fails[FailingStreak-1]) < s.width*nSlots
 }
 
 // advanceLocked returns the epoch of now and moves head up to it, emptying

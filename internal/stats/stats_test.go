@@ -629,3 +629,42 @@ func TestRunningSums(t *testing.T) {
 		}
 	}
 }
+
+// TestFailing is the failing rule's step table: FailingStreak counted
+// failures in a row, with no success since, the earliest of them within
+// the window.
+func TestFailing(t *testing.T) {
+	type obs struct {
+		at   time.Duration
+		kind outcome.Kind
+	}
+	tests := []struct {
+		name string
+		obs  []obs
+		at   time.Duration
+		want bool
+	}{
+		{"idle", nil, 0, false},
+		{"one failure", []obs{{0, outcome.ServerError}}, time.Second, false},
+		{"two failures", []obs{{0, outcome.ServerError}, {time.Second, outcome.Timeout}}, 2 * time.Second, true},
+		{"two failures after successes", []obs{{0, outcome.OK}, {0, outcome.OK}, {time.Second, outcome.Network}, {time.Second, outcome.Auth}}, 2 * time.Second, true},
+		{"a success since", []obs{{0, outcome.ServerError}, {0, outcome.ServerError}, {time.Second, outcome.OK}}, 2 * time.Second, false},
+		{"a success between", []obs{{0, outcome.ServerError}, {time.Second, outcome.OK}, {2 * time.Second, outcome.ServerError}}, 3 * time.Second, false},
+		{"what does not count changes nothing", []obs{{0, outcome.ServerError}, {0, outcome.ClientError}, {0, outcome.Canceled}, {0, outcome.TargetMissing}, {time.Second, outcome.ServerError}}, 2 * time.Second, true},
+		{"not counted between failures", []obs{{0, outcome.ServerError}, {0, outcome.ClientError}}, time.Second, false},
+		{"the earlier failure left the window", []obs{{0, outcome.ServerError}, {50 * time.Second, outcome.ServerError}}, 61 * time.Second, false},
+		{"a third keeps it failing", []obs{{0, outcome.ServerError}, {50 * time.Second, outcome.ServerError}, {61 * time.Second, outcome.ServerError}}, 62 * time.Second, true},
+		{"both within the window", []obs{{0, outcome.ServerError}, {0, outcome.ServerError}}, 59 * time.Second, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(Config{})
+			for _, o := range tt.obs {
+				s.Observe(at(o.at), o.kind, 10*ms)
+			}
+			if got := s.Failing(at(tt.at)); got != tt.want {
+				t.Errorf("Failing at %s = %v, want %v", tt.at, got, tt.want)
+			}
+		})
+	}
+}

@@ -569,6 +569,29 @@ func (u *Upstream) IsOpen(now time.Time) (bool, time.Duration) {
 	return b.State == breaker.Open, b.CooldownLeft
 }
 
+// Admits reports whether the provider's breaker is closed and it is not
+// out of quota at now: with capacity left (its health's), whether it could
+// take a request, as affinity asks before keeping a conversation there
+// (docs/ARCHITECTURE.md, "Affinity"). It charges nothing.
+func (u *Upstream) Admits(now time.Time) bool {
+	return !u.quota.Off() && u.breaker.State(now) == breaker.Closed
+}
+
+// Down reports whether the provider counts as down for its failure
+// domain at now (docs/ARCHITECTURE.md, "Selection"): its breaker is open,
+// or it is failing (its latest attempts failed with no success since,
+// stats.FailingStreak of them within the window), even with too few
+// failures to trip the breaker. In a fleet the breaker is the fleet's and
+// the failures this process's own.
+func (u *Upstream) Down(now time.Time) bool {
+	return u.breaker.State(now) == breaker.Open || u.Failing(now)
+}
+
+// Failing reports whether the provider's latest attempts failed with no
+// success since (stats.FailingStreak of them, within the window), open
+// breaker or not.
+func (u *Upstream) Failing(now time.Time) bool { return u.stats.Failing(now) }
+
 // Redact replaces the provider's secrets in a provider-supplied text.
 func (u *Upstream) Redact(msg string) string {
 	for _, sec := range *u.secrets.Load() {

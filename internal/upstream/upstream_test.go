@@ -162,3 +162,62 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		}
 	})
 }
+
+// TestDown: a provider counts as down for its failure domain while its
+// breaker is open or while it is failing, with too few failures to trip.
+func TestDown(t *testing.T) {
+	attempt := func(u *Upstream, at time.Time, r Result) {
+		t.Helper()
+		p, err := u.Acquire(at, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release(at, r)
+	}
+	boom := Result{Kind: outcome.ServerError}
+	t.Run("healthy", func(t *testing.T) {
+		u := newGuard(0, 0, 0)
+		attempt(u, t0, Result{Kind: outcome.OK})
+		if u.Down(t0) {
+			t.Error("down after a success")
+		}
+	})
+	t.Run("one failure is not down", func(t *testing.T) {
+		u := newGuard(0, 0, 0)
+		attempt(u, t0, boom)
+		if u.Down(t0) {
+			t.Error("down after one failure")
+		}
+	})
+	t.Run("failing, breaker closed", func(t *testing.T) {
+		u := newGuard(0, 0, 0)
+		attempt(u, t0, boom)
+		attempt(u, t0, boom)
+		if open, _ := u.IsOpen(t0); open || !u.Down(t0) {
+			t.Errorf("open %v, down %v: want closed and down", open, u.Down(t0))
+		}
+		attempt(u, t0, Result{Kind: outcome.OK})
+		if u.Down(t0) {
+			t.Error("still down after a success")
+		}
+	})
+	t.Run("rate limits with a reset are a budget, not failures", func(t *testing.T) {
+		u := newGuard(0, 0, 0)
+		for i := range 2 {
+			now := t0.Add(time.Duration(i) * time.Minute)
+			attempt(u, now, Result{Kind: outcome.RateLimited, RetryAfter: time.Second})
+		}
+		if u.Down(t0.Add(time.Minute)) {
+			t.Error("down after rate limits that named their reset")
+		}
+	})
+	t.Run("open", func(t *testing.T) {
+		u := New(Spec{Settings: Settings{Provider: provider.Config{Name: "p"},
+			Policy: Policy{Breaker: breaker.Config{FailureThreshold: breaker.Threshold{Consecutive: 1, Window: time.Minute},
+				Cooldown: breaker.Cooldown{Failure: time.Hour, RateLimit: time.Hour, Timeout: time.Hour, Multiplier: 1, Max: time.Hour}}}}}, Options{})
+		attempt(u, t0, Result{Kind: outcome.Auth})
+		if open, _ := u.IsOpen(t0); !open || !u.Down(t0) {
+			t.Errorf("open %v, down %v: want both", open, u.Down(t0))
+		}
+	})
+}

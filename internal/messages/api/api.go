@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/messages"
@@ -103,7 +104,25 @@ func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (pr
 		}
 		return res
 	}
-	return proxy.Call{Req: req, Tokens: intake.EstimateTokens(body, m.MaxTokens), MaxTokens: m.MaxTokens, Shape: shape}, nil
+	c := proxy.Call{Req: req, Tokens: intake.EstimateTokens(body, m.MaxTokens), MaxTokens: m.MaxTokens, Shape: shape}
+	if q.Affinity() {
+		c.Affinity = identity(r.Header, m)
+	}
+	return c, nil
+}
+
+// identity is a Messages request's conversation identity
+// (docs/ARCHITECTURE.md, "Affinity"): the session headers
+// (x-claude-code-session-id is Claude Code's), else metadata.user_id,
+// else the hash of its opening (system prompt and first user turn).
+func identity(h http.Header, m messages.Request) affinity.ID {
+	if id := affinity.FromHeaders(h); id.Key != 0 {
+		return id
+	}
+	if m.UserID != "" {
+		return affinity.Named(m.UserID)
+	}
+	return affinity.Opening(m.System, m.Messages)
 }
 
 // betas are the client's anthropic-beta values, as sent (several headers

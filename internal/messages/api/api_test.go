@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -365,4 +367,66 @@ func gjsonType(b []byte) string {
 	var v struct{ Type string }
 	_ = json.Unmarshal(b, &v)
 	return v.Type
+}
+
+// TestAffinity: a Messages conversation stays on the provider that served
+// it last, identified by Claude Code's session header, metadata.user_id,
+// or its opening (docs/ARCHITECTURE.md, "Affinity").
+func TestAffinity(t *testing.T) {
+	a, b := &native{do: func(context.Context, *provider.Request) (*provider.Response, error) {
+		return &provider.Response{Body: []byte(nativeAnswer)}, nil
+	}}, &native{}
+	b.do = a.do
+	table, _ := route.NewTable([]route.ModelConfig{{Name: "claude-*", Targets: []route.Target{{Provider: "a", Model: "up-claude"}, {Provider: "b", Model: "up-claude"}}}})
+	s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "a", Type: "fake", Adapter: a}, {Name: "b", Type: "fake", Adapter: b}},
+		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
+		Retry: backoff.Config{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Multiplier: 2}, Affinity: affinity.Config{Enabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler(New(nil).Dialect())
+	const (
+		opening = `"system":[{"type":"text","text":"You are Claude Code.","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"Fix the bug in %d."}]}`
+		turn    = `,{"role":"assistant","content":"Done."},{"role":"user","content":[{"type":"text","text":"Thanks.","cache_control":{"type":"ephemeral"}}]}`
+	)
+	body := func(c, turns int, extra string) string {
+		return `{"model":"claude-sonnet-4-5","max_tokens":64` + extra + `,` + strings.Replace(opening, "%d", strconv.Itoa(c), 1) + strings.Repeat(turn, turns-1) + `]}`
+	}
+	for _, tt := range []struct {
+		name  string
+		extra string
+		hdr   []string
+	}{
+		{"claude code session", "", []string{"X-Claude-Code-Session-Id", "sess-%d"}},
+		{"metadata.user_id", `,"metadata":{"user_id":"user_%d"}`, nil},
+		{"opening", "", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			homes := map[string]int{}
+			for c := range 16 {
+				var home string
+				for n := 1; n <= 5; n++ {
+					var hdr []string
+					for _, v := range tt.hdr {
+						hdr = append(hdr, strings.Replace(v, "%d", strconv.Itoa(c), 1))
+					}
+					w := send(h, "POST", "/v1/messages", body(c, n, strings.Replace(tt.extra, "%d", strconv.Itoa(c), 1)), hdr...)
+					got := w.Header().Get("X-LLMRouter-Provider")
+					if w.Code != 200 {
+						t.Fatalf("conversation %d turn %d: %d %s", c, n, w.Code, w.Body)
+					}
+					if n == 1 {
+						home = got
+						homes[got]++
+					} else if got != home {
+						t.Errorf("conversation %d turn %d served by %s, want %s, where it was served last", c, n, got, home)
+					}
+				}
+			}
+			if homes["a"] == 0 || homes["b"] == 0 {
+				t.Errorf("conversations' homes %v, want both providers", homes)
+			}
+		})
+	}
 }

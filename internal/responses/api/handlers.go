@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
@@ -102,8 +103,14 @@ func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (p
 	}
 	// The translation and the native request may view the client's body
 	// until the answer is written.
-	return proxy.Call{Req: req, Tokens: intake.EstimateTokens(req.Body, tn.MaxTokens()), MaxTokens: tn.MaxTokens(), Shape: shape, Hold: true,
-		After: func() { s.storeFailed(ex, tn) }}, nil
+	c := proxy.Call{Req: req, Tokens: intake.EstimateTokens(req.Body, tn.MaxTokens()), MaxTokens: tn.MaxTokens(), Shape: shape, Hold: true,
+		After: func() { s.storeFailed(ex, tn) }}
+	if q.Affinity() {
+		// The session headers only, so far (docs/ARCHITECTURE.md, "Not
+		// built yet").
+		c.Affinity = affinity.FromHeaders(r.Header)
+	}
+	return c, nil
 }
 
 // servesNatively reports whether a target of m can take the Responses API

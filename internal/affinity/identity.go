@@ -1,0 +1,131 @@
+package affinity
+
+import (
+	"net/http"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Key is a conversation's identity, hashed; 0 means none.
+type Key uint64
+
+// ID is a request's conversation identity, as its dialect read it
+// (docs/ARCHITECTURE.md, "Affinity"). The zero ID means none: affinity
+// leaves the request to ranking and records nothing.
+type ID struct {
+	Key Key
+	// First: Key is the hash of the conversation's opening and the
+	// request is that opening (nothing follows its first user turn): a new
+	// conversation, recorded but not looked up.
+	First bool
+}
+
+// The headers that name a session, in the order they count.
+const (
+	// SessionHeader is the router's own (X-LLMRouter-Session, in
+	// canonical form).
+	SessionHeader = "X-Llmrouter-Session"
+	// ClaudeCodeHeader is the session id Claude Code sends.
+	ClaudeCodeHeader = "X-Claude-Code-Session-Id"
+)
+
+// Seeds keep named identities and openings apart.
+const (
+	seedNamed   = 0x9e3779b97f4a7c15
+	seedOpening = 0xc2b2ae3d27d4eb4f
+)
+
+// Named is the identity a client named: a session header's value,
+// prompt_cache_key, metadata.user_id. "" names none.
+func Named(id string) ID {
+	if id == "" {
+		return ID{}
+	}
+	return ID{Key: nonZero(xxhash.Sum64String(id) ^ seedNamed)}
+}
+
+// NamedBytes is Named for a name held in b (a JSON string literal read
+// from a body), without a copy.
+func NamedBytes(b []byte) ID { return Named(view(b)) }
+
+// FromHeaders is the identity h names: X-LLMRouter-Session, else
+// x-claude-code-session-id; none when neither is set. It does not
+// allocate.
+func FromHeaders(h http.Header) ID {
+	for _, name := range [...]string{SessionHeader, ClaudeCodeHeader} {
+		if v := h[name]; len(v) > 0 && v[0] != "" {
+			return Named(v[0])
+		}
+	}
+	return ID{}
+}
+
+// Opening is the identity of the conversation whose system prompt (raw
+// JSON: a string or a list of text blocks; nil: none) and messages (raw
+// JSON: a list of {role, content}) are given: a hash of the system prompt,
+// of any system, developer or assistant message before the first user
+// turn, and of that turn; First when nothing follows it. Only the text is
+// hashed (a string's JSON literal, a block's text, another block's type;
+// a string is one text block), so cache_control marks that move from
+// turn to turn do not change the identity. None when there is no user
+// turn. messages and system must be valid JSON (jsoncheck); Opening reads
+// no further than the start of the message after the first user turn and
+// does not allocate.
+func Opening(system, messages []byte) ID {
+	var d xxhash.Digest
+	d.ResetWithSeed(seedOpening)
+	if len(system) > 0 {
+		writeContent(&d, system[space(system, 0):])
+	}
+	var found, continues bool
+	elements(messages, space(messages, 0), func(at int) int {
+		if found {
+			continues = true
+			return -1
+		}
+		role, content, end := fields(messages, at, `"role"`, `"content"`)
+		_, _ = d.WriteString("\x00")
+		_, _ = d.Write(role)
+		writeContent(&d, content)
+		found = string(role) == `"user"`
+		return end
+	})
+	if !found {
+		return ID{}
+	}
+	return ID{Key: nonZero(d.Sum64()), First: !continues}
+}
+
+// writeContent hashes a message's content (raw JSON): a string, or a list
+// of blocks (each block's text, or its type when it has none).
+func writeContent(d *xxhash.Digest, c []byte) {
+	if len(c) == 0 || c[0] != '[' {
+		// As one text block: a string and [{"type":"text","text":s}] are
+		// the same content.
+		_, _ = d.WriteString("\x00")
+		_, _ = d.Write(c)
+		return
+	}
+	elements(c, 0, func(at int) int {
+		text, typ, end := fields(c, at, `"text"`, `"type"`)
+		_, _ = d.WriteString("\x00")
+		if text != nil {
+			_, _ = d.Write(text)
+		} else {
+			_, _ = d.Write(typ)
+		}
+		return end
+	})
+}
+
+// view is b as a string without a copy; the caller keeps b unchanged
+// while the string is in use (no string derived from it is kept).
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+func nonZero(h uint64) Key {
+	if h == 0 {
+		return 1
+	}
+	return Key(h)
+}

@@ -1,0 +1,178 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/relay"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/upstream"
+)
+
+// Causes the loop gives when it ends an attempt itself; adapters turn them
+// into outcome.Timeout through context.Cause.
+var (
+	errAttemptTimeout    = &outcome.Error{Kind: outcome.Timeout, Message: "attempt timed out (provider timeout)"}
+	errFirstTokenTimeout = &outcome.Error{Kind: outcome.Timeout, Message: "no first token within first_token_timeout"}
+)
+
+// Served is a provider's answer, admitted and not yet written. Call Done
+// once it is (for a stream: with how the stream ended). It also carries
+// the attempt's context and timer, so one allocation holds the attempt.
+type Served struct {
+	Provider *Provider
+	Target   route.Target
+	// Req is the request the attempt sent: the request Walk was given,
+	// or its Alt.
+	Req  *provider.Request
+	Resp *provider.Response
+	// Held are a stream's preamble chunks read before the commit point.
+	Held [][]byte
+
+	l            *Loop
+	permit       *upstream.Permit // a stream's, released by Done; nil once released
+	cancel       context.CancelCauseFunc
+	timer        *time.Timer
+	cause        atomic.Pointer[outcome.Error] // what the timer's firing means
+	firstContent time.Duration
+}
+
+// Done ends the attempt: a stream's permit is released with its end (a
+// non-stream answer's was released at once) and the attempt's context
+// ends.
+func (sv *Served) Done(end outcome.Kind) {
+	if sv.permit != nil {
+		sv.Resp.Stream.Close()
+		sv.end()
+		// A breaker that tripped during the stream ignores its outcome
+		// (the permit's ticket is from before).
+		sv.permit.Release(sv.l.now(), upstream.Result{Kind: end, RateLimit: outcome.UnknownRateLimit,
+			Usage: sv.Resp.Stream.Usage(), Latency: sv.firstContent})
+		sv.permit = nil
+	}
+}
+
+// end stops the attempt's timer and context.
+func (sv *Served) end() {
+	sv.timer.Stop()
+	sv.cancel(nil)
+}
+
+// attempt sends req to one target under permit. On success it returns the
+// answer to write; otherwise the classified failure, with the permit
+// released.
+func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Target, req *provider.Request, permit *upstream.Permit) (*Served, *outcome.Error) {
+	r.Attempts++
+	req.Model = tg.Model
+	// One context and one timer bound the attempt: first the first-token
+	// deadline (streams), then the attempt timeout. The timer's cause
+	// says which one fired.
+	sv := &Served{Provider: up, Target: tg, Req: req, l: l}
+	var actx context.Context
+	actx, sv.cancel = context.WithCancelCause(ctx)
+	sv.cause.Store(errAttemptTimeout)
+	limit := up.Config.Timeout
+	if req.Stream && up.Config.FirstTokenTimeout < limit {
+		sv.cause.Store(errFirstTokenTimeout)
+		limit = up.Config.FirstTokenTimeout
+	}
+	sv.timer = time.AfterFunc(limit, func() { sv.cancel(sv.cause.Load()) })
+	t0 := time.Now()
+	resp, err := up.Adapter.Do(actx, req)
+	if err == nil && resp.Stream != nil {
+		// The headers came before the stream: their budget applies now,
+		// not when the stream ends.
+		permit.Observe(l.now(), resp.RateLimit)
+		sv.Held, err = relay.Preamble(resp.Stream)
+		if err != nil {
+			resp.Stream.Close()
+		}
+	}
+	r.Upstream += time.Since(t0)
+	if err != nil {
+		sv.end()
+		oe := classify(ctx, up, err)
+		permit.Release(l.now(), upstream.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter, RateLimit: oe.RateLimit, Latency: time.Since(t0)})
+		l.log.Debug("attempt failed", "request_id", r.ID, "attempt", r.Attempts, "provider", up.Name,
+			"status", oe.Status, "kind", oe.Kind.String(), "error", oe.Message)
+		r.Failures = append(r.Failures, Failure{Provider: up.Name, Err: oe})
+		return nil, oe
+	}
+	sv.Resp = resp
+	if resp.Stream == nil {
+		sv.end()
+		permit.Release(l.now(), upstream.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage, Latency: time.Since(t0)})
+		return sv, nil
+	}
+	if sv.cause.Load() == errFirstTokenTimeout && sv.timer.Stop() {
+		// First content arrived: the rest of the attempt timeout applies.
+		sv.cause.Store(errAttemptTimeout)
+		sv.timer.Reset(max(up.Config.Timeout-time.Since(t0), 0))
+	}
+	sv.firstContent = time.Since(t0)
+	sv.permit = permit
+	return sv, nil
+}
+
+// classify returns err's *outcome.Error. Canceled while the request itself
+// is alive can only be the proxy's own doing: it is a network failure of
+// the attempt, not the client leaving.
+func classify(ctx context.Context, up *Provider, err error) *outcome.Error {
+	var oe *outcome.Error
+	if !errors.As(err, &oe) {
+		oe = &outcome.Error{Kind: outcome.KindOf(err), Message: err.Error(), Err: err}
+	}
+	if oe.Kind == outcome.Canceled && ctx.Err() == nil {
+		oe = &outcome.Error{Kind: outcome.Network, Message: oe.Message, Err: err}
+	}
+	if red := up.Up.Redact(oe.Message); red != oe.Message {
+		cp := *oe
+		cp.Message = red
+		oe = &cp
+	}
+	if oe.Body != nil {
+		// A body passed on as it came must not echo a secret either.
+		if red := up.Up.Redact(string(oe.Body)); red != string(oe.Body) {
+			cp := *oe
+			cp.Body = []byte(red)
+			oe = &cp
+		}
+	}
+	return oe
+}
+
+// failureList describes the failed attempts: provider, status and kind each.
+func (r *Run) FailureList() string {
+	if len(r.Failures) == 0 {
+		return "no attempt was made"
+	}
+	var b strings.Builder
+	b.WriteString("attempts: ")
+	for i, f := range r.Failures {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(f.Provider)
+		if f.Err.Status != 0 {
+			b.WriteString(" status ")
+			b.WriteString(strconv.Itoa(f.Err.Status))
+		}
+		b.WriteString(" ")
+		b.WriteString(f.Err.Kind.String())
+		if m := f.Err.Message; m != "" {
+			if len(m) > 200 {
+				m = m[:200] + "…"
+			}
+			b.WriteString(" (")
+			b.WriteString(m)
+			b.WriteString(")")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,526 @@
+package failover
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/llmrouter/llmrouter/internal/affinity"
+	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/bulkhead"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/upstream"
+)
+
+// TestMain fails the package's tests if any goroutine outlives them.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestDecide is decide's step table: every outcome kind has rows, so a
+// kind added to internal/outcome without a decision here fails.
+func TestDecide(t *testing.T) {
+	const (
+		backoff = time.Second
+		left    = 10 * time.Second
+	)
+	tests := []struct {
+		name       string
+		kind       outcome.Kind
+		tries      int
+		retryAfter time.Duration
+		left       time.Duration
+		want       decision
+	}{
+		{"ok serves", outcome.OK, 1, 0, left, decision{step: stepServe}},
+		{"rate limited waits its backoff", outcome.RateLimited, 1, 0, left, decision{stepRetry, backoff}},
+		{"rate limited waits a longer retry-after", outcome.RateLimited, 1, 3 * time.Second, left, decision{stepRetry, 3 * time.Second}},
+		{"rate limited: a shorter retry-after does not shorten the backoff", outcome.RateLimited, 1, time.Millisecond, left, decision{stepRetry, backoff}},
+		{"rate limited: retry-after beyond the deadline skips the provider", outcome.RateLimited, 1, time.Minute, left, decision{step: stepDrop}},
+		{"overloaded waits", outcome.Overloaded, 2, 0, left, decision{stepRetry, backoff}},
+		{"overloaded: retry-after equal to what is left still fits", outcome.Overloaded, 1, left, left, decision{stepRetry, left}},
+		{"server error waits", outcome.ServerError, 1, 0, left, decision{stepRetry, backoff}},
+		{"server error: backoff beyond the deadline skips", outcome.ServerError, 1, 0, backoff / 2, decision{step: stepDrop}},
+		{"timeout waits", outcome.Timeout, 1, 0, left, decision{stepRetry, backoff}},
+		{"network waits", outcome.Network, 3, 0, left, decision{stepRetry, backoff}},
+		{"network: nothing left skips", outcome.Network, 1, 0, 0, decision{step: stepDrop}},
+		{"auth drops the provider", outcome.Auth, 1, 0, left, decision{step: stepDrop}},
+		{"quota drops the provider", outcome.Quota, 1, time.Second, left, decision{step: stepDrop}},
+		{"client error goes back", outcome.ClientError, 1, 0, left, decision{step: stepReturn}},
+		{"canceled: the client is gone", outcome.Canceled, 1, 0, left, decision{step: stepGone}},
+		{"unknown is retried once", outcome.Unknown, 1, 0, left, decision{stepRetry, backoff}},
+		{"unknown twice drops", outcome.Unknown, 2, 0, left, decision{step: stepDrop}},
+		{"target missing disables the target", outcome.TargetMissing, 1, 0, left, decision{step: stepDisable}},
+		{"a kind from the future drops", outcome.Kind(200), 1, 0, left, decision{step: stepDrop}},
+	}
+	covered := map[outcome.Kind]bool{}
+	for _, tt := range tests {
+		covered[tt.kind] = true
+		t.Run(tt.name, func(t *testing.T) {
+			got := decide(tt.kind, tt.tries, backoff, tt.retryAfter, tt.left)
+			if got != tt.want {
+				t.Errorf("decide(%s, tries %d, backoff %s, retry-after %s, left %s) = %s %s, want %s %s",
+					tt.kind, tt.tries, backoff, tt.retryAfter, tt.left, got.step, got.wait, tt.want.step, tt.want.wait)
+			}
+		})
+	}
+	for _, k := range outcome.Kinds() {
+		if !covered[k] {
+			t.Errorf("no row for outcome kind %s", k)
+		}
+	}
+}
+
+// TestDecideRefusal is the step table of the provider's refusals.
+func TestDecideRefusal(t *testing.T) {
+	const left = 10 * time.Second
+	tests := []struct {
+		reason upstream.Reason
+		wait   time.Duration
+		want   decision
+	}{
+		{upstream.Open, time.Second, decision{step: stepDrop}},
+		{upstream.Full, 0, decision{step: stepAwaitSlot}},
+		{upstream.Limited, 2 * time.Second, decision{stepRetry, 2 * time.Second}},
+		{upstream.Limited, 0, decision{stepRetry, 0}},
+		{upstream.Limited, time.Minute, decision{step: stepDrop}},
+		{upstream.TooLarge, 0, decision{step: stepDrop}},
+		{upstream.Throttled, 0, decision{step: stepDrop}},
+		{upstream.Quota, time.Second, decision{step: stepDrop}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason.String(), func(t *testing.T) {
+			if got := decideRefusal(tt.reason, tt.wait, left); got != tt.want {
+				t.Errorf("decideRefusal(%s, %s, %s) = %s %s, want %s %s", tt.reason, tt.wait, left, got.step, got.wait, tt.want.step, tt.want.wait)
+			}
+		})
+	}
+}
+
+// fake is a scripted adapter.
+type fake struct {
+	calls atomic.Int32
+	do    func(ctx context.Context, n int) (*provider.Response, error) // n: this call's number, from 1
+}
+
+func (f *fake) Supports(provider.Op) bool { return true }
+func (f *fake) Do(ctx context.Context, _ *provider.Request) (*provider.Response, error) {
+	return f.do(ctx, int(f.calls.Add(1)))
+}
+
+func answers(context.Context, int) (*provider.Response, error) {
+	return &provider.Response{Body: []byte(`{"ok":true}`)}, nil
+}
+
+func fails(kind outcome.Kind, status int) func(context.Context, int) (*provider.Response, error) {
+	return func(context.Context, int) (*provider.Response, error) {
+		return nil, &outcome.Error{Kind: kind, Status: status, Message: kind.String()}
+	}
+}
+
+// tgt is one target of a rig's model, on a provider of its own.
+type tgt struct {
+	name string
+	tier int
+	a    *fake
+	cfg  provider.Config
+}
+
+// rig is a Loop over real provider runtimes (internal/upstream) with
+// fake adapters: one model "m" whose targets are the rig's providers.
+type rig struct {
+	loop  *Loop
+	provs map[string]*Provider
+	model *route.Model
+	pol   Policy
+}
+
+// retryEvery waits exactly one second before any retry (no jitter).
+var retryEvery = backoff.Config{MaxAttempts: 3, InitialBackoff: time.Second, MaxBackoff: time.Second, Multiplier: 1}
+
+func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
+	t.Helper()
+	freed := bulkhead.NewSignal()
+	rg := &rig{provs: map[string]*Provider{}, pol: Policy{Retry: retry, Weights: route.DefaultWeights()}}
+	mc := route.ModelConfig{Name: "m"}
+	for _, tg := range targets {
+		cfg := tg.cfg
+		cfg.Name, cfg.Type = tg.name, "fake"
+		cfg = cfg.WithDefaults()
+		up := upstream.New(upstream.Spec{Settings: upstream.Settings{Provider: cfg, Policy: upstream.Policy{}.WithDefaults()}},
+			upstream.Options{Freed: freed})
+		rg.provs[tg.name] = &Provider{Name: tg.name, Adapter: tg.a, Config: cfg, Up: up}
+		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier})
+	}
+	table, err := route.NewTable([]route.ModelConfig{mc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg.model = table.Lookup("m")
+	rg.loop = New(Options{Freed: freed.C}, nil)
+	return rg
+}
+
+// walk runs one request of model m within timeout.
+func (rg *rig) walk(ctx context.Context, timeout time.Duration) (*Run, Result) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model}
+	res := rg.loop.Walk(ctx, r, rg.pol, func(name string) *Provider { return rg.provs[name] },
+		&provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}, 100)
+	if res.Served != nil {
+		res.Served.Done(outcome.OK)
+	}
+	return r, res
+}
+
+func servedBy(res Result) string {
+	if res.Served == nil {
+		return ""
+	}
+	return res.Served.Provider.Name
+}
+
+// TestWalkFailsOverAtOnce: the first attempt fails, whichever provider
+// ranking put first; the other provider serves at once, no wait.
+func TestWalkFailsOverAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int32
+		first := func(ctx context.Context, _ int) (*provider.Response, error) {
+			if n.Add(1) == 1 {
+				return nil, &outcome.Error{Kind: outcome.ServerError, Status: 500, Message: "boom"}
+			}
+			return answers(ctx, 0)
+		}
+		rg := newRig(t, retryEvery, tgt{name: "a", a: &fake{do: first}}, tgt{name: "b", a: &fake{do: first}})
+		start := time.Now()
+		r, res := rg.walk(t.Context(), time.Minute)
+		if res.Served == nil || r.Attempts != 2 {
+			t.Fatalf("served by %q after %d attempts, want served after 2", servedBy(res), r.Attempts)
+		}
+		if failed := r.Failures[0].Provider; failed == servedBy(res) {
+			t.Errorf("served by %s, which failed: want the other provider", failed)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("waited %s before failing over, want 0", waited)
+		}
+	})
+}
+
+// TestWalkRetriesSameProviderAfterBackoff: with one provider, a
+// retryable failure is retried there after exactly the backoff.
+func TestWalkRetriesSameProviderAfterBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fake{do: func(ctx context.Context, n int) (*provider.Response, error) {
+			if n == 1 {
+				return nil, &outcome.Error{Kind: outcome.Overloaded, Status: 503, Message: "busy"}
+			}
+			return answers(ctx, n)
+		}}
+		rg := newRig(t, retryEvery, tgt{name: "a", a: a})
+		start := time.Now()
+		r, res := rg.walk(t.Context(), time.Minute)
+		if servedBy(res) != "a" || r.Attempts != 2 {
+			t.Fatalf("served by %q after %d attempts, want a after 2", servedBy(res), r.Attempts)
+		}
+		if waited := time.Since(start); waited != time.Second {
+			t.Errorf("retried after %s, want the backoff, 1s", waited)
+		}
+	})
+}
+
+// TestWalkRetryAfter: a Retry-After that fits in what is left of the
+// deadline is waited for; a longer one skips the provider at once.
+func TestWalkRetryAfter(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		retryAfter time.Duration
+		wantServed bool
+		wantWait   time.Duration
+	}{
+		{"within the deadline", 3 * time.Second, true, 3 * time.Second},
+		{"beyond the deadline", time.Minute, false, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a := &fake{do: func(ctx context.Context, n int) (*provider.Response, error) {
+					if n == 1 {
+						return nil, &outcome.Error{Kind: outcome.RateLimited, Status: 429, Message: "slow down", RetryAfter: tt.retryAfter}
+					}
+					return answers(ctx, n)
+				}}
+				rg := newRig(t, retryEvery, tgt{name: "a", a: a})
+				start := time.Now()
+				r, res := rg.walk(t.Context(), 10*time.Second)
+				if got := res.Served != nil; got != tt.wantServed {
+					t.Fatalf("served %v after %d attempts, want %v", got, r.Attempts, tt.wantServed)
+				}
+				if waited := time.Since(start); waited != tt.wantWait {
+					t.Errorf("the walk took %s, want %s", waited, tt.wantWait)
+				}
+				if !tt.wantServed && (res.DeadlinePassed || res.Gone || res.ClientError != nil || r.Attempts != 1) {
+					t.Errorf("result %+v after %d attempts, want nothing served after 1", res, r.Attempts)
+				}
+			})
+		})
+	}
+}
+
+// TestWalkKeepsLastAttemptForFallbackTier: with more failing targets
+// than attempts, the last attempt goes to the model's last tier.
+func TestWalkKeepsLastAttemptForFallbackTier(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		boom := func() *fake { return &fake{do: fails(outcome.ServerError, 500)} }
+		a, b, c, local := boom(), boom(), boom(), &fake{do: answers}
+		rg := newRig(t, retryEvery, tgt{name: "a", a: a}, tgt{name: "b", a: b}, tgt{name: "c", tier: 1, a: c}, tgt{name: "local", tier: 2, a: local})
+		r, res := rg.walk(t.Context(), time.Minute)
+		if servedBy(res) != "local" || r.Attempts != 3 {
+			t.Fatalf("served by %q after %d attempts, want local after 3", servedBy(res), r.Attempts)
+		}
+		if n := c.calls.Load(); n != 0 {
+			t.Errorf("tier 1 got %d calls, want 0: the last attempt is the fallback's", n)
+		}
+	})
+}
+
+// TestWalkFullWaitsForFreedSlot: the only provider is at
+// max_concurrency; the request waits, refused Full, until a slot frees,
+// and is then served.
+func TestWalkFullWaitsForFreedSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &fake{do: answers}
+		rg := newRig(t, retryEvery, tgt{name: "a", a: a, cfg: provider.Config{MaxConcurrency: 1}})
+		held, err := rg.provs["a"].Up.Acquire(time.Now(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			r    *Run
+			res  Result
+			done atomic.Bool
+		)
+		go func() {
+			r, res = rg.walk(t.Context(), time.Minute)
+			done.Store(true)
+		}()
+		synctest.Wait()
+		if done.Load() {
+			t.Fatal("the walk ended while its only provider was full")
+		}
+		time.Sleep(5 * time.Second) // no timer wakes it: only a freed slot does
+		synctest.Wait()
+		if done.Load() {
+			t.Fatal("the walk ended while its only provider was full")
+		}
+		held.Release(time.Now(), upstream.Result{Kind: outcome.OK})
+		synctest.Wait()
+		if !done.Load() || servedBy(res) != "a" || r.Attempts != 1 {
+			t.Fatalf("served by %q after %d attempts, want a after 1, once the slot was freed", servedBy(res), r.Attempts)
+		}
+		if rs := r.Refusals(); len(rs) != 0 {
+			t.Errorf("refusals %v left after admission, want none", rs)
+		}
+	})
+}
+
+// TestWalkClientGone: a client that leaves (before the walk, or during an
+// attempt) ends it with Gone and no further attempt.
+func TestWalkClientGone(t *testing.T) {
+	t.Run("before", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			a := &fake{do: answers}
+			rg := newRig(t, retryEvery, tgt{name: "a", a: a})
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			r, res := rg.walk(ctx, time.Minute)
+			if !res.Gone || r.Attempts != 0 || a.calls.Load() != 0 {
+				t.Errorf("gone %v after %d attempts (%d calls), want gone before any", res.Gone, r.Attempts, a.calls.Load())
+			}
+		})
+	})
+	t.Run("during an attempt", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			leaves := &fake{do: func(ctx context.Context, _ int) (*provider.Response, error) {
+				cancel()
+				return nil, &outcome.Error{Kind: outcome.Canceled, Message: "client went away", Err: context.Canceled}
+			}}
+			other := &fake{do: answers}
+			rg := newRig(t, retryEvery, tgt{name: "a", a: leaves}, tgt{name: "b", tier: 1, a: other})
+			r, res := rg.walk(ctx, time.Minute)
+			if !res.Gone || r.Attempts != 1 || other.calls.Load() != 0 {
+				t.Errorf("gone %v after %d attempts (%d calls to b), want gone after 1, b never called", res.Gone, r.Attempts, other.calls.Load())
+			}
+		})
+	})
+}
+
+// TestWalkReturnsClientError: a provider's client error ends the walk:
+// it goes back to the client, no other provider is asked.
+func TestWalkReturnsClientError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := &fake{do: fails(outcome.ClientError, 400)}, &fake{do: answers}
+		rg := newRig(t, retryEvery, tgt{name: "a", a: a}, tgt{name: "b", tier: 1, a: b})
+		r, res := rg.walk(t.Context(), time.Minute)
+		if res.ClientError == nil || res.ClientError.Status != 400 || res.Provider != "a" {
+			t.Fatalf("result %+v, want a's client error (400)", res)
+		}
+		if r.Attempts != 1 || b.calls.Load() != 0 {
+			t.Errorf("%d attempts, %d calls to b; want 1 and none", r.Attempts, b.calls.Load())
+		}
+	})
+}
+
+// TestWalkTargetMissingDisablesTarget: a target whose provider says the
+// model does not exist is disabled and the model fails over at once; the
+// next request does not try it.
+func TestWalkTargetMissingDisablesTarget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := &fake{do: fails(outcome.TargetMissing, 404)}, &fake{do: answers}
+		rg := newRig(t, retryEvery, tgt{name: "a", a: a}, tgt{name: "b", tier: 1, a: b})
+		start := time.Now()
+		r, res := rg.walk(t.Context(), time.Minute)
+		if servedBy(res) != "b" || r.Attempts != 2 || time.Since(start) != 0 {
+			t.Fatalf("served by %q after %d attempts and %s, want b after 2, at once", servedBy(res), r.Attempts, time.Since(start))
+		}
+		if !rg.provs["a"].Up.TargetOff("a-model") {
+			t.Error("a/a-model is still on")
+		}
+		if len(r.Missing) != 1 || r.Missing[0] != "a/a-model" {
+			t.Errorf("missing %v, want [a/a-model]", r.Missing)
+		}
+		r, res = rg.walk(t.Context(), time.Minute)
+		if servedBy(res) != "b" || r.Attempts != 1 || a.calls.Load() != 1 {
+			t.Errorf("next request: served by %q after %d attempts, a called %d times; want b after 1, a once in all",
+				servedBy(res), r.Attempts, a.calls.Load())
+		}
+	})
+}
+
+// TestKeep is affinity's step table in the plan step: where the target
+// that served a conversation last goes in the ranked candidates.
+func TestKeep(t *testing.T) {
+	type cand struct {
+		name      string
+		tier      int
+		available bool // above its floors, capacity left, closed
+		healthy   bool // and not down (open or failing)
+	}
+	ok := func(name string, tier int) cand { return cand{name, tier, true, true} }
+	tests := []struct {
+		name  string
+		cands []cand
+		last  string
+		want  string // the names in order after keep
+	}{
+		{"first in its tier", []cand{ok("a", 0), ok("b", 0), ok("c", 0)}, "c", "c a b"},
+		{"already first", []cand{ok("a", 0), ok("b", 0)}, "a", "a b"},
+		{"not a candidate (not serving the op, disabled, removed)", []cand{ok("a", 0), ok("b", 0)}, "z", "a b"},
+		{"unavailable: ranking decides", []cand{ok("a", 0), {"b", 0, false, false}}, "b", "a b"},
+		{"failing: ranking decides", []cand{ok("a", 0), {"b", 0, true, false}}, "b", "a b"},
+		{"never held on a fallback tier", []cand{ok("a", 0), ok("f", 1), ok("g", 1)}, "g", "a f g"},
+		{"the best tier with an available target", []cand{{"a", 0, false, false}, ok("f", 1), ok("g", 1)}, "g", "a g f"},
+		{"within its tier only", []cand{ok("a", 0), {"b", 1, false, false}, ok("f", 1), ok("g", 1), ok("h", 2)}, "a", "a b f g h"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cands := make([]candidate, len(tt.cands))
+			state := map[*Provider]cand{}
+			for i, c := range tt.cands {
+				p := &Provider{Name: c.name}
+				cands[i] = candidate{i: i, tg: route.Target{Provider: c.name, Model: c.name + "-model", Tier: c.tier}, p: p}
+				state[p] = c
+			}
+			keep(cands, affinity.Target{Provider: tt.last, Model: tt.last + "-model"},
+				func(c *candidate) bool { return state[c.p].available },
+				func(c *candidate) bool { return state[c.p].healthy })
+			var got []string
+			for _, c := range cands {
+				got = append(got, c.p.Name)
+			}
+			if g := strings.Join(got, " "); g != tt.want {
+				t.Errorf("order %q, want %q", g, tt.want)
+			}
+		})
+	}
+}
+
+// TestWalkAffinity: a conversation goes back to the target that served it
+// last while that target can take it, and moves (then sticks) when it is
+// full; a first turn spreads by score and is recorded.
+func TestWalkAffinity(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := &fake{do: answers}, &fake{do: answers}
+		rg := newRig(t, retryEvery, tgt{name: "a", a: a, cfg: provider.Config{MaxConcurrency: 1}}, tgt{name: "b", a: b})
+		rg.pol.Affinity = affinity.Config{Enabled: true}
+		walk := func(id affinity.ID) string {
+			r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, Affinity: id}
+			res := rg.loop.Walk(t.Context(), r, rg.pol, func(name string) *Provider { return rg.provs[name] },
+				&provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}, 100)
+			if res.Served == nil {
+				t.Fatalf("not served: %+v", res)
+			}
+			res.Served.Done(outcome.OK)
+			return servedBy(res)
+		}
+		const key = affinity.Key(7)
+		rg.loop.aff.Put(key, affinity.Target{Provider: "a", Model: "a-model"}, time.Now(), time.Hour)
+		for range 20 {
+			if got := walk(affinity.ID{Key: key}); got != "a" {
+				t.Fatalf("served by %s, want a: it served the conversation last", got)
+			}
+		}
+		held, err := rg.provs["a"].Up.Acquire(time.Now(), 1) // a is full
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := walk(affinity.ID{Key: key}); got != "b" {
+			t.Fatalf("served by %s while a is full, want b", got)
+		}
+		held.Release(time.Now(), upstream.Result{Kind: outcome.OK})
+		for range 20 {
+			if got := walk(affinity.ID{Key: key}); got != "b" {
+				t.Fatalf("served by %s, want b: the conversation's new home", got)
+			}
+		}
+		// A first turn is not looked up: ranking spreads it.
+		firsts := map[string]int{}
+		for range 40 {
+			firsts[walk(affinity.ID{Key: key, First: true})]++
+		}
+		if firsts["a"] == 0 || firsts["b"] == 0 {
+			t.Errorf("first turns served %v, want both providers", firsts)
+		}
+		if last, ok := rg.loop.aff.Get(key, time.Now(), time.Hour); !ok {
+			t.Error("nothing recorded")
+		} else if last.Provider != "a" && last.Provider != "b" {
+			t.Errorf("recorded %+v", last)
+		}
+	})
+}
+
+// BenchmarkWalkAffinity is the attempt loop's own cost for a model of two
+// targets, with affinity off and on (a conversation kept on its target).
+func BenchmarkWalkAffinity(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			rg := newRig(b, retryEvery, tgt{name: "a", a: &fake{do: answers}}, tgt{name: "b", a: &fake{do: answers}})
+			rg.pol.Affinity = affinity.Config{Enabled: on}
+			rg.loop.aff.Put(7, affinity.Target{Provider: "a", Model: "a-model"}, time.Now(), time.Hour)
+			req := &provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}
+			providers := func(name string) *Provider { return rg.provs[name] }
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, Affinity: affinity.ID{Key: 7}}
+				res := rg.loop.Walk(ctx, r, rg.pol, providers, req, 100)
+				res.Served.Done(outcome.OK)
+			}
+		})
+	}
+}

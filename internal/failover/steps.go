@@ -1,0 +1,371 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/affinity"
+	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/upstream"
+)
+
+// The steps of Walk (docs/ARCHITECTURE.md, "Retries and failover"):
+// plan, admit, attempt (attempt.go), decide and pause.
+
+// candidate is one target's progress within a request.
+type candidate struct {
+	i        int // the target's index in the model's targets
+	tg       route.Target
+	p        *Provider
+	req      *provider.Request // what this target is sent: the request or its Alt
+	tries    int
+	out      bool              // never again for this request
+	notUntil time.Time         // backoff: not before then
+	refusal  *upstream.Refusal // the provider's last refusal, if any
+}
+
+// plan ranks the model's targets at now (docs/ARCHITECTURE.md,
+// "Selection") and makes the request's candidates of those that serve its
+// op (or its Alt's) and are not disabled, in rank order; the target that
+// served the request's conversation last goes first when affinity keeps
+// it there ("Affinity").
+func (l *Loop) plan(r *Run, p Policy, providers func(name string) *Provider, req *provider.Request, now time.Time) {
+	m := r.Model
+	var (
+		orderBuf  [16]int
+		healthBuf [16]route.Health
+	)
+	hs := healthBuf[:]
+	if len(m.Targets) > len(healthBuf) {
+		hs = make([]route.Health, len(m.Targets))
+	}
+	order := p.Weights.Rank(m, func(i int) route.Health {
+		name := m.Targets[i].Provider
+		h := providers(name).Up.Health(now)
+		h.DomainDown = p.DomainDown != nil && p.DomainDown(name)
+		hs[i] = h
+		return h
+	}, func() float64 { return 1 - l.rnd() }, orderBuf[:0])
+	cands := make([]candidate, 0, len(order))
+	for _, i := range order {
+		tg := m.Targets[i]
+		pr := providers(tg.Provider)
+		treq := req
+		if !provider.Serves(pr.Adapter, req.Op, tg.Model) {
+			if treq = req.Alt; treq == nil || !provider.Serves(pr.Adapter, treq.Op, tg.Model) {
+				continue
+			}
+		}
+		r.Supported = true
+		if pr.Up.TargetOff(tg.Model) {
+			r.Missing = append(r.Missing, pr.Name+"/"+tg.Model) // not for any request until enabled or reloaded
+			continue
+		}
+		cands = append(cands, candidate{i: i, tg: tg, p: pr, req: treq})
+	}
+	r.cands = cands
+	// Affinity chooses among targets ranking would let share the load: a
+	// model with one target has nothing to choose.
+	if !p.Affinity.Enabled || r.Affinity.Key == 0 || len(m.Targets) < 2 {
+		return
+	}
+	r.aff.on = true
+	if r.Affinity.First {
+		return // a new conversation spreads by score
+	}
+	last, ok := l.aff.Get(r.Affinity.Key, now, p.Affinity.WithDefaults().TTL)
+	if !ok {
+		return
+	}
+	r.aff.had, r.aff.last = true, last
+	keep(cands, last, func(c *candidate) bool {
+		s := p.Weights.ScoreOf(m, func(i int) route.Health { return hs[i] }, c.i)
+		return !s.Floored && s.Weight > 0 && c.p.Up.Admits(now)
+	}, func(c *candidate) bool { return !c.p.Up.Failing(now) })
+}
+
+// keep moves the candidate of target last first in its tier, when it is
+// healthy and its tier is the best with an available candidate
+// (docs/ARCHITECTURE.md, "Affinity"): available says whether a candidate
+// could take the request now (above its floors, with capacity left,
+// closed, not out of quota); healthy, in addition, that it is not
+// failing. Candidates are in rank order: tiers ascending, the
+// floored after every tier.
+func keep(cands []candidate, last affinity.Target, available, healthy func(*candidate) bool) {
+	at := -1
+	for i := range cands {
+		if cands[i].p.Name == last.Provider && cands[i].tg.Model == last.Model {
+			at = i
+			break
+		}
+	}
+	if at < 0 || !available(&cands[at]) || !healthy(&cands[at]) {
+		return
+	}
+	first := at
+	for first > 0 && cands[first-1].tg.Tier == cands[at].tg.Tier {
+		first--
+	}
+	for i := range first {
+		if available(&cands[i]) {
+			return // a better tier can serve: affinity never holds a conversation on a fallback tier
+		}
+	}
+	c := cands[at]
+	copy(cands[first+1:at+1], cands[first:at])
+	cands[first] = c
+}
+
+// remember records that c served the request's conversation at now and
+// counts what affinity did.
+func (l *Loop) remember(r *Run, p Policy, c *candidate, now time.Time) {
+	if !r.aff.on {
+		return
+	}
+	served := affinity.Target{Provider: c.p.Name, Model: c.tg.Model}
+	switch {
+	case !r.aff.had:
+		l.aff.Count(affinity.OutcomeNew)
+	case r.aff.last == served:
+		l.aff.Count(affinity.OutcomeKept)
+	default:
+		l.aff.Count(affinity.OutcomeMoved)
+	}
+	l.aff.Put(r.Affinity.Key, served, now, p.Affinity.WithDefaults().TTL)
+}
+
+// admit returns a permit for candidate c at now, left before the
+// request's deadline, or nil when c is not sent now: it is out of the
+// request, the last attempt is kept for the fallback tier, it is backing
+// off, or its provider refused. A refusal stays on c (the answer's status
+// and Retry-After come from the refusals) and what it waits for goes on w.
+func (l *Loop) admit(r *Run, c *candidate, maxAttempts int, now time.Time, left time.Duration, tokens int64, w *wake) *upstream.Permit {
+	if c.out {
+		return nil
+	}
+	lastTier := r.Model.Targets[len(r.Model.Targets)-1].Tier
+	if r.Attempts == maxAttempts-1 && c.tg.Tier != lastTier && keepForFallback(r.cands, lastTier, r.Model.BestTier) {
+		return nil // keep the last attempt for the fallback tier
+	}
+	if now.Before(c.notUntil) {
+		w.until(c.notUntil)
+		return nil
+	}
+	permit, err := c.p.Up.Acquire(now, tokens)
+	if errors.Is(err, upstream.ErrFull) && w.freed == nil {
+		w.freed = l.freed()
+		permit, err = c.p.Up.Acquire(now, tokens)
+	}
+	if err == nil {
+		c.refusal = nil
+		c.tries++
+		return permit
+	}
+	rf := err.(*upstream.Refusal)
+	c.refusal = rf
+	switch d := decideRefusal(rf.Reason, rf.Wait, left); d.step {
+	case stepDrop:
+		c.out = true
+	case stepRetry:
+		w.until(now.Add(d.wait))
+	}
+	return nil
+}
+
+// note records that c is about to be attempted: every retry and failover
+// is visible at info (what failed, where the request goes next, how long
+// it waited) and counted.
+func (l *Loop) note(r *Run, c *candidate) {
+	if r.Attempts > 0 {
+		prev := r.Failures[len(r.Failures)-1]
+		what := "failing over"
+		if prev.Provider == c.p.Name {
+			what = "retrying"
+		}
+		l.log.Info(what, "request_id", r.ID, "attempt", r.Attempts+1, "from", prev.Provider,
+			"to", c.p.Name, "kind", prev.Err.Kind.String(), "wait_ms", r.waited.Milliseconds())
+		r.waited = 0
+		l.m.retries.WithLabelValues(c.p.Name).Inc()
+		if r.LastTier != c.tg.Tier {
+			l.m.fallback(r.LastTier, c.tg.Tier)
+		}
+	}
+	r.LastTier = c.tg.Tier
+}
+
+// step is what the loop does next with a candidate.
+type step uint8
+
+const (
+	// stepServe: the candidate answered; the walk ends with its answer.
+	stepServe step = iota
+	// stepReturn: the provider's client error goes back to the client;
+	// the walk ends.
+	stepReturn
+	// stepGone: the client went away; the walk ends.
+	stepGone
+	// stepDisable: the provider says the target does not exist: it is
+	// off for every request until a reload or an enable, and out of this
+	// one; the next candidate at once.
+	stepDisable
+	// stepDrop: the candidate is out of this request; the next candidate
+	// at once.
+	stepDrop
+	// stepRetry: the candidate may be tried again once wait has passed;
+	// the next candidate at once.
+	stepRetry
+	// stepAwaitSlot: the provider is full; the candidate waits for any
+	// bulkhead to free a slot when nothing else can start.
+	stepAwaitSlot
+)
+
+var stepNames = [...]string{stepServe: "serve", stepReturn: "return", stepGone: "gone", stepDisable: "disable",
+	stepDrop: "drop", stepRetry: "retry", stepAwaitSlot: "await_slot"}
+
+func (s step) String() string { return stepNames[s] }
+
+// decision is decide's answer: the step, and for stepRetry the wait.
+type decision struct {
+	step step
+	wait time.Duration
+}
+
+// decide says what follows an attempt of a candidate that ended in kind,
+// after tries attempts of it (this one included): backoff is the retry
+// policy's wait before its next try, retryAfter what the provider asked
+// for (0: nothing), left the time before the request's deadline
+// (docs/ARCHITECTURE.md, "Retries and failover"). Moving on to the next
+// candidate is always at once; only this candidate's next try waits.
+// decide is pure: the loop applies its answer.
+func decide(kind outcome.Kind, tries int, backoff, retryAfter, left time.Duration) decision {
+	switch {
+	case kind == outcome.OK:
+		return decision{step: stepServe}
+	case kind == outcome.Canceled:
+		return decision{step: stepGone}
+	case kind == outcome.ClientError:
+		return decision{step: stepReturn}
+	case kind == outcome.TargetMissing:
+		return decision{step: stepDisable}
+	case !kind.Retryable(), kind == outcome.Unknown && tries >= 2:
+		// auth, quota: another provider may serve; unknown: retried once.
+		return decision{step: stepDrop}
+	}
+	wait := max(backoff, retryAfter)
+	if wait > left {
+		return decision{step: stepDrop} // a wait longer than what is left skips the provider
+	}
+	return decision{step: stepRetry, wait: wait}
+}
+
+// decideRefusal says what follows a provider's refusal of reason, with
+// the wait it named, left before the request's deadline.
+func decideRefusal(reason upstream.Reason, wait, left time.Duration) decision {
+	switch reason {
+	case upstream.Full:
+		return decision{step: stepAwaitSlot}
+	case upstream.Limited:
+		if wait > left {
+			return decision{step: stepDrop} // it cannot take the request before the deadline
+		}
+		return decision{step: stepRetry, wait: wait}
+	}
+	// Breaker open (only a successful probe reopens it: not a wait a
+	// request can use), out of quota, too large for its budget, or
+	// throttled: not for this request.
+	return decision{step: stepDrop}
+}
+
+// wake is what a round that could start nothing more waits for.
+type wake struct {
+	// at is the earliest moment a candidate may be admitted again (a
+	// backoff, a bucket refill); zero: none.
+	at time.Time
+	// freed fires when any bulkhead frees a slot. It is armed at the
+	// round's first full provider and that admission is tried once more,
+	// so a release between the refusal and the wait is not lost (arming it
+	// up front would cost every request an allocation). nil: not armed.
+	freed <-chan struct{}
+}
+
+// until makes w wake at t at the latest.
+func (w *wake) until(t time.Time) {
+	if w.at.IsZero() || t.Before(w.at) {
+		w.at = t
+	}
+}
+
+// pause waits, once a round could start nothing more, for what w names:
+// the earliest backoff or bucket refill, or, when a remaining candidate
+// is full, any bulkhead freeing a slot. false means the walk is over:
+// nothing is left to wait for, or ctx ended.
+func (l *Loop) pause(ctx context.Context, r *Run, w *wake) bool {
+	anyFull, anyLeft := false, false
+	for i := range r.cands {
+		if !r.cands[i].out {
+			anyLeft = true
+			if rf := r.cands[i].refusal; rf != nil && rf.Reason == upstream.Full {
+				anyFull = true
+			}
+		}
+	}
+	if !anyLeft || (w.at.IsZero() && !anyFull) {
+		return false
+	}
+	freed := w.freed
+	switch {
+	case !anyFull:
+		freed = nil
+	case freed == nil:
+		// A full candidate refused in an earlier round and not asked in
+		// this one (the last attempt was kept for the fallback tier, which
+		// is out now): ask it again at once, arming the signal then.
+		return true
+	}
+	start := l.now()
+	var timer <-chan time.Time
+	if !w.at.IsZero() {
+		d := w.at.Sub(start)
+		if d <= 0 {
+			return true
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+		l.log.Debug("backing off", "request_id", r.ID, "wait_ms", d.Milliseconds())
+	}
+	defer func() {
+		r.waited = l.now().Sub(start)
+		l.m.backoff.Observe(r.waited.Seconds())
+	}()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer:
+	case <-freed:
+	}
+	return true
+}
+
+// keepForFallback reports whether the last attempt must be kept for the
+// model's last tier (the local fallback): it has a candidate still usable
+// and none of its candidates has been tried yet.
+func keepForFallback(cands []candidate, lastTier, bestTier int) bool {
+	if lastTier == bestTier {
+		return false
+	}
+	usable := false
+	for i := range cands {
+		if cands[i].tg.Tier != lastTier {
+			continue
+		}
+		if cands[i].tries > 0 {
+			return false
+		}
+		usable = usable || !cands[i].out
+	}
+	return usable
+}
