@@ -1,7 +1,6 @@
 package answer
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -24,6 +23,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/relay"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
 // Result is how a request ends, decided before anything is written:
@@ -120,7 +120,10 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		default:
 			b = openaiwire.AppendError(make([]byte, 0, 160+len(e.Message)), openaiwire.Error{Message: e.Message, Type: e.Type, Param: e.Param, Code: e.Code})
 		}
-		ex.status = e.Status
+		ex.status, ex.errType = e.Status, e.Code
+		if ex.errType == "" {
+			ex.errType = e.Type
+		}
 		if e.Raw == nil {
 			b = append(b, '\n')
 		}
@@ -130,7 +133,7 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		s.write(w, ex, nil, http.StatusOK, res.JSON)
 	case res.Served.Resp.Stream == nil:
 		sv := res.Served
-		ex.served = sv.Provider.Name
+		ex.served, ex.target, ex.ptype = sv.Provider.Name, sv.Target, sv.Provider.Config.Type
 		ex.Usage = sv.Resp.Usage
 		s.price(ex, sv)
 		s.setServedHeaders(w, ex, sv.Provider, sv.Target, true)
@@ -139,7 +142,7 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		sv.Done(outcome.OK)
 	default:
 		sv := res.Served
-		ex.served = sv.Provider.Name
+		ex.served, ex.target, ex.ptype = sv.Provider.Name, sv.Target, sv.Provider.Config.Type
 		s.setServedHeaders(w, ex, sv.Provider, sv.Target, false)
 		ex.status = http.StatusOK
 		end := s.relay(w, ex, sv, res.Framer)
@@ -266,8 +269,9 @@ func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, up *failo
 	}
 }
 
-// Log records ex once it is answered: its request metrics and, at info
-// level, its log line.
+// Log records ex once it is answered: its request metrics, its span
+// (docs/ARCHITECTURE.md, "Tracing") and, at info level, its log line,
+// logged with r's context (which carries the span when tracing is on).
 func (s *Writer) Log(r *http.Request, ex *Exchange) {
 	model := ""
 	if ex.Model != nil {
@@ -296,7 +300,10 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 		overhead = elapsed - ex.Upstream
 	}
 	s.m.overhead.Observe(overhead.Seconds())
-	if !s.log.Enabled(context.Background(), slog.LevelInfo) {
+	if ex.Trace.On() {
+		endSpan(ex)
+	}
+	if !s.log.Enabled(r.Context(), slog.LevelInfo) {
 		return
 	}
 	var attrs [11]slog.Attr
@@ -317,5 +324,16 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 		}
 		a = append(a, slog.String("failures", b.String()))
 	}
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", a...)
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", a...)
+}
+
+// endSpan ends the request's span with what the client got.
+func endSpan(ex *Exchange) {
+	a := tracing.Answered{Status: ex.status, ErrorType: ex.errType, Attempts: ex.Attempts}
+	if ex.served != "" {
+		a.Provider, a.Type, a.Model, a.Tier = ex.served, ex.ptype, ex.target.Model, ex.target.Tier
+		a.Degraded = ex.Model != nil && ex.target.Tier > ex.Model.BestTier
+		a.InputTokens, a.OutputTokens = ex.Usage.PromptTokens, ex.Usage.CompletionTokens
+	}
+	ex.Trace.End(a)
 }

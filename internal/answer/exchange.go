@@ -10,6 +10,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/route"
 )
 
 // Exchange is one client request: its attempts (failover.Run) and what
@@ -19,6 +20,12 @@ type Exchange struct {
 	start  time.Time
 	status int // what the client got; 0 until answered
 	served string
+	// errType is the error answer's code (its type when it has none), for
+	// the request's span; target and ptype are the serving target and
+	// its provider's type.
+	errType string
+	target  route.Target
+	ptype   string
 	// overhead is the router's own time up to the commit point; ttft the
 	// time to the first byte of a stream; committed once either is set.
 	overhead, ttft time.Duration

@@ -75,6 +75,12 @@ const (
 	Deadline
 )
 
+var reasonNames = [...]string{Rate: "rate", TooLarge: "too_large", Budget: "budget", Deadline: "deadline"}
+
+// String names the reason as the request's span does (a refusal event's
+// llmrouter.reason).
+func (r Reason) String() string { return reasonNames[r] }
+
 // Refusal is a request the key's limits refused: nothing was charged.
 type Refusal struct {
 	Reason Reason

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -69,13 +71,20 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 }
 
 // Check builds from cfg and opts (Build's) what Start builds but the
-// listeners, the fleet and the state file: the front door and the
-// Responses API. It reports what they refuse, and closes them.
+// listeners, the fleet and the state file: the front door, the Responses
+// API and the tracer (which connects to nothing until it exports). It
+// reports what they refuse, and closes them.
 func Check(cfg *config.Config, opts routing.Options) error {
 	rt, err := routing.New(opts)
 	if err == nil {
 		_, err = api.New(api.Options{Config: cfg.Responses})
 		rt.Close()
+	}
+	if err == nil {
+		var tr *tracing.Tracer
+		if tr, err = tracing.New(cfg.Tracing, tracing.Options{}); err == nil {
+			_ = tr.Shutdown(context.Background())
+		}
 	}
 	return err
 }

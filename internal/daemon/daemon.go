@@ -28,6 +28,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/responses/store/redisstore"
 	"github.com/llmrouter/llmrouter/internal/routing"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
 // Server timeouts a slow or hostile client cannot hold open.
@@ -57,6 +58,7 @@ type Daemon struct {
 	fleet   *fleet.Client   // nil without shared_state
 	spend   *fleet.Spend    // the client keys' spend in the fleet; nil without shared_state
 	redis   *redisconn.Conn // the fleet's and the stored responses'; nil without shared_state
+	tracer  *tracing.Tracer // nil: tracing off
 	ready   atomic.Bool
 	api     *http.Server
 	admin   *http.Server
@@ -99,6 +101,12 @@ func Start(cfg *config.Config, path string, log *slog.Logger, o Options) (*Daemo
 // start is Start whose hooks run on the daemon before anything starts
 // (test seams).
 func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks ...func(*Daemon)) (*Daemon, error) {
+	if cfg.Tracing.On() {
+		// Log records made with a request's context say its trace
+		// (docs/ARCHITECTURE.md, "Tracing"); with tracing off the log
+		// is not wrapped, and costs nothing more.
+		log = slog.New(tracing.LogHandler(log.Handler()))
+	}
 	opts, err := Build(cfg, o.Types, log)
 	if err != nil {
 		return nil, err
@@ -106,6 +114,16 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Registerer = reg
+	tr, err := tracing.New(cfg.Tracing, tracing.Options{Version: o.Version, Registerer: reg, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			_ = tr.Shutdown(context.Background()) // nothing was traced yet
+		}
+	}()
 	var (
 		fl     *fleet.Client
 		sp     *fleet.Spend
@@ -138,7 +156,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		}
 		return nil, err
 	}
-	p := proxy.New(rt, proxy.Options{Logger: log, Registerer: reg})
+	p := proxy.New(rt, proxy.Options{Logger: log, Registerer: reg, Tracer: tr})
 	admin.Register(reg, rt)
 	resp, err := api.New(api.Options{Config: cfg.Responses, Store: stored, Logger: log, Registerer: reg})
 	if err != nil {
@@ -150,7 +168,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		}
 		return nil, err
 	}
-	d := &Daemon{cfgPath: path, log: log, types: o.Types, routes: rt, resp: resp, reg: reg, fleet: fl, spend: sp, redis: rc}
+	d := &Daemon{cfgPath: path, log: log, types: o.Types, routes: rt, resp: resp, reg: reg, fleet: fl, spend: sp, redis: rc, tracer: tr}
 	d.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_config_last_reload_successful",
 		Help: "1 if the last config reload succeeded (or none was tried), 0 if it failed."})
 	d.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_config_reloads_total",
@@ -226,6 +244,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	go d.serve(d.api, d.apiLn, "api")
 	go d.serve(d.admin, d.adminLn, "admin")
 	d.ready.Store(true)
+	started = true
 	log.Info("serving", "listen", d.apiLn.Addr().String(), "admin_listen", d.adminLn.Addr().String(),
 		"providers", len(cfg.Providers), "models", len(cfg.Models), "version", o.Version, "config", Source(path))
 	return d, nil
@@ -265,9 +284,21 @@ func (d *Daemon) Shutdown() int {
 	d.saveState()
 	d.routes.Close()
 	d.closeFleet()
+	// The drained requests' spans are exported last, in what is left of
+	// shutdown_timeout and at most flushTimeout: a collector that is down
+	// must not hold the exit (docs/ARCHITECTURE.md, "Reload and
+	// shutdown").
+	fctx, fcancel := context.WithTimeout(ctx, flushTimeout)
+	defer fcancel()
+	if err := d.tracer.Shutdown(fctx); err != nil {
+		d.log.Warn("tracing: spans not all exported at shutdown", "error", err.Error())
+	}
 	d.log.Info("stopped")
 	return code
 }
+
+// flushTimeout bounds the export of the last spans at shutdown.
+const flushTimeout = 5 * time.Second
 
 func (d *Daemon) closeFleet() {
 	if d.fleet != nil {
@@ -311,6 +342,9 @@ func (d *Daemon) Reload() {
 	}
 	if old.SharedState != cfg.SharedState {
 		d.log.Warn("shared_state changed; it takes effect at the next restart")
+	}
+	if old.Tracing != cfg.Tracing {
+		d.log.Warn("tracing changed; it takes effect at the next restart")
 	}
 	d.log.Info("config reloaded", "providers", len(cfg.Providers), "models", len(cfg.Models))
 }

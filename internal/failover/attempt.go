@@ -12,6 +12,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/relay"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -41,6 +42,7 @@ type Served struct {
 	timer        *time.Timer
 	cause        atomic.Pointer[outcome.Error] // what the timer's firing means
 	firstContent time.Duration
+	span         tracing.Attempt // a stream's, ended by Done
 }
 
 // Done ends the attempt: a stream's permit is released with its end (a
@@ -52,9 +54,12 @@ func (sv *Served) Done(end outcome.Kind) {
 		sv.end()
 		// A breaker that tripped during the stream ignores its outcome
 		// (the permit's ticket is from before).
+		usage := sv.Resp.Stream.Usage()
 		sv.permit.Release(sv.l.now(), upstream.Result{Kind: end, RateLimit: outcome.UnknownRateLimit,
-			Usage: sv.Resp.Stream.Usage(), Latency: sv.firstContent})
+			Usage: usage, Latency: sv.firstContent})
 		sv.permit = nil
+		sv.span.End(tracing.Outcome{Kind: end.String(), Model: sv.Target.Model,
+			InputTokens: usage.PromptTokens, OutputTokens: usage.CompletionTokens})
 	}
 }
 
@@ -83,6 +88,10 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 		limit = up.Config.FirstTokenTimeout
 	}
 	sv.timer = time.AfterFunc(limit, func() { sv.cancel(sv.cause.Load()) })
+	// The attempt's span rides its context to the adapter, whose request
+	// carries its traceparent (docs/ARCHITECTURE.md, "Tracing").
+	actx, span := r.Trace.Attempt(actx, tracing.Try{Op: req.Op.String(), Provider: up.Name, Type: up.Config.Type,
+		Model: tg.Model, Tier: tg.Tier, N: r.Attempts, Degraded: tg.Tier > r.Model.BestTier})
 	t0 := time.Now()
 	resp, err := up.Adapter.Do(actx, req)
 	if err == nil && resp.Stream != nil {
@@ -92,6 +101,8 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 		sv.Held, err = relay.Preamble(resp.Stream)
 		if err != nil {
 			resp.Stream.Close()
+		} else {
+			span.FirstToken(time.Since(t0))
 		}
 	}
 	r.Upstream += time.Since(t0)
@@ -99,7 +110,8 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 		sv.end()
 		oe := classify(ctx, up, err)
 		permit.Release(l.now(), upstream.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter, RateLimit: oe.RateLimit, Latency: time.Since(t0)})
-		l.log.Debug("attempt failed", "request_id", r.ID, "attempt", r.Attempts, "provider", up.Name,
+		span.End(tracing.Outcome{Kind: oe.Kind.String(), Status: oe.Status, Message: oe.Message})
+		l.log.DebugContext(actx, "attempt failed", "request_id", r.ID, "attempt", r.Attempts, "provider", up.Name,
 			"status", oe.Status, "kind", oe.Kind.String(), "error", oe.Message)
 		r.Failures = append(r.Failures, Failure{Provider: up.Name, Err: oe})
 		return nil, oe
@@ -108,8 +120,10 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 	if resp.Stream == nil {
 		sv.end()
 		permit.Release(l.now(), upstream.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage, Latency: time.Since(t0)})
+		span.End(tracing.Outcome{Model: tg.Model, InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens})
 		return sv, nil
 	}
+	sv.span = span
 	if sv.cause.Load() == errFirstTokenTimeout && sv.timer.Stop() {
 		// First content arrived: the rest of the attempt timeout applies.
 		sv.cause.Store(errAttemptTimeout)

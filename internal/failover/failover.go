@@ -15,6 +15,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
@@ -106,6 +107,10 @@ type Run struct {
 	// Affinity is the request's conversation identity (its dialect's);
 	// the zero ID has none.
 	Affinity affinity.ID
+	// Trace is the request's span (docs/ARCHITECTURE.md, "Tracing"):
+	// each attempt is a span under it, refusals and waits its events.
+	// The zero Request is tracing off.
+	Trace tracing.Request
 	// Attempts counts attempts sent; Failures lists the failed ones.
 	Attempts int
 	Failures []Failure
@@ -201,7 +206,7 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 			if permit == nil {
 				continue
 			}
-			l.note(r, c)
+			l.note(ctx, r, c)
 			sv, oe := l.attempt(ctx, r, c.p, c.tg, c.req, permit)
 			if sv != nil {
 				l.remember(r, p, c, now)

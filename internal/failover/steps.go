@@ -166,6 +166,7 @@ func (l *Loop) admit(r *Run, c *candidate, maxAttempts int, now time.Time, left 
 	}
 	rf := err.(*upstream.Refusal)
 	c.refusal = rf
+	r.Trace.Refused(c.p.Name, rf.Reason.String(), rf.Wait)
 	switch d := decideRefusal(rf.Reason, rf.Wait, left); d.step {
 	case stepDrop:
 		c.out = true
@@ -177,15 +178,15 @@ func (l *Loop) admit(r *Run, c *candidate, maxAttempts int, now time.Time, left 
 
 // note records that c is about to be attempted: every retry and failover
 // is visible at info (what failed, where the request goes next, how long
-// it waited) and counted.
-func (l *Loop) note(r *Run, c *candidate) {
+// it waited; the request's trace when it has one) and counted.
+func (l *Loop) note(ctx context.Context, r *Run, c *candidate) {
 	if r.Attempts > 0 {
 		prev := r.Failures[len(r.Failures)-1]
 		what := "failing over"
 		if prev.Provider == c.p.Name {
 			what = "retrying"
 		}
-		l.log.Info(what, "request_id", r.ID, "attempt", r.Attempts+1, "from", prev.Provider,
+		l.log.InfoContext(ctx, what, "request_id", r.ID, "attempt", r.Attempts+1, "from", prev.Provider,
 			"to", c.p.Name, "kind", prev.Err.Kind.String(), "wait_ms", r.waited.Milliseconds())
 		r.waited = 0
 		l.m.retries.WithLabelValues(c.p.Name).Inc()
@@ -326,17 +327,20 @@ func (l *Loop) pause(ctx context.Context, r *Run, w *wake) bool {
 		return true
 	}
 	start := l.now()
-	var timer <-chan time.Time
+	var (
+		timer <-chan time.Time
+		d     time.Duration // 0: until a slot is freed
+	)
 	if !w.at.IsZero() {
-		d := w.at.Sub(start)
-		if d <= 0 {
+		if d = w.at.Sub(start); d <= 0 {
 			return true
 		}
 		t := time.NewTimer(d)
 		defer t.Stop()
 		timer = t.C
-		l.log.Debug("backing off", "request_id", r.ID, "wait_ms", d.Milliseconds())
+		l.log.DebugContext(ctx, "backing off", "request_id", r.ID, "wait_ms", d.Milliseconds())
 	}
+	r.Trace.Backoff(d)
 	defer func() {
 		r.waited = l.now().Sub(start)
 		l.m.backoff.Observe(r.waited.Seconds())

@@ -158,9 +158,9 @@ func (s *Server) Register(mux *http.ServeMux, ds ...*Dialect) {
 func (s *Server) handler(d *Dialect, rt Route) http.HandlerFunc {
 	if rt.Serve != nil {
 		return func(w http.ResponseWriter, r *http.Request) {
-			q := s.begin(w, r, d)
+			q := s.begin(w, r, d, rt.Pattern)
 			defer q.End()
-			rt.Serve(q, w, r)
+			rt.Serve(q, w, q.r)
 		}
 	}
 	return func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, d, rt.Read) }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -27,11 +28,19 @@ type Request struct {
 }
 
 // begin starts a request of dialect d on the routing state in force; its
-// answer says X-Request-ID. The caller defers End.
-func (s *Server) begin(w http.ResponseWriter, r *http.Request, d *Dialect) Request {
+// answer says X-Request-ID. With tracing on it is a span, continuing the
+// client's trace, named after its model, or after route when route is not
+// "" (a route the attempt loop does not serve); the request's context
+// carries it. The caller defers End.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, d *Dialect, route string) Request {
 	st := s.routes.Load()
 	ex := s.out.NewExchange(w, r, 0, st.Limits.ClientWriteTimeout)
 	ex.API, ex.Shape, ex.Prices = d.API, d.Shape, st.Prices
+	if s.trace != nil {
+		var ctx context.Context
+		ctx, ex.Trace = s.trace.Start(r.Context(), r.Header, d.API, route)
+		r = r.WithContext(ctx)
+	}
 	return Request{Ex: ex, s: s, st: st, w: w, r: r}
 }
 
@@ -48,6 +57,7 @@ func (q Request) Authorize() bool {
 		return false
 	}
 	q.Ex.Key = q.st.Clients.Lookup(name)
+	q.Ex.Trace.SetKey(q.Ex.Key.Name())
 	return true
 }
 
@@ -62,6 +72,7 @@ func (q Request) UseModel(name string) *answer.Error {
 	if q.Ex.Model = q.st.Models.Lookup(name); q.Ex.Model == nil {
 		return answer.ModelNotFound(name)
 	}
+	q.Ex.Trace.Model(name, q.Ex.Model.Name)
 	if !q.Ex.Key.Allows(name) {
 		return answer.ModelNotAllowed(name, q.Ex.Key.Name())
 	}

@@ -13,7 +13,7 @@ import (
 // request (the OpenAI list by default).
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	d := s.claimant(r)
-	q := s.begin(w, r, d)
+	q := s.begin(w, r, d, r.Method+" "+r.Pattern)
 	defer q.End()
 	if !q.Authorize() {
 		return
@@ -35,7 +35,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 // serves (a pattern's included), else 404.
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	d := s.claimant(r)
-	q := s.begin(w, r, d)
+	q := s.begin(w, r, d, r.Method+" "+r.Pattern)
 	defer q.End()
 	if !q.Authorize() {
 		return
@@ -74,7 +74,7 @@ func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 	if d == nil {
 		d = s.claimant(r)
 	}
-	q := s.begin(w, r, d)
+	q := s.begin(w, r, d, r.Method+" "+r.Pattern)
 	defer q.End()
 	// The body of an unknown route is not read: the answer ends the
 	// connection.

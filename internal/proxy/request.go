@@ -15,8 +15,9 @@ import (
 // serve handles one request of a Read route end to end: every path out
 // of it goes through the answer writer exactly once.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, d *Dialect, read func(Request, *http.Request, []byte) (Call, *answer.Error)) {
-	q := s.begin(w, r, d)
+	q := s.begin(w, r, d, "")
 	defer q.End()
+	r = q.r // its context carries the request's span
 	body := q.admit()
 	if body == nil {
 		return
@@ -76,6 +77,7 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 	}
 	tk, refusal := key.Admit(ctx, s.now, c.Tokens, estimate)
 	if refusal != nil {
+		q.Ex.Trace.Refused("", refusal.Reason.String(), refusal.Wait)
 		q.Answer(keyRefusal(ctx, key, refusal))
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/shed"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
 // Options configure a front door.
@@ -22,6 +23,9 @@ type Options struct {
 	// Registerer receives the front door's metrics; nil keeps them
 	// private.
 	Registerer prometheus.Registerer
+	// Tracer makes every request's span and its attempts'
+	// (docs/ARCHITECTURE.md, "Tracing"); nil is tracing off.
+	Tracer *tracing.Tracer
 }
 
 // Server is the HTTP front door: the dialects' routes on the routing
@@ -30,6 +34,7 @@ type Server struct {
 	routes *routing.Routes
 	own    bool // Open built routes: Close closes them
 	log    *slog.Logger
+	trace  *tracing.Tracer // nil: tracing off
 	loop   *failover.Loop // the attempt loop
 	bodies intake.Budget  // request body bytes held (limits.body_buffer_bytes)
 	now    func() time.Time
@@ -45,7 +50,7 @@ type Server struct {
 // New returns the front door on rt. Its metrics follow rt's model
 // table and providers across reloads.
 func New(rt *routing.Routes, opts Options) *Server {
-	s := &Server{routes: rt, log: opts.Logger, now: rt.Now, shedGate: shed.New()}
+	s := &Server{routes: rt, log: opts.Logger, trace: opts.Tracer, now: rt.Now, shedGate: shed.New()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -42,27 +42,40 @@ var propagator = propagation.TraceContext{}
 // not sampled records nothing but still gives its attempts a
 // traceparent to send.
 type Request struct {
-	t    *Tracer
-	span trace.Span
-	api  string
+	t     *Tracer
+	span  trace.Span
+	api   string
+	key   string // the named client key (SetKey)
+	named bool   // named after its route, not its model
 }
 
 // Start begins the server span of a request to the front door api (chat,
 // messages, responses, embeddings, completions), continuing the trace
-// context h carries (traceparent, tracestate). The returned context
-// carries the span. A nil Tracer returns ctx and the zero Request.
-func (t *Tracer) Start(ctx context.Context, h http.Header, api string) (context.Context, Request) {
+// context h carries (traceparent, tracestate). route is "" for a request
+// the attempt loop serves, whose span is named after its model (Model);
+// otherwise the span is route (GET /v1/models, a stored response's
+// route) and carries no GenAI operation. The returned context carries
+// the span. A nil Tracer returns ctx and the zero Request.
+func (t *Tracer) Start(ctx context.Context, h http.Header, api, route string) (context.Context, Request) {
 	if t == nil {
 		return ctx, Request{}
 	}
 	if len(h["Traceparent"]) > 0 {
 		ctx = propagator.Extract(ctx, propagation.HeaderCarrier(h))
 	}
-	ctx, span := t.tr.Start(ctx, api, trace.WithSpanKind(trace.SpanKindServer))
-	if span.IsRecording() {
-		span.SetAttributes(operation(api), keyAPI.String(api))
+	name := api
+	if route != "" {
+		name = route
 	}
-	return ctx, Request{t: t, span: span, api: api}
+	ctx, span := t.tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer))
+	if span.IsRecording() {
+		if route == "" {
+			span.SetAttributes(operation(api), keyAPI.String(api))
+		} else {
+			span.SetAttributes(keyAPI.String(api))
+		}
+	}
+	return ctx, Request{t: t, span: span, api: api, named: route != ""}
 }
 
 // On reports whether r is a span (tracing on).
@@ -75,8 +88,23 @@ func (r Request) Model(requested, configured string) {
 	if r.span == nil || !r.span.IsRecording() {
 		return
 	}
-	r.span.SetName(r.api + " " + configured)
+	if !r.named {
+		r.span.SetName(r.api + " " + configured)
+	}
 	r.span.SetAttributes(semconv.GenAIRequestModel(requested))
+}
+
+// SetKey records the request's named client key (llmrouter.key) on its
+// span and on the attempts it starts from now on; "" (an anonymous key)
+// records nothing.
+func (r *Request) SetKey(name string) {
+	if r.span == nil || name == "" {
+		return
+	}
+	r.key = name
+	if r.span.IsRecording() {
+		r.span.SetAttributes(keyKey.String(name))
+	}
 }
 
 // Refused records a provider's refusal of the request (open, limited,
@@ -119,8 +147,6 @@ type Answered struct {
 	Tier                  int
 	Attempts              int
 	Degraded, Hedged      bool
-	// Key is the named client key; "" for anonymous keys.
-	Key string
 	// InputTokens and OutputTokens are the served attempt's usage.
 	InputTokens, OutputTokens int64
 }
@@ -135,9 +161,6 @@ func (r Request) End(a Answered) {
 		attrs = append(attrs, keyAttempt.Int(a.Attempts))
 		if a.Status != 0 {
 			attrs = append(attrs, semconv.HTTPResponseStatusCode(a.Status))
-		}
-		if a.Key != "" {
-			attrs = append(attrs, keyKey.String(a.Key))
 		}
 		if a.Provider != "" {
 			attrs = append(attrs, semconv.GenAIProviderNameKey.String(ProviderName(a.Type)), keyProvider.String(a.Provider),
@@ -184,8 +207,6 @@ type Try struct {
 	// Degraded: the target is below the model's best tier. Hedge: the
 	// attempt races another (hedging).
 	Degraded, Hedge bool
-	// Key is the named client key; "" for anonymous keys.
-	Key string
 }
 
 // Attempt begins an attempt's client span under r, `{op} {model}`, and
@@ -205,8 +226,8 @@ func (r Request) Attempt(ctx context.Context, a Try) (context.Context, Attempt) 
 	attrs = append(attrs, operation(a.Op), semconv.GenAIProviderNameKey.String(ProviderName(a.Type)),
 		semconv.GenAIRequestModel(a.Model), keyProvider.String(a.Provider), keyTier.Int(a.Tier), keyAttempt.Int(a.N),
 		keyDegraded.Bool(a.Degraded), keyHedge.Bool(a.Hedge))
-	if a.Key != "" {
-		attrs = append(attrs, keyKey.String(a.Key))
+	if r.key != "" {
+		attrs = append(attrs, keyKey.String(r.key))
 	}
 	ctx, span := r.t.tr.Start(ctx, a.Op+" "+a.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	return ctx, Attempt{span: span}

@@ -84,8 +84,9 @@ func TestOffAllocatesNothing(t *testing.T) {
 	h := http.Header{"Traceparent": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(100, func() {
-		c, r := tr.Start(ctx, h, "chat")
+		c, r := tr.Start(ctx, h, "chat", "")
 		r.Model("gpt-4o-mini", "gpt-4o-mini")
+		r.SetKey("team")
 		r.Refused("a", "open", time.Second)
 		r.Backoff(time.Second)
 		c, a := r.Attempt(c, Try{Op: "chat", Provider: "a", Model: "m"})
@@ -142,8 +143,9 @@ func TestSpanTree(t *testing.T) {
 	tr, exp := newTest(t, 0, nil) // ratio 0: the client's sampled trace is kept all the same
 	const clientTrace, clientSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	in := http.Header{"Traceparent": {"00-" + clientTrace + "-" + clientSpan + "-01"}, "Tracestate": {"vendor=x"}}
-	ctx, req := tr.Start(context.Background(), in, "messages")
+	ctx, req := tr.Start(context.Background(), in, "messages", "")
 	req.Model("claude-opus-4-1", "claude-*")
+	req.SetKey("search-team")
 	req.Refused("open-one", "open", 0)
 	req.Refused("busy-one", "limited", 1500*time.Millisecond)
 
@@ -153,7 +155,7 @@ func TestSpanTree(t *testing.T) {
 		{Model: "claude-opus-4-1-20250805", InputTokens: 12, OutputTokens: 34},
 	} {
 		actx, a := req.Attempt(ctx, Try{Op: "messages", Provider: []string{"anthropic", "bedrock-us"}[i],
-			Type: []string{"anthropic", "bedrock"}[i], Model: "claude-opus-4-1", Tier: i, N: i + 1, Degraded: i > 0, Key: "search-team"})
+			Type: []string{"anthropic", "bedrock"}[i], Model: "claude-opus-4-1", Tier: i, N: i + 1, Degraded: i > 0})
 		h := http.Header{}
 		Inject(actx, h)
 		sent = append(sent, h)
@@ -165,7 +167,7 @@ func TestSpanTree(t *testing.T) {
 		a.End(o)
 	}
 	req.End(Answered{Status: 200, Provider: "bedrock-us", Type: "bedrock", Model: "claude-opus-4-1", Tier: 1, Attempts: 2,
-		Degraded: true, Key: "search-team", InputTokens: 12, OutputTokens: 34})
+		Degraded: true, InputTokens: 12, OutputTokens: 34})
 	if err := tr.tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +216,7 @@ func TestSpanTree(t *testing.T) {
 	if a1.Status.Code != codes.Error || a1.Status.Description != "anthropic messages: overloaded" {
 		t.Errorf("failed attempt status %+v, want Error with its message", a1.Status)
 	}
-	wantAttrs(t, "served attempt", a2.Attributes, map[string]string{"gen_ai.usage.input_tokens": "12", "gen_ai.usage.output_tokens": "34",
+	wantAttrs(t, "served attempt", a2.Attributes, map[string]string{"llmrouter.key": "search-team", "gen_ai.usage.input_tokens": "12", "gen_ai.usage.output_tokens": "34",
 		"gen_ai.response.model": "claude-opus-4-1-20250805", "llmrouter.attempt": "2", "llmrouter.degraded": "true"})
 	if _, ok := attrs(a2.Attributes)["error.type"]; ok || a2.Status.Code == codes.Error {
 		t.Errorf("served attempt has an error: %+v", a2.Status)
@@ -236,7 +238,7 @@ func TestSpanTree(t *testing.T) {
 // traceparent of that trace.
 func TestSampling(t *testing.T) {
 	tr, exp := newTest(t, 0, nil)
-	ctx, req := tr.Start(context.Background(), http.Header{}, "chat") // new trace, ratio 0
+	ctx, req := tr.Start(context.Background(), http.Header{}, "chat", "") // new trace, ratio 0
 	_, a := req.Attempt(ctx, Try{Op: "chat", Model: "m"})
 	a.End(Outcome{})
 	req.End(Answered{Status: 200})
@@ -245,7 +247,7 @@ func TestSampling(t *testing.T) {
 	}
 	const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
 	in := http.Header{"Traceparent": {"00-" + clientTrace + "-00f067aa0ba902b7-00"}}
-	ctx, req = tr.Start(context.Background(), in, "chat")
+	ctx, req = tr.Start(context.Background(), in, "chat", "")
 	actx, a := req.Attempt(ctx, Try{Op: "chat", Model: "m"})
 	h := http.Header{}
 	Inject(actx, h)
@@ -260,7 +262,7 @@ func TestSampling(t *testing.T) {
 	}
 
 	tr1, exp1 := newTest(t, 1, nil)
-	_, req = tr1.Start(context.Background(), http.Header{}, "embeddings")
+	_, req = tr1.Start(context.Background(), http.Header{}, "embeddings", "")
 	req.End(Answered{Status: 404, ErrorType: "model_not_found"})
 	_ = tr1.tp.ForceFlush(context.Background())
 	if s := exp1.GetSpans(); len(s) != 1 || s[0].Name != "embeddings" || s[0].Status.Code == codes.Error || attrs(s[0].Attributes)["error.type"] != "model_not_found" {
@@ -301,7 +303,7 @@ func TestQueueBound(t *testing.T) {
 	const extra = 300
 	start := time.Now()
 	for range QueueSize + extra {
-		_, r := tr.Start(context.Background(), nil, "chat")
+		_, r := tr.Start(context.Background(), nil, "chat", "")
 		r.End(Answered{Status: 200})
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -371,7 +373,7 @@ func TestOTLPExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, r := tr.Start(context.Background(), nil, "chat")
+	ctx, r := tr.Start(context.Background(), nil, "chat", "")
 	r.Model("gpt-4o-mini", "gpt-4o-mini")
 	_, a := r.Attempt(ctx, Try{Op: "chat", Model: "gpt-4o-mini-2024-07-18"})
 	a.End(Outcome{})
@@ -408,7 +410,7 @@ func TestCollectorDown(t *testing.T) {
 	}
 	start := time.Now()
 	for range 100 {
-		_, r := tr.Start(context.Background(), nil, "chat")
+		_, r := tr.Start(context.Background(), nil, "chat", "")
 		r.End(Answered{Status: 200})
 	}
 	if d := time.Since(start); d > time.Second {
