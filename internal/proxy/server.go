@@ -35,8 +35,8 @@ type Server struct {
 	own    bool // Open built routes: Close closes them
 	log    *slog.Logger
 	trace  *tracing.Tracer // nil: tracing off
-	loop   *failover.Loop // the attempt loop
-	bodies intake.Budget  // request body bytes held (limits.body_buffer_bytes)
+	loop   *failover.Loop  // the attempt loop
+	bodies intake.Budget   // request body bytes held (limits.body_buffer_bytes)
 	now    func() time.Time
 	m      *metrics
 	out    *answer.Writer // the one answer writer
