@@ -48,6 +48,8 @@ type binEvent struct {
 	// refilled at resetAt (the later one when both budgets are empty).
 	exhausted bool
 	resetAt   time.Time
+	// traceparent is the W3C trace context the call carried ("": none).
+	traceparent string
 }
 
 // windowLimit is a provider's own fixed-window budget: requests and
@@ -272,6 +274,11 @@ func (f *binFake) serve(w http.ResponseWriter, r *http.Request) {
 	idx, n := f.arrive(false, model, now)
 	status := http.StatusOK
 	defer func() { f.leave(idx, status) }()
+	if tp := r.Header.Get("Traceparent"); tp != "" {
+		f.mu.Lock()
+		f.events[idx].traceparent = tp
+		f.mu.Unlock()
+	}
 
 	f.mu.Lock()
 	l := f.limit
