@@ -331,7 +331,7 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 func endSpan(ex *Exchange) {
 	a := tracing.Answered{Status: ex.status, ErrorType: ex.errType, Attempts: ex.Attempts}
 	if ex.served != "" {
-		a.Provider, a.Type, a.Model, a.Tier = ex.served, ex.ptype, ex.target.Model, ex.target.Tier
+		a.Provider, a.Type, a.Model = ex.served, ex.ptype, ex.target.Model
 		a.Degraded = ex.Model != nil && ex.target.Tier > ex.Model.BestTier
 		a.InputTokens, a.OutputTokens = ex.Usage.PromptTokens, ex.Usage.CompletionTokens
 	}

@@ -7,18 +7,22 @@
 //
 //	client span (the application's; its traceparent and tracestate read)
 //	└── chat gpt-4o-mini                 server: one per request, `{api} {model}`
-//	    │   gen_ai.operation.name, gen_ai.request.model, gen_ai.response.model,
-//	    │   gen_ai.provider.name, gen_ai.usage.*, http.response.status_code,
-//	    │   error.type (the error answer's code), llmrouter.provider, .tier,
-//	    │   .attempt (attempts made), .degraded, .hedge, .key, .api
+//	    │   gen_ai.operation.name, gen_ai.request.model (as the client named it),
+//	    │   gen_ai.provider.name, gen_ai.response.model, gen_ai.usage.* (the
+//	    │   serving attempt's), http.response.status_code, error.type (the
+//	    │   error answer's code; status Error for a 5xx), llmrouter.attempt
+//	    │   (attempts made), llmrouter.degraded, llmrouter.key
 //	    │   events: llmrouter.refused {reason, provider, wait_ms}
 //	    │           llmrouter.backoff {wait_ms}
 //	    ├── chat gpt-4o-mini-2024-07-18  client: attempt 1, `{op} {provider model}`
+//	    │       gen_ai.operation.name, .provider.name (the provider's type),
+//	    │       .request.model; llmrouter.provider, .tier, .attempt (its
+//	    │       number), .degraded, .hedge, .key; http.response.status_code;
 //	    │       error.type = the outcome kind (overloaded), status Error
 //	    └── chat claude-haiku-4-5        client: attempt 2, served
-//	            gen_ai.usage.input_tokens, .output_tokens; a stream's
-//	            event gen_ai.first_token; the provider received this span's
-//	            traceparent
+//	            gen_ai.response.model, gen_ai.usage.input_tokens,
+//	            .output_tokens; a stream's event gen_ai.first_token; the
+//	            provider received this span's traceparent
 //
 // Model: a nil *Tracer is tracing off (tracing.otlp_endpoint ""): no
 // exporter, no goroutine, and the zero Request and Attempt it hands out do

@@ -21,7 +21,7 @@ const (
 	keyDegraded = attribute.Key("llmrouter.degraded") // served below the model's best tier
 	keyHedge    = attribute.Key("llmrouter.hedge")    // the attempt is a hedge; the request was answered by one
 	keyKey      = attribute.Key("llmrouter.key")      // the named client key
-	keyAPI      = attribute.Key("llmrouter.api")      // the front door's api label
+	keyAPI      = attribute.Key("llmrouter.api")      // the front door's api label, on a span named after its route
 	keyReason   = attribute.Key("llmrouter.reason")   // a refusal's reason
 	keyWaitMS   = attribute.Key("llmrouter.wait_ms")  // a refusal's or a pause's wait
 	keyTTFT     = attribute.Key("gen_ai.server.time_to_first_token")
@@ -37,16 +37,25 @@ const (
 // propagator reads and writes W3C traceparent and tracestate.
 var propagator = propagation.TraceContext{}
 
+// Span start options, boxed once: a call that passes them allocates
+// nothing for them.
+var (
+	serverKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+	clientKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+)
+
 // Request is one client request's server span. The zero Request (tracing
 // off) does nothing and allocates nothing; a Request of a trace that is
 // not sampled records nothing but still gives its attempts a
-// traceparent to send.
+// traceparent to send. Its attributes are kept here and set once, at End
+// (one slice for the span's attributes, not one per call).
 type Request struct {
-	t     *Tracer
-	span  trace.Span
-	api   string
-	key   string // the named client key (SetKey)
-	named bool   // named after its route, not its model
+	t         *Tracer
+	span      trace.Span
+	api       string
+	requested string // the model the client named (Model)
+	key       string // the named client key (SetKey)
+	named     bool   // named after its route, not its model
 }
 
 // Start begins the server span of a request to the front door api (chat,
@@ -67,14 +76,7 @@ func (t *Tracer) Start(ctx context.Context, h http.Header, api, route string) (c
 	if route != "" {
 		name = route
 	}
-	ctx, span := t.tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer))
-	if span.IsRecording() {
-		if route == "" {
-			span.SetAttributes(operation(api), keyAPI.String(api))
-		} else {
-			span.SetAttributes(keyAPI.String(api))
-		}
-	}
+	ctx, span := t.tr.Start(ctx, name, serverKind...)
 	return ctx, Request{t: t, span: span, api: api, named: route != ""}
 }
 
@@ -84,27 +86,24 @@ func (r Request) On() bool { return r.span != nil }
 // Model names the span after the model: `{api} {configured}` (a pattern
 // such as claude-* stays the pattern, so span names stay few), with the
 // name the client asked for as gen_ai.request.model.
-func (r Request) Model(requested, configured string) {
+func (r *Request) Model(requested, configured string) {
 	if r.span == nil || !r.span.IsRecording() {
 		return
 	}
+	r.requested = requested
 	if !r.named {
 		r.span.SetName(r.api + " " + configured)
 	}
-	r.span.SetAttributes(semconv.GenAIRequestModel(requested))
 }
 
 // SetKey records the request's named client key (llmrouter.key) on its
 // span and on the attempts it starts from now on; "" (an anonymous key)
 // records nothing.
 func (r *Request) SetKey(name string) {
-	if r.span == nil || name == "" {
+	if r.span == nil {
 		return
 	}
 	r.key = name
-	if r.span.IsRecording() {
-		r.span.SetAttributes(keyKey.String(name))
-	}
 }
 
 // Refused records a provider's refusal of the request (open, limited,
@@ -114,7 +113,8 @@ func (r Request) Refused(provider, reason string, wait time.Duration) {
 	if r.span == nil || !r.span.IsRecording() {
 		return
 	}
-	attrs := []attribute.KeyValue{keyReason.String(reason)}
+	attrs := make([]attribute.KeyValue, 0, 3)
+	attrs = append(attrs, keyReason.String(reason))
 	if provider != "" {
 		attrs = append(attrs, keyProvider.String(provider))
 	}
@@ -144,9 +144,8 @@ type Answered struct {
 	// Provider, Type and Model are the serving provider's name, type and
 	// model; "" when nothing served.
 	Provider, Type, Model string
-	Tier                  int
 	Attempts              int
-	Degraded, Hedged      bool
+	Degraded              bool
 	// InputTokens and OutputTokens are the served attempt's usage.
 	InputTokens, OutputTokens int64
 }
@@ -159,12 +158,27 @@ func (r Request) End(a Answered) {
 	if r.span.IsRecording() {
 		attrs := make([]attribute.KeyValue, 0, 12)
 		attrs = append(attrs, keyAttempt.Int(a.Attempts))
+		if r.named {
+			attrs = append(attrs, keyAPI.String(r.api)) // a model's span says its api in its name
+		} else {
+			attrs = append(attrs, operation(r.api))
+		}
+		if r.requested != "" {
+			attrs = append(attrs, semconv.GenAIRequestModel(r.requested))
+		}
+		if r.key != "" {
+			attrs = append(attrs, keyKey.String(r.key))
+		}
 		if a.Status != 0 {
 			attrs = append(attrs, semconv.HTTPResponseStatusCode(a.Status))
 		}
 		if a.Provider != "" {
-			attrs = append(attrs, semconv.GenAIProviderNameKey.String(ProviderName(a.Type)), keyProvider.String(a.Provider),
-				semconv.GenAIResponseModel(a.Model), keyTier.Int(a.Tier), keyDegraded.Bool(a.Degraded), keyHedge.Bool(a.Hedged),
+			// The GenAI attributes of the answer; the router's own about
+			// the provider that served (llmrouter.provider, tier, hedge)
+			// are its attempt span's, but whether the answer came from
+			// below the best tier is the request's.
+			attrs = append(attrs, semconv.GenAIProviderNameKey.String(ProviderName(a.Type)),
+				semconv.GenAIResponseModel(a.Model), keyDegraded.Bool(a.Degraded),
 				semconv.GenAIUsageInputTokens(int(a.InputTokens)), semconv.GenAIUsageOutputTokens(int(a.OutputTokens)))
 		}
 		if a.ErrorType != "" {
@@ -180,18 +194,13 @@ func (r Request) End(a Answered) {
 	r.span.End()
 }
 
-// IDs are the span's trace and span ids in hex, for log lines; "" when r
-// is the zero Request.
-func (r Request) IDs() (traceID, spanID string) {
-	if r.span == nil {
-		return "", ""
-	}
-	sc := r.span.SpanContext()
-	return sc.TraceID().String(), sc.SpanID().String()
-}
-
 // Attempt is one attempt's client span. The zero Attempt does nothing.
-type Attempt struct{ span trace.Span }
+// Like a Request it keeps its attributes until End.
+type Attempt struct {
+	span trace.Span
+	try  Try
+	key  string
+}
 
 // Try is what an attempt's span starts with.
 type Try struct {
@@ -212,25 +221,19 @@ type Try struct {
 // Attempt begins an attempt's client span under r, `{op} {model}`, and
 // returns ctx carrying it: the adapter's request sends its traceparent
 // (Inject). With the zero Request it returns ctx and the zero Attempt.
+// A request that is not sampled still gives each attempt a span of its
+// own, so that the provider receives this attempt's id in the client's
+// trace.
 func (r Request) Attempt(ctx context.Context, a Try) (context.Context, Attempt) {
 	if r.span == nil {
 		return ctx, Attempt{}
 	}
-	if !r.span.IsRecording() {
-		// Not sampled: a span of its own all the same, so the provider
-		// receives this attempt's id in the client's trace.
-		ctx, span := r.t.tr.Start(ctx, a.Op, trace.WithSpanKind(trace.SpanKindClient))
-		return ctx, Attempt{span: span}
+	name := a.Op
+	if r.span.IsRecording() {
+		name = a.Op + " " + a.Model
 	}
-	attrs := make([]attribute.KeyValue, 0, 16)
-	attrs = append(attrs, operation(a.Op), semconv.GenAIProviderNameKey.String(ProviderName(a.Type)),
-		semconv.GenAIRequestModel(a.Model), keyProvider.String(a.Provider), keyTier.Int(a.Tier), keyAttempt.Int(a.N),
-		keyDegraded.Bool(a.Degraded), keyHedge.Bool(a.Hedge))
-	if r.key != "" {
-		attrs = append(attrs, keyKey.String(r.key))
-	}
-	ctx, span := r.t.tr.Start(ctx, a.Op+" "+a.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	return ctx, Attempt{span: span}
+	ctx, span := r.t.tr.Start(ctx, name, clientKind...)
+	return ctx, Attempt{span: span, try: a, key: r.key}
 }
 
 // FirstToken records the first content of a streamed attempt, and how
@@ -265,7 +268,14 @@ func (a Attempt) End(o Outcome) {
 		return
 	}
 	if a.span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, 5)
+		t := &a.try
+		attrs := make([]attribute.KeyValue, 0, 14)
+		attrs = append(attrs, operation(t.Op), semconv.GenAIProviderNameKey.String(ProviderName(t.Type)),
+			semconv.GenAIRequestModel(t.Model), keyProvider.String(t.Provider), keyTier.Int(t.Tier), keyAttempt.Int(t.N),
+			keyDegraded.Bool(t.Degraded), keyHedge.Bool(t.Hedge))
+		if a.key != "" {
+			attrs = append(attrs, keyKey.String(a.key))
+		}
 		if o.Status != 0 {
 			attrs = append(attrs, semconv.HTTPResponseStatusCode(o.Status))
 		}

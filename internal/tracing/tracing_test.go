@@ -166,7 +166,7 @@ func TestSpanTree(t *testing.T) {
 		}
 		a.End(o)
 	}
-	req.End(Answered{Status: 200, Provider: "bedrock-us", Type: "bedrock", Model: "claude-opus-4-1", Tier: 1, Attempts: 2,
+	req.End(Answered{Status: 200, Provider: "bedrock-us", Type: "bedrock", Model: "claude-opus-4-1", Attempts: 2,
 		Degraded: true, InputTokens: 12, OutputTokens: 34})
 	if err := tr.tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -188,9 +188,9 @@ func TestSpanTree(t *testing.T) {
 	}
 	wantAttrs(t, "server", server.Attributes, map[string]string{
 		"gen_ai.operation.name": "chat", "gen_ai.request.model": "claude-opus-4-1", "gen_ai.response.model": "claude-opus-4-1",
-		"gen_ai.provider.name": "aws.bedrock", "llmrouter.provider": "bedrock-us", "llmrouter.attempt": "2",
+		"gen_ai.provider.name": "aws.bedrock", "llmrouter.attempt": "2",
 		"llmrouter.degraded": "true", "llmrouter.key": "search-team", "gen_ai.usage.output_tokens": "34",
-		"http.response.status_code": "200", "llmrouter.api": "messages",
+		"http.response.status_code": "200",
 	})
 	var events []string
 	for _, e := range server.Events {
@@ -425,5 +425,60 @@ func TestCollectorDown(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(tr.m.exportFailed); got != 100 {
 		t.Errorf("dropped export_failed %v, want 100", got)
+	}
+}
+
+// discardExporter takes every batch and keeps nothing.
+type discardExporter struct{}
+
+func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardExporter) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkRequestSpans is the tracing a request with one attempt costs,
+// alone: its server span continued from a traceparent, named after its
+// model, an attempt span whose traceparent is injected, both ended with
+// their attributes. "sdk" exports to an exporter that discards (the
+// SDK's cost); "otlp" encodes every batch and posts it to a collector in
+// this process that discards it. cpu-ns/op counts every goroutine.
+func BenchmarkRequestSpans(b *testing.B) {
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer col.Close()
+	for _, c := range []struct {
+		name string
+		exp  sdktrace.SpanExporter
+	}{{"off", nil}, {"sdk", discardExporter{}}, {"otlp", nil}} {
+		b.Run(c.name, func(b *testing.B) {
+			var tr *Tracer
+			if c.name != "off" {
+				var err error
+				tr, err = New(Config{OTLPEndpoint: col.URL, SampleRatio: 1}, Options{exporter: c.exp})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			in := http.Header{"Traceparent": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}
+			out := http.Header{}
+			b.ReportAllocs()
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				ctx, r := tr.Start(context.Background(), in, "chat", "")
+				r.Model("gpt-4o-mini", "gpt-4o-mini")
+				actx, a := r.Attempt(ctx, Try{Op: "chat", Provider: "openai", Type: "openai", Model: "gpt-4o-mini-2024-07-18", N: 1})
+				Inject(actx, out)
+				a.End(Outcome{Model: "gpt-4o-mini-2024-07-18", InputTokens: 20, OutputTokens: 6})
+				r.End(Answered{Status: 200, Provider: "openai", Type: "openai", Model: "gpt-4o-mini-2024-07-18", Attempts: 1, InputTokens: 20, OutputTokens: 6})
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := tr.Shutdown(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			if tr != nil {
+				b.ReportMetric(testutil.ToFloat64(tr.m.queueFull)/float64(b.N), "dropped/op")
+			}
+		})
 	}
 }

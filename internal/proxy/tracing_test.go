@@ -1,0 +1,137 @@
+//go:build unix
+
+package proxy
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/llmrouter/llmrouter/internal/tracing"
+)
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPathTracing is BenchmarkPath's plain and stream paths with
+// tracing off, and on at sample_ratio 1 exporting over OTLP/HTTP to a
+// collector in this process that reads and discards each export (its
+// cost is counted too); "traceparent" sends a client's trace context;
+// "unsampled" is sample_ratio 0 (what a request that is not kept costs).
+// cpu-ns/op is the process's CPU time per request, the exporter's
+// goroutine and the final flush included: the difference between off and
+// on is what tracing costs a request (docs/BENCHMARKS.md, "Tracing").
+func BenchmarkPathTracing(b *testing.B) {
+	var exports atomic.Int64
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		exports.Add(1)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer col.Close()
+	for _, c := range []struct {
+		name, path string
+		on         bool
+		ratio      float64
+		hdr        []string
+	}{
+		{"off/plain", "plain", false, 1, nil},
+		{"on/plain", "plain", true, 1, nil},
+		{"on/plain-traceparent", "plain", true, 1, []string{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}},
+		{"on/plain-unsampled", "plain", true, 0, nil},
+		{"off/stream", "stream", false, 1, nil},
+		{"on/stream", "stream", true, 1, nil},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s, body := pathServer(b, c.path)
+			reg := prometheus.NewRegistry()
+			var tr *tracing.Tracer
+			if c.on {
+				var err error
+				if tr, err = tracing.New(tracing.Config{OTLPEndpoint: col.URL, SampleRatio: c.ratio}, tracing.Options{Registerer: reg}); err != nil {
+					b.Fatal(err)
+				}
+				s.trace = tr
+			}
+			h := s.Handler()
+			w := &statusWriter{}
+			b.ReportAllocs()
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				servePath(b, h, body, w, c.hdr...)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := tr.Shutdown(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			if c.on {
+				dropped := 0.0
+				if mfs, err := reg.Gather(); err == nil {
+					for _, mf := range mfs {
+						if mf.GetName() == "llmrouter_tracing_spans_dropped_total" {
+							for _, m := range mf.Metric {
+								dropped += m.GetCounter().GetValue()
+							}
+						}
+					}
+				}
+				b.ReportMetric(dropped/float64(b.N), "dropped/op")
+			}
+		})
+	}
+}
+
+// TestTracingExportsBothSpans: with a Tracer, a request's two spans (the
+// request's and its attempt's) are exported; without one, nothing is
+// (TestAllocationBudgets measures that path).
+func TestTracingExportsBothSpans(t *testing.T) {
+	var got atomic.Int64
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got.Add(1)
+	}))
+	defer col.Close()
+	reg := prometheus.NewPedanticRegistry()
+	tr, err := tracing.New(tracing.Config{OTLPEndpoint: col.URL, SampleRatio: 1}, tracing.Options{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, body := pathServer(t, "plain")
+	s.trace = tr
+	servePath(t, s.Handler(), body, &statusWriter{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := testutil.GatherAndCount(reg, "llmrouter_tracing_spans_exported_total"); err != nil || n != 1 {
+		t.Fatalf("exported series %d, %v", n, err)
+	}
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == "llmrouter_tracing_spans_exported_total" {
+			if v := mf.Metric[0].GetCounter().GetValue(); v != 2 {
+				t.Errorf("exported %v spans, want 2 (the request and its attempt)", v)
+			}
+		}
+	}
+	if got.Load() == 0 {
+		t.Error("the collector got no export")
+	}
+}
