@@ -292,12 +292,22 @@ func loadDeployment(t *testing.T) *deployment {
 			x.secret = s
 		}
 	}
+	set := map[string]string{}
 	for _, e := range x.sidecar.Env {
+		v, ok := "", true
 		switch {
 		case e.ValueFrom == nil:
-			t.Setenv(e.Name, e.Value)
+			v = expandEnvRefs(e.Value, set)
 		case e.ValueFrom.SecretKeyRef != nil:
-			t.Setenv(e.Name, "test-key")
+			v = "test-key"
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.hostIP":
+			v = testNodeIP
+		default:
+			ok = false
+		}
+		if ok {
+			set[e.Name] = v
+			t.Setenv(e.Name, v)
 		}
 	}
 	path := filepath.Join(t.TempDir(), configKey)
@@ -310,6 +320,25 @@ func loadDeployment(t *testing.T) *deployment {
 	}
 	x.config, x.cfgPath = cfg, path
 	return x
+}
+
+// testNodeIP stands in for the node's IP (status.hostIP) in the sidecar's
+// environment.
+const testNodeIP = "10.0.0.7"
+
+// envRef is a Kubernetes dependent environment variable reference.
+var envRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// expandEnvRefs expands $(NAME) in v as the kubelet does: from the
+// variables defined before it in the container (set); a reference to any
+// other stays as written.
+func expandEnvRefs(v string, set map[string]string) string {
+	return envRef.ReplaceAllStringFunc(v, func(ref string) string {
+		if val, ok := set[ref[2:len(ref)-1]]; ok {
+			return val
+		}
+		return ref
+	})
 }
 
 // containerPort resolves a probe's or Service's port (number or name) in c.
@@ -369,6 +398,19 @@ func TestConfigMapConfigLoads(t *testing.T) {
 		if p := byName[last.Provider]; p == nil || p.APIKeyEnv != "" || p.APIKeyFile != "" {
 			t.Errorf("model %s: got last tier %d on %s, want a local provider that uses no key", m.Name, last.Tier, last.Provider)
 		}
+	}
+}
+
+// TestSidecarTracesToTheNodeCollector: the sidecar's spans go to the
+// OpenTelemetry Collector agent on its node, OTLP/HTTP on port 4318, at
+// every sample (docs/ARCHITECTURE.md, "Tracing").
+func TestSidecarTracesToTheNodeCollector(t *testing.T) {
+	x := loadDeployment(t)
+	if got, want := x.config.Tracing.OTLPEndpoint, "http://"+testNodeIP+":4318"; got != want {
+		t.Errorf("tracing.otlp_endpoint %q with the sidecar's environment, want %q (the node's collector)", got, want)
+	}
+	if x.config.Tracing.SampleRatio != 1 {
+		t.Errorf("tracing.sample_ratio %v, want 1", x.config.Tracing.SampleRatio)
 	}
 }
 

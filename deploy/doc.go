@@ -20,6 +20,8 @@
 //     pod IP at the port the probes, the Service and the scrape config use;
 //   - the pod's grace period exceeds shutdown_timeout, and every provider
 //     key comes from the Secret;
+//   - the sidecar's spans go to the OpenTelemetry Collector agent on its
+//     node (status.hostIP, port 4318);
 //   - every metric the alerts and the dashboard query is one the router
 //     registers (read from a real proxy.Server and the admin gauges on
 //     it), with labels it has;

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -481,4 +482,43 @@ func BenchmarkRequestSpans(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestQueueMemory measures what a full queue holds: QueueSize spans of a
+// request with a long failure message each (the attempt's attributes and
+// a refusal event on top of the request's), the collector stuck. The
+// figure is docs/ARCHITECTURE.md's ("Memory").
+func TestQueueMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("heap figures differ under -race")
+	}
+	exp := &blocking{release: make(chan struct{})}
+	tr, err := New(Config{OTLPEndpoint: "http://127.0.0.1:1", SampleRatio: 1}, Options{exporter: exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	msg := strings.Repeat("x", 2*maxValueLen)
+	for i := 0; tr.queued.Load() < QueueSize; i++ {
+		ctx, r := tr.Start(context.Background(), nil, "chat", "")
+		r.Model("gpt-4o-mini", "gpt-4o-mini")
+		r.SetKey("search-team")
+		r.Refused("openai", "limited", time.Second)
+		_, a := r.Attempt(ctx, Try{Op: "chat", Provider: "openai", Type: "openai", Model: "gpt-4o-mini-2024-07-18", N: 1})
+		a.End(Outcome{Kind: "overloaded", Status: 529, Message: msg})
+		r.End(Answered{Status: 502, ErrorType: "upstream_error", Attempts: 1})
+	}
+	held := heap() - before
+	t.Logf("a full queue (%d spans) holds %d KiB: %d bytes a span", QueueSize, held>>10, held/QueueSize)
+	if held > 16<<20 {
+		t.Errorf("a full queue holds %d MiB, want under 16", held>>20)
+	}
+	close(exp.release)
+	_ = tr.Shutdown(context.Background())
 }
