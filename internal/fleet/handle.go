@@ -64,7 +64,7 @@ func (h *handle) Admit(tokens int64) (shared.Decision, error) {
 	ctx, cancel := h.c.call()
 	defer cancel()
 	p := h.p
-	cmd := admitScript.Run(ctx, h.c.rdb, []string{h.key}, max(tokens, 0), p.RPM, p.TPM,
+	cmd := prod.admit.Run(ctx, h.c.rdb, []string{h.key}, max(tokens, 0), p.RPM, p.TPM,
 		h.lease.Milliseconds(), h.ttl)
 	d, err := parseDecision(cmd)
 	if err != nil {
@@ -94,15 +94,15 @@ func (h *handle) Record(r shared.Record) {
 		rl.LimitRequests, rl.RemainingRequests, ms(rl.ResetRequests),
 		rl.LimitTokens, rl.RemainingTokens, ms(rl.ResetTokens), ms(rl.RetryAfter),
 		b2i(r.Quota), ms(r.QuotaReset), b2i(r.QuotaCheck), ms(p.QuotaRecheck), h.ttl, instant}
-	h.c.enqueue(job{h: h, s: recordScript, args: args})
+	h.c.enqueue(job{h: h, s: prod.record, args: args})
 }
 
 func (h *handle) DisableTarget(model, message string) {
-	h.c.enqueue(job{h: h, s: disableScript, args: []any{model, message, h.ttl}})
+	h.c.enqueue(job{h: h, s: prod.disable, args: []any{model, message, h.ttl}})
 }
 
 func (h *handle) Enable() {
-	h.c.enqueue(job{h: h, s: enableScript, args: []any{h.ttl}})
+	h.c.enqueue(job{h: h, s: prod.enable, args: []any{h.ttl}})
 }
 
 // Probe takes the fleet's probe lock and probes, or waits for the verdict
@@ -111,7 +111,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 	var res shared.ProbeResult
 	token := h.c.token + ":" + strconv.FormatUint(h.c.seq.Add(1), 10)
 	cctx, cancel := h.c.call()
-	d, err := parseDecision(probeStartScript.Run(cctx, h.c.rdb, []string{h.key, h.lock}, token, h.lockTTL.Milliseconds()))
+	d, err := parseDecision(prod.probeStart.Run(cctx, h.c.rdb, []string{h.key, h.lock}, token, h.lockTTL.Milliseconds()))
 	cancel()
 	if err != nil {
 		h.c.fail("probe", err)
@@ -148,7 +148,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 		cd := h.p.Breaker.Cooldown
 		dctx, cancel := h.c.call()
 		defer cancel()
-		cmd := probeDoneScript.Run(dctx, h.c.rdb, []string{h.key, h.lock}, token, b2i(res.Err == nil), int64(kind),
+		cmd := prod.probeDone.Run(dctx, h.c.rdb, []string{h.key, h.lock}, token, b2i(res.Err == nil), int64(kind),
 			ms(cd.For(kind, retryAfter, 1)), strconv.FormatFloat(cd.Multiplier, 'g', -1, 64), ms(cd.Max), h.ttl)
 		d, err := parseDecision(cmd)
 		if err != nil {
@@ -163,7 +163,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 	defer t.Stop()
 	for {
 		vctx, cancel := h.c.call()
-		d, err := parseDecision(viewScript.Run(vctx, h.c.rdb, []string{h.key}))
+		d, err := parseDecision(prod.view.Run(vctx, h.c.rdb, []string{h.key}))
 		cancel()
 		if err != nil {
 			h.c.fail("probe", err)
