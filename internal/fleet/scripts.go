@@ -113,11 +113,14 @@ const recordBody = `
 local A = {}
 for i = 1, #ARGV do A[i] = tonumber(ARGV[i]) end
 local cfg = {r = A[13], t = A[14]}
+-- The usage correction comes before the answer's own announcement, as in
+-- internal/ratelimit (Reconcile, then Observe): the provider's count
+-- already holds this answer's usage and must not be charged it again.
+buckets_adjust(cfg, A[12])
 buckets_observe('r', cfg, A[15], A[16], A[17])
 buckets_observe('t', cfg, A[18], A[19], A[20])
 buckets_retry_after(A[21])
 if A[1] == 1 then flush(A[26]); return view(0, 0, 0) end
-buckets_adjust(cfg, A[12])
 if A[11] > 0 then set('lk', A[11]) end
 quota_record(A[22], A[23], A[24], A[3], A[25])
 breaker_record(A[2], A[3], A[27], A[4], A[5], A[6], A[7], A[8], A[9], A[10])
