@@ -14,8 +14,8 @@ type Config struct {
 	// otherwise it must be positive.
 	After time.Duration `mapstructure:"after"`
 	// MaxShare caps the share of the router's recent requests (about the
-	// last Window) that hedge. Range (0, 1]; default 0.05 (0 means the
-	// default).
+	// last Window) that hedge. Range (0, 1]; default 0.05 (WithDefaults
+	// sets a zero one; Validate refuses it).
 	MaxShare float64 `mapstructure:"max_share"`
 }
 
@@ -41,7 +41,7 @@ func (c Config) Validate() error {
 	if c.After < 0 {
 		return fmt.Errorf("routing.hedge.after: must not be negative (0 turns hedging off), got %s", c.After)
 	}
-	if c.MaxShare != 0 && !(c.MaxShare > 0 && c.MaxShare <= 1) {
+	if !(c.MaxShare > 0 && c.MaxShare <= 1) {
 		return fmt.Errorf("routing.hedge.max_share: must be in (0, 1], got %g", c.MaxShare)
 	}
 	return nil

@@ -12,7 +12,8 @@ func TestValidate(t *testing.T) {
 		c    Config
 		want string // "" valid, else a substring of the error
 	}{
-		{"off", Config{}, ""},
+		{"off", Config{}.WithDefaults(), ""},
+		{"no share", Config{After: time.Second}, "routing.hedge.max_share"},
 		{"default", DefaultConfig(), ""},
 		{"on", Config{After: 300 * time.Millisecond, MaxShare: 0.2}, ""},
 		{"every request", Config{After: time.Second, MaxShare: 1}, ""},
