@@ -97,6 +97,10 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"bad log level", "log: {level: loud}\n" + minimal, `log.level: must be debug, info, warn or error, got "loud"`},
 		{"short affinity ttl", "routing: {affinity: {ttl: 10ms}}\n" + minimal, "routing.affinity.ttl: must be at least 1s (or 0 for the default), got 10ms"},
 		{"affinity typo", "routing: {affinity: {enable: true}}\n" + minimal, "unknown key routing.affinity.enable"},
+		{"negative hedge after", "routing: {hedge: {after: -1s}}\n" + minimal, "routing.hedge.after: must not be negative (0 turns hedging off), got -1s"},
+		{"hedge share above 1", "routing: {hedge: {after: 1s, max_share: 2}}\n" + minimal, "routing.hedge.max_share: must be in (0, 1], got 2"},
+		{"hedge share 0", "routing: {hedge: {max_share: 0}}\n" + minimal, "routing.hedge.max_share: must be in (0, 1], got 0"},
+		{"hedge typo", "routing: {hedge: {afer: 1s}}\n" + minimal, "unknown key routing.hedge.afer"},
 		{"no models", "providers: [{name: p, type: simulated}]\nmodels: []\n", "models: at least one model is required"},
 		{"duplicate provider", strings.Replace(minimal, "providers:\n", "providers:\n  - {name: p, type: simulated}\n", 1), `providers[1].name: duplicate provider name "p"`},
 	}

@@ -35,8 +35,15 @@ type Served struct {
 	// Held are a stream's preamble chunks read before the commit point.
 	Held [][]byte
 
+	// Hedged: the answer is a hedge's, the twin of an attempt that had
+	// no first content after routing.hedge.after (docs/ARCHITECTURE.md,
+	// "Hedging").
+	Hedged bool
+
 	l            *Loop
-	permit       *upstream.Permit // a stream's, released by Done; nil once released
+	permit       *upstream.Permit // released by finish, abandon or (a stream's) Done; nil once released
+	ctx          context.Context  // the attempt's
+	t0           time.Time        // when it was sent
 	cancel       context.CancelCauseFunc
 	timer        *time.Timer
 	cause        atomic.Pointer[outcome.Error] // what the timer's firing means
@@ -68,14 +75,23 @@ func (sv *Served) end() {
 // answer to write; otherwise the classified failure, with the permit
 // released.
 func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Target, req *provider.Request, permit *upstream.Permit) (*Served, *outcome.Error) {
+	sv := l.begin(ctx, r, up, tg, req, permit)
+	resp, err := sv.send()
+	r.Upstream += time.Since(sv.t0)
+	return l.finish(ctx, r, sv, resp, err)
+}
+
+// begin starts an attempt: it counts it and gives it its context and
+// timer. send sends it; finish (or, for the loser of a hedge, abandon)
+// ends it.
+func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target, req *provider.Request, permit *upstream.Permit) *Served {
 	r.Attempts++
 	req.Model = tg.Model
 	// One context and one timer bound the attempt: first the first-token
 	// deadline (streams), then the attempt timeout. The timer's cause
 	// says which one fired.
-	sv := &Served{Provider: up, Target: tg, Req: req, l: l}
-	var actx context.Context
-	actx, sv.cancel = context.WithCancelCause(ctx)
+	sv := &Served{Provider: up, Target: tg, Req: req, l: l, permit: permit}
+	sv.ctx, sv.cancel = context.WithCancelCause(ctx)
 	sv.cause.Store(errAttemptTimeout)
 	limit := up.Config.Timeout
 	if req.Stream && up.Config.FirstTokenTimeout < limit {
@@ -83,20 +99,35 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 		limit = up.Config.FirstTokenTimeout
 	}
 	sv.timer = time.AfterFunc(limit, func() { sv.cancel(sv.cause.Load()) })
-	t0 := time.Now()
-	resp, err := up.Adapter.Do(actx, req)
+	sv.t0 = time.Now()
+	return sv
+}
+
+// send calls the adapter and, for a stream, reads it up to its first
+// content (the preamble). It touches nothing but sv, so a hedge's two
+// attempts may send at once.
+func (sv *Served) send() (*provider.Response, error) {
+	resp, err := sv.Provider.Adapter.Do(sv.ctx, sv.Req)
 	if err == nil && resp.Stream != nil {
 		// The headers came before the stream: their budget applies now,
 		// not when the stream ends.
-		permit.Observe(l.now(), resp.RateLimit)
+		sv.permit.Observe(sv.l.now(), resp.RateLimit)
 		sv.Held, err = relay.Preamble(resp.Stream)
 		if err != nil {
 			resp.Stream.Close()
 		}
 	}
-	r.Upstream += time.Since(t0)
+	return resp, err
+}
+
+// finish ends what send returned: a failure is classified, recorded and
+// its permit released; a non-stream answer's permit is released at once,
+// a stream's is kept until Done.
+func (l *Loop) finish(ctx context.Context, r *Run, sv *Served, resp *provider.Response, err error) (*Served, *outcome.Error) {
+	up, permit, t0 := sv.Provider, sv.permit, sv.t0
 	if err != nil {
 		sv.end()
+		sv.permit = nil
 		oe := classify(ctx, up, err)
 		permit.Release(l.now(), upstream.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter, RateLimit: oe.RateLimit, Latency: time.Since(t0)})
 		l.log.Debug("attempt failed", "request_id", r.ID, "attempt", r.Attempts, "provider", up.Name,
@@ -107,6 +138,7 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 	sv.Resp = resp
 	if resp.Stream == nil {
 		sv.end()
+		sv.permit = nil
 		permit.Release(l.now(), upstream.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage, Latency: time.Since(t0)})
 		return sv, nil
 	}
@@ -116,8 +148,26 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 		sv.timer.Reset(max(up.Config.Timeout-time.Since(t0), 0))
 	}
 	sv.firstContent = time.Since(t0)
-	sv.permit = permit
 	return sv, nil
+}
+
+// abandon ends the attempt that lost a hedge race (docs/ARCHITECTURE.md,
+// "Hedging"), cancelled and returned: its stream, if it has one, is
+// closed and its permit released as canceled, which no breaker, score or
+// throttle counts; the tokens it was charged are given back (but those an
+// answer that came all the same reported).
+func (l *Loop) abandon(sv *Served, resp *provider.Response, err error) {
+	var usage outcome.Usage
+	if err == nil {
+		if resp.Stream != nil {
+			resp.Stream.Close()
+		} else {
+			usage = resp.Usage
+		}
+	}
+	sv.end()
+	sv.permit.Release(l.now(), upstream.Result{Kind: outcome.Canceled, Usage: usage, Latency: time.Since(sv.t0)})
+	sv.permit = nil
 }
 
 // classify returns err's *outcome.Error. Canceled while the request itself
