@@ -22,7 +22,6 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/relay"
-	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
@@ -136,14 +135,14 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		ex.served, ex.target, ex.ptype = sv.Provider.Name, sv.Target, sv.Provider.Config.Type
 		ex.Usage = sv.Resp.Usage
 		s.price(ex, sv)
-		s.setServedHeaders(w, ex, sv.Provider, sv.Target, true)
+		s.setServedHeaders(w, ex, sv, true)
 		ex.status = http.StatusOK
 		s.write(w, ex, sv.Provider, http.StatusOK, sv.Resp.Body)
 		sv.Done(outcome.OK)
 	default:
 		sv := res.Served
 		ex.served, ex.target, ex.ptype = sv.Provider.Name, sv.Target, sv.Provider.Config.Type
-		s.setServedHeaders(w, ex, sv.Provider, sv.Target, false)
+		s.setServedHeaders(w, ex, sv, false)
 		ex.status = http.StatusOK
 		end := s.relay(w, ex, sv, res.Framer)
 		// The usage a stream reported by its end (the adapters ask for it
@@ -250,7 +249,8 @@ func (s *Writer) unpriced(provider, model string) {
 // setServedHeaders sets the served answer's headers; withCost adds
 // X-LLMRouter-Cost-USD (a non-stream answer, whose cost is known before
 // its first byte).
-func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, up *failover.Provider, tg route.Target, withCost bool) {
+func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, sv *failover.Served, withCost bool) {
+	up, tg := sv.Provider, sv.Target
 	h := w.Header()
 	// One backing array for the per-response values.
 	vals := make([]string, 6)
@@ -258,6 +258,9 @@ func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, up *failo
 	h[hdrProvider], h[hdrModel], h[hdrTier], h[hdrAttempts] = vals[0:1:1], vals[1:2:2], vals[2:3:3], vals[3:4:4]
 	if tg.Tier > ex.Model.BestTier {
 		h[hdrDegraded] = valTrue
+	}
+	if sv.Hedged {
+		h[hdrHedged] = valTrue // docs/ARCHITECTURE.md, "Hedging"
 	}
 	overhead := time.Since(ex.start) - ex.Upstream
 	ex.overhead, ex.committed = overhead, true
@@ -291,7 +294,9 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 		if ex.status == http.StatusOK && ex.LastTier > ex.Model.BestTier {
 			s.m.degraded.WithLabelValues(api, model).Inc()
 		}
-		if ex.status == http.StatusOK && ex.Attempts > 1 {
+		// A failed attempt before the answer, not a hedge that was
+		// merely sent (docs/ARCHITECTURE.md, "Hedging").
+		if ex.status == http.StatusOK && len(ex.Failures) > 0 {
 			s.m.recovered.WithLabelValues(api, model).Inc()
 		}
 	}

@@ -14,6 +14,7 @@ const (
 	hdrDegraded  = "X-Llmrouter-Degraded"
 	hdrOverhead  = "X-Llmrouter-Overhead-Ms"
 	hdrCost      = "X-Llmrouter-Cost-Usd"
+	hdrHedged    = "X-Llmrouter-Hedged"
 	hdrCType     = "Content-Type"
 	hdrCLength   = "Content-Length"
 	// hdrShouldRetry is the Stainless SDKs' (OpenAI's, Anthropic's)

@@ -22,6 +22,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
+	"github.com/llmrouter/llmrouter/internal/hedge"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
@@ -115,6 +116,10 @@ type Routing struct {
 	// Affinity keeps a conversation on the target that served it last
 	// (where its prompt cache is). Default on, ttl 1h.
 	Affinity affinity.Config `mapstructure:"affinity"`
+	// Hedge races a twin attempt on another provider when the first has
+	// no first content after `after`, for at most max_share of recent
+	// requests. Default off (after 0s), max_share 0.05.
+	Hedge hedge.Config `mapstructure:"hedge"`
 }
 
 // Log is the `log:` block.
@@ -369,6 +374,7 @@ func (c *Config) Validate() error {
 	add(c.Routing.ScoreWeights.Validate())
 	add(routing.ValidateShedOpenFraction(c.Routing.ShedOpenFraction))
 	add(c.Routing.Affinity.Validate())
+	add(c.Routing.Hedge.Validate())
 	// The same check proxy.Update runs on the providers' shared policy.
 	add(upstream.Policy{Breaker: c.Breaker.Config, ThrottleK: c.Routing.AdaptiveThrottleK, QuotaRecheck: c.Breaker.QuotaRecheck}.Validate())
 	add(c.Responses.Validate())

@@ -7,6 +7,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/hedge"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
@@ -48,6 +49,9 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	}
 	if got, want := c.Routing.Affinity, affinity.DefaultConfig(); got != want {
 		t.Errorf("routing.affinity: embedded %+v, package default %+v", got, want)
+	}
+	if got, want := c.Routing.Hedge, hedge.DefaultConfig(); got != want {
+		t.Errorf("routing.hedge: embedded %+v, package default %+v", got, want)
 	}
 	if c.Routing.ShedOpenFraction != routing.DefaultShedOpenFraction {
 		t.Errorf("routing.shed_open_fraction: embedded %v, package default %v", c.Routing.ShedOpenFraction, routing.DefaultShedOpenFraction)

@@ -33,8 +33,8 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 	opts := routing.Options{
 		Models: table, Limits: cfg.Limits, Logger: log, Pricing: cfg.Pricing,
 		Retry: cfg.Routing.Retry, Weights: cfg.Routing.ScoreWeights, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
-		Affinity: cfg.Routing.Affinity,
-		Policy:   upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
+		Affinity: cfg.Routing.Affinity, Hedge: cfg.Routing.Hedge,
+		Policy: upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
 	}
 	resolved, err := cfg.ResolveTypes(types)
 	errs = append(errs, err)

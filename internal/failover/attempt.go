@@ -36,13 +36,20 @@ type Served struct {
 	// Held are a stream's preamble chunks read before the commit point.
 	Held [][]byte
 
+	// Hedged: the answer is a hedge's, the twin of an attempt that had
+	// no first content after routing.hedge.after (docs/ARCHITECTURE.md,
+	// "Hedging").
+	Hedged bool
+
 	l            *Loop
-	permit       *upstream.Permit // a stream's, released by Done; nil once released
+	permit       *upstream.Permit // released by finish, abandon or (a stream's) Done; nil once released
+	ctx          context.Context  // the attempt's
+	t0           time.Time        // when it was sent
 	cancel       context.CancelCauseFunc
 	timer        *time.Timer
 	cause        atomic.Pointer[outcome.Error] // what the timer's firing means
 	firstContent time.Duration
-	span         tracing.Attempt // a stream's, ended by Done
+	span         tracing.Attempt // ended by finish, abandon or (a stream's) Done
 }
 
 // Done ends the attempt: a stream's permit is released with its end (a
@@ -73,14 +80,27 @@ func (sv *Served) end() {
 // answer to write; otherwise the classified failure, with the permit
 // released.
 func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Target, req *provider.Request, permit *upstream.Permit) (*Served, *outcome.Error) {
+	sv := l.begin(ctx, r, up, tg, req, permit, false)
+	resp, err := sv.send()
+	r.Upstream += time.Since(sv.t0)
+	return l.finish(ctx, r, sv, resp, err)
+}
+
+// begin starts an attempt (a hedge's twin when hedge): it counts it and
+// gives it its context, timer and span. send sends it; finish (or, for the
+// loser of a hedge, abandon) ends it.
+func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target, req *provider.Request, permit *upstream.Permit, hedge bool) *Served {
 	r.Attempts++
 	req.Model = tg.Model
 	// One context and one timer bound the attempt: first the first-token
 	// deadline (streams), then the attempt timeout. The timer's cause
 	// says which one fired.
-	sv := &Served{Provider: up, Target: tg, Req: req, l: l}
-	var actx context.Context
-	actx, sv.cancel = context.WithCancelCause(ctx)
+	sv := &Served{Provider: up, Target: tg, Req: req, Hedged: hedge, l: l, permit: permit}
+	sv.ctx, sv.cancel = context.WithCancelCause(ctx)
+	// The attempt's span rides its context to the adapter, whose request
+	// carries its traceparent (docs/ARCHITECTURE.md, "Tracing").
+	sv.ctx, sv.span = r.Trace.Attempt(sv.ctx, tracing.Try{Op: req.Op.String(), Provider: up.Name, Type: up.Config.Type,
+		Model: tg.Model, Tier: tg.Tier, N: r.Attempts, Degraded: tg.Tier > r.Model.BestTier, Hedge: hedge})
 	sv.cause.Store(errAttemptTimeout)
 	limit := up.Config.Timeout
 	if req.Stream && up.Config.FirstTokenTimeout < limit {
@@ -88,30 +108,41 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 		limit = up.Config.FirstTokenTimeout
 	}
 	sv.timer = time.AfterFunc(limit, func() { sv.cancel(sv.cause.Load()) })
-	// The attempt's span rides its context to the adapter, whose request
-	// carries its traceparent (docs/ARCHITECTURE.md, "Tracing").
-	actx, span := r.Trace.Attempt(actx, tracing.Try{Op: req.Op.String(), Provider: up.Name, Type: up.Config.Type,
-		Model: tg.Model, Tier: tg.Tier, N: r.Attempts, Degraded: tg.Tier > r.Model.BestTier})
-	t0 := time.Now()
-	resp, err := up.Adapter.Do(actx, req)
+	sv.t0 = time.Now()
+	return sv
+}
+
+// send calls the adapter and, for a stream, reads it up to its first
+// content (the preamble). It touches nothing but sv, so a hedge's two
+// attempts may send at once.
+func (sv *Served) send() (*provider.Response, error) {
+	resp, err := sv.Provider.Adapter.Do(sv.ctx, sv.Req)
 	if err == nil && resp.Stream != nil {
 		// The headers came before the stream: their budget applies now,
 		// not when the stream ends.
-		permit.Observe(l.now(), resp.RateLimit)
+		sv.permit.Observe(sv.l.now(), resp.RateLimit)
 		sv.Held, err = relay.Preamble(resp.Stream)
 		if err != nil {
 			resp.Stream.Close()
 		} else {
-			span.FirstToken(time.Since(t0))
+			sv.span.FirstToken(time.Since(sv.t0))
 		}
 	}
-	r.Upstream += time.Since(t0)
+	return resp, err
+}
+
+// finish ends what send returned: a failure is classified, recorded and
+// its permit released; a non-stream answer's permit is released at once,
+// a stream's is kept until Done.
+func (l *Loop) finish(ctx context.Context, r *Run, sv *Served, resp *provider.Response, err error) (*Served, *outcome.Error) {
+	up, permit, t0 := sv.Provider, sv.permit, sv.t0
 	if err != nil {
 		sv.end()
+		sv.permit = nil
 		oe := classify(ctx, up, err)
 		permit.Release(l.now(), upstream.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter, RateLimit: oe.RateLimit, Latency: time.Since(t0)})
-		span.End(tracing.Outcome{Kind: oe.Kind.String(), Status: oe.Status, Message: oe.Message})
-		l.log.DebugContext(actx, "attempt failed", "request_id", r.ID, "attempt", r.Attempts, "provider", up.Name,
+		sv.span.End(tracing.Outcome{Kind: oe.Kind.String(), Status: oe.Status, Message: oe.Message})
+		l.log.DebugContext(sv.ctx, "attempt failed", "request_id", r.ID, "attempt", r.Attempts, "provider", up.Name,
 			"status", oe.Status, "kind", oe.Kind.String(), "error", oe.Message)
 		r.Failures = append(r.Failures, Failure{Provider: up.Name, Err: oe})
 		return nil, oe
@@ -119,19 +150,38 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 	sv.Resp = resp
 	if resp.Stream == nil {
 		sv.end()
+		sv.permit = nil
 		permit.Release(l.now(), upstream.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage, Latency: time.Since(t0)})
-		span.End(tracing.Outcome{Model: tg.Model, InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens})
+		sv.span.End(tracing.Outcome{Model: sv.Target.Model, InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens})
 		return sv, nil
 	}
-	sv.span = span
 	if sv.cause.Load() == errFirstTokenTimeout && sv.timer.Stop() {
 		// First content arrived: the rest of the attempt timeout applies.
 		sv.cause.Store(errAttemptTimeout)
 		sv.timer.Reset(max(up.Config.Timeout-time.Since(t0), 0))
 	}
 	sv.firstContent = time.Since(t0)
-	sv.permit = permit
 	return sv, nil
+}
+
+// abandon ends the attempt that lost a hedge race (docs/ARCHITECTURE.md,
+// "Hedging"), cancelled and returned: its stream, if it has one, is
+// closed and its permit released as canceled, which no breaker, score or
+// throttle counts; the tokens it was charged are given back (but those an
+// answer that came all the same reported).
+func (l *Loop) abandon(sv *Served, resp *provider.Response, err error) {
+	var usage outcome.Usage
+	if err == nil {
+		if resp.Stream != nil {
+			resp.Stream.Close()
+		} else {
+			usage = resp.Usage
+		}
+	}
+	sv.end()
+	sv.permit.Release(l.now(), upstream.Result{Kind: outcome.Canceled, Usage: usage, Latency: time.Since(sv.t0)})
+	sv.permit = nil
+	sv.span.End(tracing.Outcome{Kind: outcome.Canceled.String(), Message: "lost the hedge race"})
 }
 
 // classify returns err's *outcome.Error. Canceled while the request itself

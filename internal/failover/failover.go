@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/hedge"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -39,6 +40,9 @@ type Policy struct {
 	// Affinity is routing.affinity (docs/ARCHITECTURE.md, "Affinity");
 	// the zero value is off.
 	Affinity affinity.Config
+	// Hedge is routing.hedge (docs/ARCHITECTURE.md, "Hedging"); the zero
+	// value is off.
+	Hedge hedge.Config
 }
 
 // Options are a Loop's seams.
@@ -66,6 +70,7 @@ type Loop struct {
 	log   *slog.Logger
 	freed func() <-chan struct{}
 	aff   *affinity.Table
+	share hedge.Share // the router's recent requests and hedges
 	m     *metrics
 }
 
@@ -127,6 +132,8 @@ type Run struct {
 	cands []candidate
 	// waited is the time the latest pause took, for the retry log line.
 	waited time.Duration
+	// hedged: a hedge was sent (a request hedges at most once).
+	hedged bool
 	// aff says what affinity does for the request: on (it has an
 	// identity, the policy and its model allow it), and the target that
 	// served the conversation last, if any.
@@ -191,6 +198,9 @@ func (r *Run) end(ctx context.Context) Result {
 func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name string) *Provider, req *provider.Request, tokens int64) Result {
 	now := l.now()
 	end := deadlineOn(ctx, now)
+	if p.Hedge.On() {
+		l.share.Request()
+	}
 	l.plan(r, p, providers, req, now)
 	for round := 0; ; round++ {
 		if round > 0 {
@@ -207,29 +217,32 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 				continue
 			}
 			l.note(ctx, r, c)
-			sv, oe := l.attempt(ctx, r, c.p, c.tg, c.req, permit)
-			if sv != nil {
-				l.remember(r, p, c, now)
-				return Result{Served: sv}
+			var (
+				sv *Served
+				by = c
+				fs failures
+			)
+			if l.hedges(r, p, c) {
+				sv, by, fs = l.race(ctx, r, p, c, permit, end, tokens, &w)
+			} else {
+				var oe *outcome.Error
+				if sv, oe = l.attempt(ctx, r, c.p, c.tg, c.req, permit); oe != nil {
+					fs.add(c, oe)
+				}
 			}
-			now = l.now()
-			d := decide(oe.Kind, c.tries, p.Retry.Delay(c.tries, l.rnd()), oe.RetryAfter, end.Sub(now))
-			switch d.step {
-			case stepGone:
-				return Result{Gone: true}
-			case stepReturn:
-				return Result{ClientError: oe, Provider: c.p.Name}
-			case stepDisable:
-				// That target is misconfigured: off until a reload or an
-				// enable; the model fails over at once.
-				c.p.Up.DisableTarget(c.tg.Model, oe.Message)
-				r.Missing = append(r.Missing, c.p.Name+"/"+c.tg.Model)
-				c.out = true
-			case stepDrop:
-				c.out = true
-			case stepRetry:
-				c.notUntil = now.Add(d.wait)
-				w.until(c.notUntil)
+			if fs.n > 0 {
+				now = l.now()
+			}
+			for _, f := range fs.f[:fs.n] {
+				// A hedge's leg that failed before the other answered is
+				// settled all the same.
+				if res, over := l.settle(r, p, f, now, end, &w); over && sv == nil {
+					return res
+				}
+			}
+			if sv != nil {
+				l.remember(r, p, by, now)
+				return Result{Served: sv}
 			}
 		}
 		if r.Attempts >= p.Retry.MaxAttempts {
@@ -239,6 +252,32 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 			return r.end(ctx)
 		}
 	}
+}
+
+// settle applies decide to a failed attempt at now: it ends the walk
+// (over, with its Result), or takes the candidate out, or sets when it may
+// be tried again.
+func (l *Loop) settle(r *Run, p Policy, f failed, now, end time.Time, w *wake) (res Result, over bool) {
+	c, oe := f.c, f.oe
+	d := decide(oe.Kind, c.tries, p.Retry.Delay(c.tries, l.rnd()), oe.RetryAfter, end.Sub(now))
+	switch d.step {
+	case stepGone:
+		return Result{Gone: true}, true
+	case stepReturn:
+		return Result{ClientError: oe, Provider: c.p.Name}, true
+	case stepDisable:
+		// That target is misconfigured: off until a reload or an
+		// enable; the model fails over at once.
+		c.p.Up.DisableTarget(c.tg.Model, oe.Message)
+		r.Missing = append(r.Missing, c.p.Name+"/"+c.tg.Model)
+		c.out = true
+	case stepDrop:
+		c.out = true
+	case stepRetry:
+		c.notUntil = now.Add(d.wait)
+		w.until(c.notUntil)
+	}
+	return Result{}, false
 }
 
 // deadlineOn is ctx's deadline on the loop's clock, whose reading is now

@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/bulkhead"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -138,6 +140,34 @@ type rig struct {
 	provs map[string]*Provider
 	model *route.Model
 	pol   Policy
+	done  *released
+}
+
+// released records the results the rig's providers' permits were
+// released with.
+type released struct {
+	mu    sync.Mutex // guards kinds
+	kinds map[string][]outcome.Kind
+}
+
+type observer struct {
+	name string
+	rel  *released
+}
+
+func (observer) Refused(upstream.Reason)  {}
+func (observer) Transition(breaker.State) {}
+func (o observer) Done(r upstream.Result) {
+	o.rel.mu.Lock()
+	defer o.rel.mu.Unlock()
+	o.rel.kinds[o.name] = append(o.rel.kinds[o.name], r.Kind)
+}
+
+// of returns the kinds name's permits were released with, in order.
+func (rl *released) of(name string) []outcome.Kind {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return append([]outcome.Kind(nil), rl.kinds[name]...)
 }
 
 // retryEvery waits exactly one second before any retry (no jitter).
@@ -146,14 +176,15 @@ var retryEvery = backoff.Config{MaxAttempts: 3, InitialBackoff: time.Second, Max
 func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
 	t.Helper()
 	freed := bulkhead.NewSignal()
-	rg := &rig{provs: map[string]*Provider{}, pol: Policy{Retry: retry, Weights: route.DefaultWeights()}}
+	rg := &rig{provs: map[string]*Provider{}, pol: Policy{Retry: retry, Weights: route.DefaultWeights()},
+		done: &released{kinds: map[string][]outcome.Kind{}}}
 	mc := route.ModelConfig{Name: "m"}
 	for _, tg := range targets {
 		cfg := tg.cfg
 		cfg.Name, cfg.Type = tg.name, "fake"
 		cfg = cfg.WithDefaults()
 		up := upstream.New(upstream.Spec{Settings: upstream.Settings{Provider: cfg, Policy: upstream.Policy{}.WithDefaults()}},
-			upstream.Options{Freed: freed})
+			upstream.Options{Freed: freed, Observer: observer{tg.name, rg.done}})
 		rg.provs[tg.name] = &Provider{Name: tg.name, Adapter: tg.a, Config: cfg, Up: up}
 		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier})
 	}

@@ -14,6 +14,7 @@ type metrics struct {
 	retries   *prometheus.CounterVec // provider
 	backoff   prometheus.Histogram
 	fallbacks *prometheus.CounterVec // from_tier, to_tier
+	hedges    *prometheus.CounterVec // model, outcome
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -25,9 +26,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Waits before retrying (backoff, Retry-After, bucket refill, free slot).", Buckets: backoffBuckets}),
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "fallbacks_total",
 			Help: "Attempts that moved from one tier to another."}, []string{"from_tier", "to_tier"}),
+		hedges: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "hedges_total",
+			Help: "Hedges sent (routing.hedge), by the model asked for and whether the hedge answered (won) or not (lost)."}, []string{"model", "outcome"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.retries, m.backoff, m.fallbacks)
+		reg.MustRegister(m.retries, m.backoff, m.fallbacks, m.hedges)
 	}
 	return m
 }
@@ -49,4 +52,33 @@ func (l *Loop) Prepare(providers, removed []string, tierPairs [][2]int) {
 
 func (m *metrics) fallback(from, to int) {
 	m.fallbacks.WithLabelValues(strconv.Itoa(from), strconv.Itoa(to)).Inc()
+}
+
+// hedgeOutcomes are hedges_total's outcome values.
+var hedgeOutcomes = [...]string{"lost", "won"}
+
+// PrepareModels creates the hedge series of every configured model, both
+// outcomes (so rate() and alerts work before the first hedge), and
+// deletes those of models a reload removed.
+func (l *Loop) PrepareModels(models, removed []string) {
+	for _, name := range removed {
+		l.m.hedges.DeletePartialMatch(prometheus.Labels{"model": name})
+	}
+	for _, name := range models {
+		for _, o := range hedgeOutcomes {
+			l.m.hedges.WithLabelValues(name, o)
+		}
+	}
+}
+
+// hedged counts one hedge of model: won when it answered.
+func (m *metrics) hedged(model string, won bool) {
+	m.hedges.WithLabelValues(model, hedgeOutcomes[b2i(won)]).Inc()
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

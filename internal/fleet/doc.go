@@ -7,7 +7,9 @@
 //
 // Model: a provider's shared state is one Redis hash (with its probe lock
 // and disabled targets beside it, in one Cluster slot), changed only by
-// the Lua scripts in scripts.go, on Redis's clock:
+// the Lua scripts in scripts.go, on Redis's clock, built from one Lua file
+// per mechanism in lua/ (breaker, buckets, quota; each tested against its
+// Go original by a step table in testdata):
 //
 //   - admit: the one round trip on the request path (breaker, quota,
 //     blocks, both budgets);

@@ -63,9 +63,7 @@ func ms(d time.Duration) int64 {
 func (h *handle) Admit(tokens int64) (shared.Decision, error) {
 	ctx, cancel := h.c.call()
 	defer cancel()
-	p := h.p
-	cmd := admitScript.Run(ctx, h.c.rdb, []string{h.key}, max(tokens, 0), p.RPM, p.TPM,
-		h.lease.Milliseconds(), h.ttl)
+	cmd := prod.admit.Run(ctx, h.c.rdb, []string{h.key}, admitArgs(h.p, h.lease, h.ttl, tokens)...)
 	d, err := parseDecision(cmd)
 	if err != nil {
 		h.c.fail("admit", err)
@@ -73,9 +71,19 @@ func (h *handle) Admit(tokens int64) (shared.Decision, error) {
 	return d, err
 }
 
+// admitArgs are admit's ARGV.
+func admitArgs(p shared.Provider, lease time.Duration, ttl, tokens int64) []any {
+	return []any{max(tokens, 0), p.RPM, p.TPM, lease.Milliseconds(), ttl}
+}
+
 // Record queues the attempt's lesson for the writer loop.
 func (h *handle) Record(r shared.Record) {
-	b := h.p.Breaker
+	h.c.enqueue(job{h: h, s: prod.record, args: recordArgs(h.p, h.ttl, r)})
+}
+
+// recordArgs are record's ARGV.
+func recordArgs(p shared.Provider, ttl int64, r shared.Record) []any {
+	b := p.Breaker
 	th := b.FailureThreshold
 	health := int64(-1)
 	if r.Health.Counts() {
@@ -86,23 +94,21 @@ func (h *handle) Record(r shared.Record) {
 		instant = 1
 	}
 	rl := r.RateLimit
-	p := h.p
-	args := []any{b2i(r.ObserveOnly), r.Gen, health,
+	return []any{b2i(r.ObserveOnly), r.Gen, health,
 		ms(r.Cooldown), strconv.FormatFloat(b.Cooldown.Multiplier, 'g', -1, 64), ms(b.Cooldown.Max),
 		th.Consecutive, strconv.FormatFloat(th.Ratio, 'g', -1, 64), th.MinRequests, ms(th.Window),
 		int64(r.LastKind), r.TokensDelta, p.RPM, p.TPM,
 		rl.LimitRequests, rl.RemainingRequests, ms(rl.ResetRequests),
 		rl.LimitTokens, rl.RemainingTokens, ms(rl.ResetTokens), ms(rl.RetryAfter),
-		b2i(r.Quota), ms(r.QuotaReset), b2i(r.QuotaCheck), ms(p.QuotaRecheck), h.ttl, instant}
-	h.c.enqueue(job{h: h, s: recordScript, args: args})
+		b2i(r.Quota), ms(r.QuotaReset), b2i(r.QuotaCheck), ms(p.QuotaRecheck), ttl, instant}
 }
 
 func (h *handle) DisableTarget(model, message string) {
-	h.c.enqueue(job{h: h, s: disableScript, args: []any{model, message, h.ttl}})
+	h.c.enqueue(job{h: h, s: prod.disable, args: []any{model, message, h.ttl}})
 }
 
 func (h *handle) Enable() {
-	h.c.enqueue(job{h: h, s: enableScript, args: []any{h.ttl}})
+	h.c.enqueue(job{h: h, s: prod.enable, args: []any{h.ttl}})
 }
 
 // Probe takes the fleet's probe lock and probes, or waits for the verdict
@@ -111,7 +117,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 	var res shared.ProbeResult
 	token := h.c.token + ":" + strconv.FormatUint(h.c.seq.Add(1), 10)
 	cctx, cancel := h.c.call()
-	d, err := parseDecision(probeStartScript.Run(cctx, h.c.rdb, []string{h.key, h.lock}, token, h.lockTTL.Milliseconds()))
+	d, err := parseDecision(prod.probeStart.Run(cctx, h.c.rdb, []string{h.key, h.lock}, token, h.lockTTL.Milliseconds()))
 	cancel()
 	if err != nil {
 		h.c.fail("probe", err)
@@ -145,11 +151,10 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 		if oe := (*outcome.Error)(nil); errors.As(res.Err, &oe) {
 			retryAfter = oe.RetryAfter
 		}
-		cd := h.p.Breaker.Cooldown
 		dctx, cancel := h.c.call()
 		defer cancel()
-		cmd := probeDoneScript.Run(dctx, h.c.rdb, []string{h.key, h.lock}, token, b2i(res.Err == nil), int64(kind),
-			ms(cd.For(kind, retryAfter, 1)), strconv.FormatFloat(cd.Multiplier, 'g', -1, 64), ms(cd.Max), h.ttl)
+		cmd := prod.probeDone.Run(dctx, h.c.rdb, []string{h.key, h.lock},
+			probeDoneArgs(h.p, h.ttl, token, res.Err == nil, kind, retryAfter)...)
 		d, err := parseDecision(cmd)
 		if err != nil {
 			h.c.fail("probe", err)
@@ -163,7 +168,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 	defer t.Stop()
 	for {
 		vctx, cancel := h.c.call()
-		d, err := parseDecision(viewScript.Run(vctx, h.c.rdb, []string{h.key}))
+		d, err := parseDecision(prod.view.Run(vctx, h.c.rdb, []string{h.key}))
 		cancel()
 		if err != nil {
 			h.c.fail("probe", err)
@@ -179,6 +184,14 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 		case <-t.C:
 		}
 	}
+}
+
+// probeDoneArgs are probeDone's ARGV: the probe's verdict (ok, else its
+// kind and the provider's Retry-After).
+func probeDoneArgs(p shared.Provider, ttl int64, token string, ok bool, kind outcome.Kind, retryAfter time.Duration) []any {
+	cd := p.Breaker.Cooldown
+	return []any{token, b2i(ok), int64(kind), ms(cd.For(kind, retryAfter, 1)),
+		strconv.FormatFloat(cd.Multiplier, 'g', -1, 64), ms(cd.Max), ttl}
 }
 
 func b2i(b bool) int {

@@ -111,6 +111,7 @@ func (s *Server) prepare(prev, next *routing.State) {
 		names[i] = p.Name
 	}
 	s.loop.Prepare(names, removedProviders, next.Models.TierPairs())
+	s.loop.PrepareModels(next.Models.Names(), removedModels)
 }
 
 // Handler returns the API handler: the chat family, the models list and

@@ -15,6 +15,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/failover"
+	"github.com/llmrouter/llmrouter/internal/hedge"
 	"github.com/llmrouter/llmrouter/internal/pool"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -58,6 +59,9 @@ type Options struct {
 	// Affinity is routing.affinity; the zero value is off, a zero TTL
 	// means affinity.DefaultTTL.
 	Affinity affinity.Config
+	// Hedge is routing.hedge; the zero value is off, a zero MaxShare
+	// means hedge.DefaultMaxShare.
+	Hedge hedge.Config
 	// ClientKeys are the accepted anonymous client API keys; with no
 	// NamedKeys either, client authentication is off.
 	ClientKeys []string
@@ -112,6 +116,7 @@ func (o Options) withDefaults() Options {
 		o.ShedOpenFraction = DefaultShedOpenFraction
 	}
 	o.Affinity = o.Affinity.WithDefaults()
+	o.Hedge = o.Hedge.WithDefaults()
 	return o
 }
 
@@ -138,6 +143,8 @@ type State struct {
 	ShedAbove float64
 	// Affinity is routing.affinity, its TTL set.
 	Affinity affinity.Config
+	// Hedge is routing.hedge, its MaxShare set.
+	Hedge hedge.Config
 	// Keys are the accepted client keys; Clients the runtimes of every
 	// key, the anonymous one ("") included.
 	Keys    clientauth.Keys
@@ -228,7 +235,7 @@ func (rt *Routes) Update(opts Options) error {
 	// without a config file (tests, embedding) are held to the same rules.
 	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Policy.Validate(), opts.Weights.Validate(),
 		ValidateShedOpenFraction(opts.ShedOpenFraction), validateKeys(opts.NamedKeys), pricing.Validate(opts.Pricing),
-		opts.Affinity.Validate()); err != nil {
+		opts.Affinity.Validate(), opts.Hedge.Validate()); err != nil {
 		return err
 	}
 	st := &State{
@@ -240,6 +247,7 @@ func (rt *Routes) Update(opts Options) error {
 		ShedAbove: opts.ShedOpenFraction,
 		Prices:    pricing.New(opts.Pricing),
 		Affinity:  opts.Affinity,
+		Hedge:     opts.Hedge,
 		Created:   time.Now().Unix(),
 	}
 	var secrets [][]string

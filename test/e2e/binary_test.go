@@ -31,6 +31,7 @@ func TestBinary(t *testing.T) {
 	t.Run("bedrock", func(t *testing.T) { testBinaryBedrock(t, bin) })
 	t.Run("vertex", func(t *testing.T) { testBinaryVertex(t, bin) })
 	t.Run("client keys", func(t *testing.T) { testBinaryKeys(t, bin) })
+	t.Run("hedge", func(t *testing.T) { testBinaryHedge(t, bin) })
 	t.Run("tracing", func(t *testing.T) { testBinaryTracing(t, bin) })
 }
 

@@ -226,7 +226,9 @@ func fuzzNativeStream(t *testing.T, in []byte) {
 		}
 	}
 	if err == io.EOF {
-		if typ := gjson.GetBytes(last, "type").Str; typ != "message_stop" && !bytes.Contains(in, []byte("event: message_stop")) {
+		// The type is the data's, else the event's name ("event:" takes
+		// an optional space).
+		if typ := gjson.GetBytes(last, "type").Str; typ != "message_stop" && !bytes.Contains(in, []byte("message_stop")) {
 			t.Fatalf("native io.EOF after %q, not a message_stop", last)
 		}
 		return
