@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -14,7 +17,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	collectorpb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
@@ -133,5 +141,87 @@ func TestTracingExportsBothSpans(t *testing.T) {
 	}
 	if got.Load() == 0 {
 		t.Error("the collector got no export")
+	}
+}
+
+// TestTracingKeySpans: a named key's request is a span with its key
+// (llmrouter.key on the request and its attempt); a request its key's
+// RPM refuses is a span with a llmrouter.refused event (reason rate) and
+// no attempt; a 4xx is not an error status.
+func TestTracingKeySpans(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		spans []*tracepb.Span
+	)
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req collectorpb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(b, &req); err != nil {
+			t.Errorf("collector: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				spans = append(spans, ss.Spans...)
+			}
+		}
+	}))
+	defer col.Close()
+	tr, err := tracing.New(tracing.Config{OTLPEndpoint: col.URL, SampleRatio: 1}, tracing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &fake{do: ok(`{"ok":true}`)}
+	s := keysServer(t, a, nil, namedKey("team-a", "secret-a", clientkeys.Limits{RPM: 1}))
+	s.trace = tr
+	h := s.Handler()
+	for _, want := range []int{200, 429} {
+		w := do(h, "POST", "/v1/chat/completions", "application/json", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+			"Authorization", "Bearer secret-a")
+		if w.Code != want {
+			t.Fatalf("status %d, want %d", w.Code, want)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	attrs := func(s *tracepb.Span) map[string]string {
+		m := map[string]string{}
+		for _, kv := range s.Attributes {
+			switch v := kv.Value.Value.(type) {
+			case *commonpb.AnyValue_StringValue:
+				m[kv.Key] = v.StringValue
+			case *commonpb.AnyValue_IntValue:
+				m[kv.Key] = strconv.FormatInt(v.IntValue, 10)
+			}
+		}
+		return m
+	}
+	var got []string
+	for _, sp := range spans {
+		a := attrs(sp)
+		line := sp.Name + " " + sp.Kind.String() + " key=" + a["llmrouter.key"] + " status=" + a["http.response.status_code"] + " error.type=" + a["error.type"]
+		for _, e := range sp.Events {
+			for _, kv := range e.Attributes {
+				if kv.Key == "llmrouter.reason" {
+					line += " " + e.Name + ":" + kv.Value.GetStringValue()
+				}
+			}
+		}
+		if sp.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+			line += " ERROR"
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"chat p-model SPAN_KIND_CLIENT key=team-a status= error.type=",
+		"chat m SPAN_KIND_SERVER key=team-a status=200 error.type=",
+		"chat m SPAN_KIND_SERVER key=team-a status=429 error.type=rate_limit_exceeded llmrouter.refused:rate",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("spans:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
