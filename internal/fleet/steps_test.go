@@ -328,7 +328,7 @@ func goBreaker(t *testing.T, c stepCase) {
 	start := time.Now()
 	tickets := map[string]breaker.Ticket{}
 	for i, s := range c.Steps {
-		time.Sleep(start.Add(msOf(s.At)).Sub(time.Now()))
+		time.Sleep(time.Until(start.Add(msOf(s.At))))
 		now := time.Now()
 		var g got
 		switch s.Event {
