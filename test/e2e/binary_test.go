@@ -32,6 +32,7 @@ func TestBinary(t *testing.T) {
 	t.Run("vertex", func(t *testing.T) { testBinaryVertex(t, bin) })
 	t.Run("client keys", func(t *testing.T) { testBinaryKeys(t, bin) })
 	t.Run("hedge", func(t *testing.T) { testBinaryHedge(t, bin) })
+	t.Run("affinity", func(t *testing.T) { testBinaryAffinity(t, bin) })
 }
 
 // providerType is the config type the binary scenarios use for d.
