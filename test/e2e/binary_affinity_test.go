@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/llmrouter/llmrouter/internal/redistest"
 )
 
 // cacheFake is an OpenAI-compatible provider that caches prompt prefixes
@@ -174,7 +176,8 @@ func homes(got [24][6]turnResult, provider string) int {
 // provider's cache and both providers are home to 25-75% of the
 // conversations; when one provider dies mid-conversation every turn is
 // served and the conversations that moved hit their new provider's cache
-// from their next turn on.
+// from their next turn on; the same across two routers sharing one
+// redis-server, requests alternating between them.
 func testBinaryAffinity(t *testing.T, bin string) {
 	t.Run("one router", func(t *testing.T) {
 		a, b := newCacheFake(t, "a"), newCacheFake(t, "b")
@@ -192,6 +195,25 @@ func testBinaryAffinity(t *testing.T, bin string) {
 		p := startRouter(t, bin, binConfig{providers: []binProvider{{fake: a.binFake, typ: "openai_compatible"}, {fake: b.binFake, typ: "openai_compatible"}}})
 		got := affinityWorkload(t, []*routerProc{p}, func(round int) { a.dead.Store(round > 3) })
 		checkMoved(t, got)
+	})
+	t.Run("two routers without shared state", func(t *testing.T) {
+		// The baseline: each router's table is its own, so a conversation
+		// alternating between them may move at every turn (logged only).
+		a, b := newCacheFake(t, "a"), newCacheFake(t, "b")
+		routers := startFleet(t, bin, 2, binConfig{providers: []binProvider{{fake: a.binFake, typ: "openai_compatible"}, {fake: b.binFake, typ: "openai_compatible"}}})
+		got := affinityWorkload(t, routers, func(int) {})
+		hit, of, _ := cacheHits(got, 2)
+		t.Logf("2 routers, no shared state: %d of %d follow-up turns hit the answering provider's cache (%.0f%%)", hit, of, 100*float64(hit)/float64(of))
+	})
+	t.Run("two routers sharing redis", func(t *testing.T) {
+		srv := redistest.Start(t)
+		a, b := newCacheFake(t, "a"), newCacheFake(t, "b")
+		routers := startFleet(t, bin, 2, binConfig{
+			providers: []binProvider{{fake: a.binFake, typ: "openai_compatible"}, {fake: b.binFake, typ: "openai_compatible"}},
+			top:       fleetTop(srv.URL()),
+		})
+		got := affinityWorkload(t, routers, func(int) {})
+		checkAffinity(t, got, routers)
 	})
 }
 
