@@ -196,6 +196,12 @@ func testBinaryAffinity(t *testing.T, bin string) {
 		got := affinityWorkload(t, []*routerProc{p}, func(round int) { a.dead.Store(round > 3) })
 		checkMoved(t, got)
 	})
+	t.Run("responses api chains", func(t *testing.T) {
+		a, b := newCacheFake(t, "a"), newCacheFake(t, "b")
+		p := startRouter(t, bin, binConfig{providers: []binProvider{{fake: a.binFake, typ: "openai_compatible"}, {fake: b.binFake, typ: "openai_compatible"}}})
+		got := responsesWorkload(t, p)
+		checkAffinity(t, got, []*routerProc{p})
+	})
 	t.Run("two routers without shared state", func(t *testing.T) {
 		// The baseline: each router's table is its own, so a conversation
 		// alternating between them may move at every turn (logged only).
@@ -276,4 +282,47 @@ func checkMoved(t *testing.T, got [24][6]turnResult) {
 	if hit != of {
 		t.Errorf("turns 5-6: %d of %d hit the answering provider's cache, want all", hit, of)
 	}
+}
+
+// responsesWorkload is the workload on the Responses API: each turn
+// continues the conversation's previous response by previous_response_id
+// (the router rebuilds the conversation from its store and translates it
+// onto the providers' chat completions), no session id, no
+// prompt_cache_key: the identity is the rebuilt conversation's opening.
+func responsesWorkload(t *testing.T, p *routerProc) [24][6]turnResult {
+	t.Helper()
+	var got [24][6]turnResult
+	var prev [24]string
+	for turn := 1; turn <= 6; turn++ {
+		for c := range 24 {
+			body := fmt.Sprintf(`{"model":"m","instructions":"You help with project %d.","input":"Question %d of conversation %d."`, c%3, turn, c)
+			if prev[c] != "" {
+				body += fmt.Sprintf(`,"previous_response_id":%q`, prev[c])
+			}
+			body += "}"
+			resp, err := p.client.Post(p.api+"/v1/responses", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatalf("conversation %d turn %d: %v", c, turn, err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("conversation %d turn %d: %d %s", c, turn, resp.StatusCode, raw)
+			}
+			var r struct {
+				ID    string `json:"id"`
+				Usage struct {
+					Details struct {
+						Cached int64 `json:"cached_tokens"`
+					} `json:"input_tokens_details"`
+				} `json:"usage"`
+			}
+			if err := json.Unmarshal(raw, &r); err != nil {
+				t.Fatalf("conversation %d turn %d: %v in %s", c, turn, err, raw)
+			}
+			prev[c] = r.ID
+			got[c][turn-1] = turnResult{provider: resp.Header.Get("X-LLMRouter-Provider"), cached: r.Usage.Details.Cached}
+		}
+	}
+	return got
 }
