@@ -338,3 +338,34 @@ func FuzzOpening(f *testing.F) {
 		}
 	})
 }
+
+// TestOpenings: a decoded conversation's opening is its system prompt and
+// messages up to the first user turn; a later turn keeps the identity
+// and is no longer First; another system prompt or first question is
+// another conversation.
+func TestOpenings(t *testing.T) {
+	id := func(system string, msgs ...[2]string) ID {
+		var o Openings
+		o.Begin(system)
+		for _, m := range msgs {
+			if !o.Add(m[0], func(yield func(string)) { yield(m[1]) }) {
+				break
+			}
+		}
+		return o.ID()
+	}
+	first := id("sys", [2]string{"user", "q1"})
+	later := id("sys", [2]string{"user", "q1"}, [2]string{"assistant", "a1"}, [2]string{"user", "q2"})
+	if first.Key == 0 || !first.First || later.First || later.Key != first.Key {
+		t.Errorf("first %+v, later %+v: want one key, First only on the opening alone", first, later)
+	}
+	if other := id("other", [2]string{"user", "q1"}); other.Key == first.Key {
+		t.Error("another system prompt gives the same identity")
+	}
+	if other := id("sys", [2]string{"user", "q2"}); other.Key == first.Key {
+		t.Error("another first question gives the same identity")
+	}
+	if none := id("sys", [2]string{"assistant", "hi"}); none.Key != 0 {
+		t.Errorf("no user turn: %+v, want none", none)
+	}
+}

@@ -25,5 +25,8 @@
 // entries in one slice (no allocation per entry once it has grown) behind
 // one mutex; an entry older than the TTL (routing.affinity.ttl, an
 // argument of every call, so a reload takes effect at once) reads as
-// absent. Time is injected: every method takes now.
+// absent. Time is injected: every method takes now. With shared_state the
+// table reads and records through a Shared view first (internal/fleet's
+// Affinity: one GET on a follow-up turn, the record queued); the table's
+// own entries answer whenever that view cannot.
 package affinity

@@ -129,3 +129,51 @@ func nonZero(h uint64) Key {
 	}
 	return Key(h)
 }
+
+// Openings hashes a decoded conversation's opening as Opening does a raw
+// one (the Responses API's, rebuilt from its previous_response_id chain):
+// Begin with the system prompt, then Add each message in order until it
+// returns false; ID is the identity. The zero Openings is not ready: call
+// Begin first.
+type Openings struct {
+	d                xxhash.Digest
+	found, continues bool
+}
+
+// Begin starts a conversation whose system prompt is system ("": none).
+func (o *Openings) Begin(system string) {
+	o.d.ResetWithSeed(seedOpening)
+	o.found, o.continues = false, false
+	if system != "" {
+		_, _ = o.d.WriteString("\x00")
+		_, _ = o.d.WriteString(system)
+	}
+}
+
+// Add hashes the next message: its role (or, for an item that is not a
+// message, its type) and the text of its parts, given by texts (each
+// part's text, or its type when it has none). It returns false once the
+// opening is complete: the message after the first user turn was seen.
+func (o *Openings) Add(role string, texts func(yield func(string))) bool {
+	if o.found {
+		o.continues = true
+		return false
+	}
+	_, _ = o.d.WriteString("\x00")
+	_, _ = o.d.WriteString(role)
+	texts(func(s string) {
+		_, _ = o.d.WriteString("\x00")
+		_, _ = o.d.WriteString(s)
+	})
+	o.found = role == "user"
+	return true
+}
+
+// ID is the identity of the conversation added: none without a user turn;
+// First when nothing followed the first user turn.
+func (o *Openings) ID() ID {
+	if !o.found {
+		return ID{}
+	}
+	return ID{Key: nonZero(o.d.Sum64()), First: !o.continues}
+}

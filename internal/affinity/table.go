@@ -24,6 +24,7 @@ type Target struct {
 type Table struct {
 	capacity int
 	m        *metrics
+	shared   Shared // nil: this process's table only
 
 	mu      sync.Mutex // guards index, entries, head, tail, free
 	index   map[Key]int32
@@ -52,9 +53,35 @@ func New(capacity int, reg prometheus.Registerer) *Table {
 	return &Table{capacity: capacity, m: newMetrics(reg), index: make(map[Key]int32), head: -1, tail: -1, free: -1}
 }
 
+// Shared is a fleet's view of the conversations (docs/ARCHITECTURE.md,
+// "Affinity", "Shared"): what any router served them with last.
+type Shared interface {
+	// Get reads key's entry in one bounded call; err says the shared
+	// view could not answer (it is down, or the call failed), and the
+	// table's own entry answers instead.
+	Get(key Key) (target Target, ok bool, err error)
+	// Put records key's entry for ttl without waiting (queued).
+	Put(key Key, target Target, ttl time.Duration)
+}
+
+// Share makes the table read and record through s first (nil: this
+// process's entries only). Call it before the table is used.
+func (t *Table) Share(s Shared) { t.shared = s }
+
 // Get returns the target that served key's conversation last, unless that
-// was more than ttl before now (the entry is then dropped).
+// was more than ttl before now (the entry is then dropped). With a shared
+// view, its answer comes first; the table's own entry answers when it
+// fails or knows nothing (an entry recorded while it was away).
 func (t *Table) Get(key Key, now time.Time, ttl time.Duration) (Target, bool) {
+	if t.shared != nil {
+		if tg, ok, err := t.shared.Get(key); err == nil && ok {
+			return tg, true
+		}
+	}
+	return t.getLocal(key, now, ttl)
+}
+
+func (t *Table) getLocal(key Key, now time.Time, ttl time.Duration) (Target, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	i, ok := t.index[key]
@@ -68,10 +95,14 @@ func (t *Table) Get(key Key, now time.Time, ttl time.Duration) (Target, bool) {
 	return t.entries[i].target, true
 }
 
-// Put records that target served key's conversation at now. A new
-// conversation takes a free slot, or the least recently served one's when
-// that expired (older than ttl) or the table is full.
+// Put records that target served key's conversation at now, in the
+// shared view too (queued) when there is one. A new conversation takes a
+// free slot, or the least recently served one's when that expired (older
+// than ttl) or the table is full.
 func (t *Table) Put(key Key, target Target, now time.Time, ttl time.Duration) {
+	if t.shared != nil {
+		t.shared.Put(key, target, ttl)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if i, ok := t.index[key]; ok {

@@ -57,15 +57,18 @@ type Daemon struct {
 	resp    *api.Server     // the Responses API
 	fleet   *fleet.Client   // nil without shared_state
 	spend   *fleet.Spend    // the client keys' spend in the fleet; nil without shared_state
-	redis   *redisconn.Conn // the fleet's and the stored responses'; nil without shared_state
-	tracer  *tracing.Tracer // nil: tracing off
-	ready   atomic.Bool
-	api     *http.Server
-	admin   *http.Server
-	apiLn   net.Listener
-	adminLn net.Listener
-	cfg     atomic.Pointer[config.Config]
-	reg     *prometheus.Registry
+	// affinity is the conversations' affinity in the fleet; nil without
+	// shared_state.
+	affinity *fleet.Affinity
+	redis    *redisconn.Conn // the fleet's and the stored responses'; nil without shared_state
+	tracer   *tracing.Tracer // nil: tracing off
+	ready    atomic.Bool
+	api      *http.Server
+	admin    *http.Server
+	apiLn    net.Listener
+	adminLn  net.Listener
+	cfg      atomic.Pointer[config.Config]
+	reg      *prometheus.Registry
 	// reloadOK is config_last_reload_successful; reloads counts attempts
 	// by result.
 	reloadOK prometheus.Gauge
@@ -127,6 +130,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	var (
 		fl     *fleet.Client
 		sp     *fleet.Spend
+		af     *fleet.Affinity
 		rc     *redisconn.Conn
 		stored store.Store // nil: in this process
 	)
@@ -140,6 +144,8 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		opts.Fleet = fl
 		sp = fleet.NewSpend(rc)
 		opts.Spend = sp
+		af = fleet.NewAffinity(rc)
+		opts.SharedAffinity = af
 		// Stored responses live in the same Redis, so that any replica
 		// continues a conversation; while it is down, in this process
 		// (docs/ARCHITECTURE.md, "Responses API").
@@ -151,6 +157,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	if err != nil {
 		if fl != nil {
 			sp.Close()
+			af.Close()
 			fl.Close()
 			rc.Close()
 		}
@@ -163,12 +170,13 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		rt.Close()
 		if fl != nil {
 			sp.Close()
+			af.Close()
 			fl.Close()
 			rc.Close()
 		}
 		return nil, err
 	}
-	d := &Daemon{cfgPath: path, log: log, types: o.Types, routes: rt, resp: resp, reg: reg, fleet: fl, spend: sp, redis: rc, tracer: tr}
+	d := &Daemon{cfgPath: path, log: log, types: o.Types, routes: rt, resp: resp, reg: reg, fleet: fl, spend: sp, affinity: af, redis: rc, tracer: tr}
 	d.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_config_last_reload_successful",
 		Help: "1 if the last config reload succeeded (or none was tried), 0 if it failed."})
 	d.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_config_reloads_total",
@@ -303,6 +311,7 @@ const flushTimeout = 5 * time.Second
 func (d *Daemon) closeFleet() {
 	if d.fleet != nil {
 		d.spend.Close()
+		d.affinity.Close()
 		d.fleet.Close()
 		d.redis.Close()
 	}

@@ -61,6 +61,10 @@ type Options struct {
 	// Affinity remembers where conversations were served; nil means a
 	// table of affinity.DefaultCapacity whose series go to New's reg.
 	Affinity *affinity.Table
+	// SharedAffinity, when not nil, is the fleet's view of the
+	// conversations, read and recorded through first
+	// (docs/ARCHITECTURE.md, "Affinity").
+	SharedAffinity affinity.Shared
 }
 
 // Loop runs requests' attempts; it is safe for concurrent use.
@@ -86,6 +90,9 @@ func New(opts Options, reg prometheus.Registerer) *Loop {
 	}
 	if l.aff == nil {
 		l.aff = affinity.New(0, reg)
+	}
+	if opts.SharedAffinity != nil {
+		l.aff.Share(opts.SharedAffinity)
 	}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)

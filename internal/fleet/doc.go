@@ -25,4 +25,9 @@
 // a second) every decision is local, with no Redis call on the request
 // path at all. The two goroutines (sync and write loops) belong to the
 // Client and stop at Close.
+//
+// Beside the providers: Spend, the client keys' spend (one number per key
+// and period), and Affinity, where each conversation was served last (one
+// string key per conversation, read by a follow-up turn with one GET,
+// written by its own queued writer), each on the same connection.
 package fleet

@@ -49,7 +49,7 @@ func redisSpend(conn *redisconn.Conn) string {
 	return v
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {

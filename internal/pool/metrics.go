@@ -26,6 +26,7 @@ type metrics struct {
 	bulkRejections *prometheus.CounterVec   // provider
 	throttled      *prometheus.CounterVec   // provider
 	tokens         *prometheus.CounterVec   // provider, type
+	cachedInput    *prometheus.CounterVec   // provider
 	genAITokens    *prometheus.HistogramVec // gen_ai_provider_name, gen_ai_token_type
 }
 
@@ -46,11 +47,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Attempts refused locally by the provider's rate buckets, a Retry-After block or adaptive throttling."}, []string{"provider"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tokens_total",
 			Help: "Tokens providers reported, summed: input (prompt) and output (completion)."}, []string{"provider", "type"}),
+		cachedInput: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "cached_input_tokens_total",
+			Help: "Input tokens providers reported read from their prompt cache (part of tokens_total's input), summed."}, []string{"provider"}),
 		genAITokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_client_token_usage",
 			Help: "OpenTelemetry GenAI: the distribution of tokens per call, one observation per call and token type (llmrouter_tokens_total holds the sums).", Buckets: tokenBuckets}, []string{"gen_ai_provider_name", "gen_ai_token_type"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.upstream, m.duration, m.transitions, m.probes, m.bulkRejections, m.throttled, m.tokens, m.genAITokens)
+		reg.MustRegister(m.upstream, m.duration, m.transitions, m.probes, m.bulkRejections, m.throttled, m.tokens, m.cachedInput, m.genAITokens)
 	}
 	return m
 }
@@ -70,6 +73,7 @@ type providerMetrics struct {
 	probeFailed    prometheus.Counter
 	tokensIn       prometheus.Counter
 	tokensOut      prometheus.Counter
+	cachedIn       prometheus.Counter
 }
 
 func (m *metrics) forProvider(name string) *providerMetrics {
@@ -82,6 +86,7 @@ func (m *metrics) forProvider(name string) *providerMetrics {
 		probeFailed:    m.probes.WithLabelValues(name, "failure"),
 		tokensIn:       m.tokens.WithLabelValues(name, "input"),
 		tokensOut:      m.tokens.WithLabelValues(name, "output"),
+		cachedIn:       m.cachedInput.WithLabelValues(name),
 	}
 	for _, k := range outcome.Kinds() {
 		pm.byKind = append(pm.byKind, m.upstream.WithLabelValues(name, k.String()))
@@ -95,7 +100,7 @@ func (m *metrics) forProvider(name string) *providerMetrics {
 // delete removes every series of the provider name.
 func (m *metrics) delete(name string) {
 	for _, v := range []*prometheus.MetricVec{m.upstream.MetricVec, m.duration.MetricVec, m.transitions.MetricVec,
-		m.probes.MetricVec, m.bulkRejections.MetricVec, m.throttled.MetricVec, m.tokens.MetricVec} {
+		m.probes.MetricVec, m.bulkRejections.MetricVec, m.throttled.MetricVec, m.tokens.MetricVec, m.cachedInput.MetricVec} {
 		v.DeletePartialMatch(prometheus.Labels{"provider": name})
 	}
 	m.genAITokens.DeletePartialMatch(prometheus.Labels{"gen_ai_provider_name": name})
@@ -143,6 +148,9 @@ func (pm *providerMetrics) Done(r upstream.Result) {
 	if n := r.Usage.PromptTokens; n > 0 {
 		pm.tokensIn.Add(float64(n))
 		pm.m.genAITokens.WithLabelValues(pm.name, "input").Observe(float64(n))
+	}
+	if n := r.Usage.CachedInput; n > 0 {
+		pm.cachedIn.Add(float64(n))
 	}
 	if n := r.Usage.CompletionTokens; n > 0 {
 		pm.tokensOut.Add(float64(n))

@@ -56,7 +56,8 @@ func New(rt *routing.Routes, opts Options) *Server {
 	}
 	s.out = answer.New(s.log, opts.Registerer)
 	s.m = newMetrics(opts.Registerer, s)
-	s.loop = failover.New(failover.Options{Now: rt.Now, Rand: rt.Rand(), Logger: s.log, Freed: rt.Freed}, opts.Registerer)
+	s.loop = failover.New(failover.Options{Now: rt.Now, Rand: rt.Rand(), Logger: s.log, Freed: rt.Freed,
+		SharedAffinity: rt.SharedAffinity()}, opts.Registerer)
 	rt.OnUpdate(s.prepare)
 	return s
 }

@@ -17,9 +17,9 @@ const pingInterval = time.Second
 
 // Operations, the op label of llmrouter_shared_state_errors_total: the
 // fleet's (admit, record, probe, sync), the stored responses'
-// (responses) and the client keys' spend (keys). Each has its series from
-// start-up.
-var ops = []string{"admit", "record", "probe", "sync", "responses", "keys"}
+// (responses), the client keys' spend (keys) and the conversations'
+// affinity (affinity). Each has its series from start-up.
+var ops = []string{"admit", "record", "probe", "sync", "responses", "keys", "affinity"}
 
 // Conn is the connection to the shared state. Build it with New; Close it
 // after its users. All methods are safe for concurrent use.
@@ -113,7 +113,7 @@ func (c *Conn) markUp() {
 
 // Fail counts a failed call of op (a label of
 // llmrouter_shared_state_errors_total: admit, record, probe, sync,
-// responses, keys) and, the first time, marks the shared state down until a
+// responses, keys, affinity) and, the first time, marks the shared state down until a
 // ping succeeds.
 func (c *Conn) Fail(op string, err error) {
 	c.errs.WithLabelValues(op).Inc()

@@ -82,6 +82,10 @@ type Options struct {
 	// Spend, when not nil, shares the client keys' spend with the other
 	// routers of a fleet (shared_state). Set at New.
 	Spend clientkeys.Shared
+	// SharedAffinity, when not nil, shares where conversations were
+	// served with the other routers of a fleet (shared_state;
+	// docs/ARCHITECTURE.md, "Affinity"). Set at New.
+	SharedAffinity affinity.Shared
 	// Now is the clock of admission decisions (buckets, backoff); nil
 	// means time.Now. Set at New. A test seam: waits still use real
 	// timers.
@@ -168,6 +172,7 @@ type Routes struct {
 	keys *clientkeys.Set // the client keys' runtimes
 	now  func() time.Time
 	rnd  func() float64
+	aff  affinity.Shared
 
 	mu       sync.Mutex // guards closed, onUpdate; serializes Update and Close
 	closed   bool
@@ -177,7 +182,7 @@ type Routes struct {
 // New builds the routing state of opts and starts its providers' prober
 // loops; Close stops them.
 func New(opts Options) (*Routes, error) {
-	rt := &Routes{now: opts.Now, rnd: opts.Rand}
+	rt := &Routes{now: opts.Now, rnd: opts.Rand, aff: opts.SharedAffinity}
 	if rt.now == nil {
 		rt.now = time.Now
 	}
@@ -203,6 +208,10 @@ func (rt *Routes) Now() time.Time { return rt.now() }
 // Rand is the draw for ranking and backoff jitter (Options.Rand); nil
 // means math/rand/v2.
 func (rt *Routes) Rand() func() float64 { return rt.rnd }
+
+// SharedAffinity is the fleet's view of the conversations
+// (Options.SharedAffinity); nil without shared_state.
+func (rt *Routes) SharedAffinity() affinity.Shared { return rt.aff }
 
 // Freed returns a channel closed when any provider's bulkhead frees a
 // slot (pool.Pool.Freed).

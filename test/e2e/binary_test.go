@@ -33,6 +33,7 @@ func TestBinary(t *testing.T) {
 	t.Run("client keys", func(t *testing.T) { testBinaryKeys(t, bin) })
 	t.Run("hedge", func(t *testing.T) { testBinaryHedge(t, bin) })
 	t.Run("tracing", func(t *testing.T) { testBinaryTracing(t, bin) })
+	t.Run("affinity", func(t *testing.T) { testBinaryAffinity(t, bin) })
 }
 
 // providerType is the config type the binary scenarios use for d.

@@ -106,11 +106,56 @@ func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (p
 	c := proxy.Call{Req: req, Tokens: intake.EstimateTokens(req.Body, tn.MaxTokens()), MaxTokens: tn.MaxTokens(), Shape: shape, Hold: true,
 		After: func() { s.storeFailed(ex, tn) }}
 	if q.Affinity() {
-		// The session headers only, so far (docs/ARCHITECTURE.md, "Not
-		// built yet").
-		c.Affinity = affinity.FromHeaders(r.Header)
+		c.Affinity = identity(r.Header, tn)
 	}
 	return c, nil
+}
+
+// identity is a Responses API request's conversation identity
+// (docs/ARCHITECTURE.md, "Affinity"): the session headers, else
+// prompt_cache_key, else the opening of the conversation the turn
+// continues, rebuilt from its previous_response_id chain (or sent whole):
+// its instructions and its items up to the first user message. A turn
+// continuing a response the router does not hold (a native provider's)
+// has none: its opening is not known here.
+func identity(h http.Header, tn *turn.Turn) affinity.ID {
+	if id := affinity.FromHeaders(h); id.Key != 0 {
+		return id
+	}
+	d := tn.Decoded()
+	if k := d.Request.PromptCacheKey; k != nil && *k != "" {
+		return affinity.Named(*k)
+	}
+	if p := d.Request.PreviousResponseID; p != nil && *p != "" && tn.Prev() == nil {
+		return affinity.ID{}
+	}
+	var o affinity.Openings
+	system := ""
+	if in := d.Request.Instructions; in != nil {
+		system = *in
+	}
+	o.Begin(system)
+	for _, it := range tn.Conversation() {
+		role := it.Role
+		if role == "" {
+			role = it.Type
+		}
+		if !o.Add(role, func(yield func(string)) {
+			if it.Parts == nil {
+				yield(it.Text)
+			}
+			for _, p := range it.Parts {
+				if p.Text != "" {
+					yield(p.Text)
+				} else {
+					yield(p.Type)
+				}
+			}
+		}) {
+			break
+		}
+	}
+	return o.ID()
 }
 
 // servesNatively reports whether a target of m can take the Responses API
