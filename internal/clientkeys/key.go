@@ -24,6 +24,7 @@ type Key struct {
 	bud    *budget.Budget     // the spend this period: capped by budget_usd when capped; nil for the anonymous key
 	capped bool               // budget_usd > 0
 	sh     Shared             // the fleet's buckets and number of a capped bud; nil: none
+	fleet  fleetLevels        // the fleet's buckets at the last admission
 
 	spent                        prometheus.Counter // client_spend_usd_total{key}
 	rejModel, rejRate, rejBudget prometheus.Counter // client_rejections_total{key,reason}

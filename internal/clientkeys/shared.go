@@ -2,6 +2,7 @@ package clientkeys
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/budget"
@@ -53,6 +54,33 @@ type SharedVerdict struct {
 	Charged bool
 	// Spend is the fleet's spend of the key in the period asked.
 	Spend budget.Nano
+	// RequestsLeft and TokensLeft are what the fleet's buckets hold after
+	// this admission (-1: no such limit), for /admin/keys.
+	RequestsLeft, TokensLeft int64
+}
+
+// fleetLevels are the key's fleet-wide buckets as the last admission saw
+// them (for /admin/keys; a display, so three separate atomics).
+type fleetLevels struct {
+	reqLeft, tokLeft, at atomic.Int64 // at: unix ns; 0 never
+}
+
+func (f *fleetLevels) store(now time.Time, v SharedVerdict) {
+	f.reqLeft.Store(v.RequestsLeft)
+	f.tokLeft.Store(v.TokensLeft)
+	f.at.Store(now.UnixNano())
+}
+
+// inUse is what the fleet's requests hold of limit at now, from left
+// seen at the last admission and refilled since (a minute refills all).
+func (f *fleetLevels) inUse(now time.Time, limit int64, left *atomic.Int64) int64 {
+	at := f.at.Load()
+	l := left.Load()
+	if at == 0 || l < 0 {
+		return 0
+	}
+	refill := float64(now.UnixNano()-at) / float64(time.Minute) * float64(limit)
+	return max(limit-min(l+int64(max(refill, 0)), limit), 0)
 }
 
 // admitShared asks the fleet to admit a request of k at now: the key's
@@ -76,6 +104,9 @@ func (k *Key) admitShared(ctx context.Context, now time.Time, tokens int64) (cha
 	if k.capped {
 		k.bud.Observe(now, id, v.Spend)
 		k.send(now)
+	}
+	if k.lim != nil {
+		k.fleet.store(now, v)
 	}
 	switch v.Refused {
 	case Rate:

@@ -190,19 +190,25 @@ const codeBudget = 5
 // could never hold them (too large), or the spend has reached the budget
 // (ARGV limit, nano-dollars; 0 none): then nothing is charged. ARGV:
 // tokens, rpm, tpm, limit, ttl ms. Reply: code, wait ms, spend (a string:
-// nano-dollars exceed a double's integers), charged (1/0).
+// nano-dollars exceed a double's integers), charged (1/0), and the
+// requests and tokens left in the buckets (-1: no such limit).
 const keyAdmitBody = `
 local tokens, cfg, limit, ttl = tonumber(ARGV[1]), {r = tonumber(ARGV[2]), t = tonumber(ARGV[3])}, tonumber(ARGV[4]), tonumber(ARGV[5])
 local spend = '0'
 if #KEYS > 1 then spend = redis.call('GET', KEYS[2]) or '0' end
-if cfg.r <= 0 and cfg.t <= 0 then return {0, 0, spend, 0} end
-if buckets_too_large(tokens, cfg) then return {3, 0, spend, 0} end
+local function left(d)
+  if cfg[d] <= 0 then return -1 end
+  return math.floor(levelat(num(d .. '.clvl', cfg[d]), num(d .. '.cat', now), cfg[d], cfg[d] / WINDOW))
+end
+local function reply(code, wait, charged) return {code, math.ceil(wait), spend, charged, left('r'), left('t')} end
+if cfg.r <= 0 and cfg.t <= 0 then return reply(0, 0, 0) end
+if buckets_too_large(tokens, cfg) then return reply(3, 0, 0) end
 local wait, lv, need = buckets_wait(tokens, cfg)
-if wait > 0 then return {2, math.ceil(wait), spend, 0} end
-if limit > 0 and tonumber(spend) >= limit then return {5, 0, spend, 0} end
+if wait > 0 then return reply(2, wait, 0) end
+if limit > 0 and tonumber(spend) >= limit then return reply(5, 0, 0) end
 buckets_take(lv, need)
 flush(ttl)
-return {0, 0, spend, 1}
+return reply(0, 0, 1)
 `
 
 // keyAdjust corrects a key's charge: ARGV requests and tokens more

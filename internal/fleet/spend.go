@@ -120,19 +120,23 @@ func (s *Spend) Admit(ctx context.Context, key string, a clientkeys.SharedAdmit)
 	return clientkeys.SharedVerdict{}, err
 }
 
-// parseKeyVerdict reads keyAdmit's reply: code, wait ms, spend, charged.
+// parseKeyVerdict reads keyAdmit's reply: code, wait ms, spend, charged,
+// requests and tokens left.
 func parseKeyVerdict(v []any) (clientkeys.SharedVerdict, error) {
 	var vd clientkeys.SharedVerdict
-	if len(v) != 4 {
+	if len(v) != 6 {
 		return vd, errReply
 	}
 	code, ok1 := v[0].(int64)
 	wait, ok2 := v[1].(int64)
 	spend, ok3 := v[2].(string)
 	charged, ok4 := v[3].(int64)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
+	rl, ok5 := v[4].(int64)
+	tl, ok6 := v[5].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
 		return vd, errReply
 	}
+	vd.RequestsLeft, vd.TokensLeft = rl, tl
 	n, err := strconv.ParseInt(spend, 10, 64)
 	if err != nil {
 		return vd, errReply
