@@ -70,9 +70,11 @@ var prod = newScripts(redisClock)
 func newScripts(clock string) *scripts {
 	lib := clock + stateLua + breakerLua + bucketsLua + quotaLua
 	s := func(body string) *redis.Script { return redis.NewScript(lib + body) }
+	// A key's scripts need the buckets alone.
+	k := func(body string) *redis.Script { return redis.NewScript(clock + stateLua + bucketsLua + body) }
 	return &scripts{admit: s(admitBody), record: s(recordBody), probeStart: s(probeStartBody),
 		probeDone: s(probeDoneBody), view: s(viewBody), enable: s(enableBody), disable: s(disableBody),
-		keyAdmit: s(keyAdmitBody), keyAdjust: s(keyAdjustBody)}
+		keyAdmit: k(keyAdmitBody), keyAdjust: k(keyAdjustBody)}
 }
 
 // Reply codes of admit (the first element of every reply).

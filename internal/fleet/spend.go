@@ -103,6 +103,20 @@ func (s *Spend) bucketKey(key string, rpm, tpm int64) string {
 func (s *Spend) Admit(ctx context.Context, key string, a clientkeys.SharedAdmit) (clientkeys.SharedVerdict, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.conn.Timeout())
 	defer cancel()
+	if a.RPM <= 0 && a.TPM <= 0 {
+		// A budget alone: the spend's GET is the round trip, no script.
+		n, err := s.rdb.Get(ctx, s.redisKey(key, a.Period)).Int64()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return clientkeys.SharedVerdict{RequestsLeft: -1, TokensLeft: -1}, nil
+		case err == nil:
+			return clientkeys.SharedVerdict{Spend: n, RequestsLeft: -1, TokensLeft: -1}, nil
+		}
+		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.conn.Fail("keys", err)
+		}
+		return clientkeys.SharedVerdict{}, err
+	}
 	keys := []string{s.bucketKey(key, a.RPM, a.TPM)}
 	if a.Period != "" {
 		keys = append(keys, s.redisKey(key, a.Period))
