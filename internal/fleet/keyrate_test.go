@@ -132,3 +132,36 @@ func TestSharedKeyRPM(t *testing.T) {
 		t.Errorf("after Redis's return: served %d of 30, want 10", served)
 	}
 }
+
+// TestSharedKeyBudgetSpent: once the fleet's spend has reached a key's
+// budget, its admissions are refused for the budget and charge nothing
+// to the fleet's buckets.
+func TestSharedKeyBudgetSpent(t *testing.T) {
+	srv := redistest.Start(t)
+	k, conn := keyReplica(t, srv, clientkeys.Limits{RPM: 10, BudgetUSD: 5, BudgetPeriod: "day"})
+	tk, r := k.Admit(context.Background(), nil, 0, 1)
+	if r != nil {
+		t.Fatal(r)
+	}
+	k.Settle(time.Now(), tk, 0, 5)
+	waitFor(t, "the addition", func() bool { return redisSpend(conn) == "5000000000" })
+	before := redisCalls(t, conn)
+	for range 5 {
+		if _, r := k.Admit(context.Background(), nil, 0, 1); r == nil || r.Reason != clientkeys.Budget {
+			t.Fatalf("got %+v, want Budget", r)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // a give-back, were there one, is written off the request path
+	if calls := redisCalls(t, conn) - before; calls != 5 {
+		t.Errorf("%d Redis calls for 5 refused admissions, want 5 (nothing charged, nothing given back)", calls)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	lvl, err := conn.Client().HGet(ctx, "llmrouter:{key:team}:rl:10:0", "r.clvl").Float64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lvl < 8.9 {
+		t.Errorf("the fleet's request bucket holds %g, want 9 (the budget's refusals charged nothing)", lvl)
+	}
+}
