@@ -2,7 +2,9 @@
 // (docs/ARCHITECTURE.md, "Client keys and spend"): a named key's model
 // allow-list, its own RPM/TPM buckets (internal/ratelimit's, charged with
 // the request's token estimate and reconciled with the usage reported),
-// and its counters; the anonymous key (auth.api_keys_env, or no
+// and its counters; with shared_state (Shared) a key's buckets and spend
+// are the fleet's, read and charged in one round trip at admission, and
+// local at once while the shared state is down; the anonymous key (auth.api_keys_env, or no
 // authentication at all) is a Key named "" that only counts.
 //
 // A Set owns the keys' runtimes across reloads: a key that keeps its

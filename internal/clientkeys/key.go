@@ -23,7 +23,8 @@ type Key struct {
 	lim    *ratelimit.Limiter // rpm/tpm; nil: none
 	bud    *budget.Budget     // the spend this period: capped by budget_usd when capped; nil for the anonymous key
 	capped bool               // budget_usd > 0
-	sh     Shared             // the fleet's number of a capped bud; nil: none
+	sh     Shared             // the fleet's buckets and number of a capped bud; nil: none
+	fleet  fleetLevels        // the fleet's buckets at the last admission
 
 	spent                        prometheus.Counter // client_spend_usd_total{key}
 	rejModel, rejRate, rejBudget prometheus.Counter // client_rejections_total{key,reason}
@@ -94,6 +95,19 @@ type Refusal struct {
 type Ticket struct {
 	res *ratelimit.Reservation
 	bud budget.Reservation
+	// fleet: the request was charged to the key's fleet-wide buckets,
+	// tokens its estimate (Settle and cancel correct them there).
+	fleet  bool
+	tokens int64
+}
+
+// cancel gives back what t charged to k's buckets, for a request never
+// sent.
+func (k *Key) cancel(now time.Time, t Ticket) {
+	t.res.Cancel(now)
+	if t.fleet {
+		k.sh.Adjust(k.name, k.limits.RPM, k.limits.TPM, -1, -t.tokens)
+	}
 }
 
 // HasBudget reports whether the key has a budget: only then does a
@@ -117,7 +131,17 @@ func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, e
 	}
 	now := clock()
 	var t Ticket
-	if k.lim != nil {
+	// With shared_state, one round trip charges the key's fleet-wide
+	// buckets and reads its spend; unreachable, the decision is local at
+	// once (docs/ARCHITECTURE.md, "Client keys and spend").
+	charged, r, shared := k.admitShared(ctx, now, tokens)
+	switch {
+	case r != nil:
+		k.rejRate.Inc()
+		return Ticket{}, r
+	case shared:
+		t.fleet, t.tokens = charged, max(tokens, 0)
+	case k.lim != nil:
 		res, err := k.lim.Reserve(now, tokens)
 		if err != nil {
 			k.rejRate.Inc()
@@ -133,7 +157,6 @@ func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, e
 		return t, nil
 	}
 	est := budget.ToNano(estimate)
-	k.share(ctx, now)
 	for {
 		d := k.bud.Reserve(now, est)
 		switch d.Verdict {
@@ -141,7 +164,7 @@ func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, e
 			t.bud = d.Reservation
 			return t, nil
 		case budget.Exceeded:
-			t.res.Cancel(now)
+			k.cancel(now, t)
 			k.rejBudget.Inc()
 			return Ticket{}, &Refusal{Reason: Budget, Wait: d.ResetIn}
 		}
@@ -149,7 +172,7 @@ func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, e
 		case <-d.Settled:
 			now = clock()
 		case <-ctx.Done():
-			t.res.Cancel(clock())
+			k.cancel(clock(), t)
 			return Ticket{}, &Refusal{Reason: Deadline}
 		}
 	}
@@ -164,6 +187,11 @@ func (k *Key) Settle(now time.Time, t Ticket, tokens int64, costUSD float64) {
 		return
 	}
 	t.res.Reconcile(now, tokens)
+	if t.fleet && tokens > 0 && tokens != t.tokens {
+		// As Reconcile: the usage reported replaces the estimate; none
+		// reported, the estimate stands. Queued, off the request path.
+		k.sh.Adjust(k.name, k.limits.RPM, k.limits.TPM, 0, tokens-t.tokens)
+	}
 	if k.bud != nil {
 		k.bud.Settle(now, t.bud, budget.ToNano(costUSD))
 		k.send(now)

@@ -124,7 +124,7 @@ func (s *Set) build(old *Key, sp Spec) *Key {
 		} else {
 			k.bud = budget.New(limit, period)
 		}
-		if k.capped {
+		if k.capped || k.lim != nil {
 			k.sh = s.sh
 		}
 	}

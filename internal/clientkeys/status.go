@@ -59,7 +59,16 @@ func (ks *Keys) Status(now time.Time) []Status {
 				row.ResetsAt = &end
 			}
 		}
-		if k.lim != nil {
+		switch {
+		case k.lim != nil && k.sh != nil && k.sh.Up():
+			// The fleet's buckets, as this router's last admission saw them.
+			if k.limits.RPM > 0 {
+				row.RPMInUse = k.fleet.inUse(now, k.limits.RPM, &k.fleet.reqLeft)
+			}
+			if k.limits.TPM > 0 {
+				row.TPMInUse = k.fleet.inUse(now, k.limits.TPM, &k.fleet.tokLeft)
+			}
+		case k.lim != nil:
 			s := k.lim.Snapshot(now)
 			if k.limits.RPM > 0 && s.RemainingRequests >= 0 {
 				row.RPMInUse = max(s.RequestsLimit-s.RemainingRequests, 0)

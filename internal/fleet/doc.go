@@ -19,6 +19,11 @@
 //   - view, enable, disable: the once-a-second read of every provider,
 //     an operator's enable, a disabled target.
 //
+// Spend (spend.go) keeps the client keys' state beside it: each key's
+// spend per period and its RPM/TPM buckets (keyAdmit and keyAdjust in
+// scripts.go, buckets.lua's ceilings), one round trip per admission,
+// corrections and additions queued on its own writer.
+//
 // Redis is an optimisation, never a dependency of serving: every call is
 // bounded by shared_state.timeout; the first failure marks the shared
 // state down (internal/redisconn), and until a ping succeeds again (once

@@ -60,6 +60,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 // scripts are the fleet's scripts on one clock.
 type scripts struct {
 	admit, record, probeStart, probeDone, view, enable, disable *redis.Script
+	keyAdmit, keyAdjust                                         *redis.Script
 }
 
 // prod are the scripts on Redis's clock.
@@ -69,8 +70,11 @@ var prod = newScripts(redisClock)
 func newScripts(clock string) *scripts {
 	lib := clock + stateLua + breakerLua + bucketsLua + quotaLua
 	s := func(body string) *redis.Script { return redis.NewScript(lib + body) }
+	// A key's scripts need the buckets alone.
+	k := func(body string) *redis.Script { return redis.NewScript(clock + stateLua + bucketsLua + body) }
 	return &scripts{admit: s(admitBody), record: s(recordBody), probeStart: s(probeStartBody),
-		probeDone: s(probeDoneBody), view: s(viewBody), enable: s(enableBody), disable: s(disableBody)}
+		probeDone: s(probeDoneBody), view: s(viewBody), enable: s(enableBody), disable: s(disableBody),
+		keyAdmit: k(keyAdmitBody), keyAdjust: k(keyAdjustBody)}
 }
 
 // Reply codes of admit (the first element of every reply).
@@ -170,4 +174,52 @@ redis.call('PEXPIRE', KEYS[2], 86400000)
 set('tg.gen', num('tg.gen', 0) + 1)
 flush(tonumber(ARGV[3]))
 return view(0, 0, 0)
+`
+
+// A client key's fleet-wide RPM/TPM (docs/ARCHITECTURE.md, "Client keys
+// and spend") are the configured ceilings of buckets.lua (the rule of
+// internal/ratelimit's Limiter as a key uses it: no provider headers), in
+// the key's own hash KEYS[1] (<prefix>{key:<name>}:rl:<rpm>:<tpm>), beside
+// its spend, KEYS[2] when the key has a budget (the same {key:<name>}
+// slot). Tested against the Go limiter by testdata/keybucket_steps.json.
+
+// Reply codes of keyAdmit beside codeOK, codeLimited and codeTooLarge.
+const codeBudget = 5
+
+// keyAdmit is a key's one round trip at admission: it reads the key's
+// spend (KEYS[2], when given) and charges one request and ARGV tokens to
+// its buckets, all or nothing, unless they would have to wait (limited),
+// could never hold them (too large), or the spend has reached the budget
+// (ARGV limit, nano-dollars; 0 none): then nothing is charged. ARGV:
+// tokens, rpm, tpm, limit, ttl ms. Reply: code, wait ms, spend (a string:
+// nano-dollars exceed a double's integers), charged (1/0), and the
+// requests and tokens left in the buckets (-1: no such limit).
+const keyAdmitBody = `
+local tokens, cfg, limit, ttl = tonumber(ARGV[1]), {r = tonumber(ARGV[2]), t = tonumber(ARGV[3])}, tonumber(ARGV[4]), tonumber(ARGV[5])
+local spend = '0'
+if #KEYS > 1 then spend = redis.call('GET', KEYS[2]) or '0' end
+local function left(d)
+  if cfg[d] <= 0 then return -1 end
+  return math.floor(levelat(num(d .. '.clvl', cfg[d]), num(d .. '.cat', now), cfg[d], cfg[d] / WINDOW))
+end
+local function reply(code, wait, charged) return {code, math.ceil(wait), spend, charged, left('r'), left('t')} end
+if cfg.r <= 0 and cfg.t <= 0 then return reply(0, 0, 0) end
+if buckets_too_large(tokens, cfg) then return reply(3, 0, 0) end
+local wait, lv, need = buckets_wait(tokens, cfg)
+if wait > 0 then return reply(2, wait, 0) end
+if limit > 0 and tonumber(spend) >= limit then return reply(5, 0, 0) end
+buckets_take(lv, need)
+flush(ttl)
+return reply(0, 0, 1)
+`
+
+// keyAdjust corrects a key's charge: ARGV requests and tokens more
+// (negative: given back, as a cancel or an overestimate does), rpm, tpm,
+// ttl ms. Queued, never on the request path.
+const keyAdjustBody = `
+local cfg = {r = tonumber(ARGV[3]), t = tonumber(ARGV[4])}
+buckets_adjust_dim('r', cfg, tonumber(ARGV[1]))
+buckets_adjust_dim('t', cfg, tonumber(ARGV[2]))
+flush(tonumber(ARGV[5]))
+return 0
 `

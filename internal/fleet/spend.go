@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -13,13 +14,15 @@ import (
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 )
 
-// Spend is the fleet's number for each client key's spend in each budget
-// period (docs/ARCHITECTURE.md, "Client keys and spend"): one integer of
-// nano-dollars per key and period, <key_prefix>{key:<name>}:spend:<period>,
-// read with GET on a request's admission (its one round trip) and raised
-// with INCRBY, which is atomic, by one writer goroutine, pipelined and off
-// the request path. Build it with NewSpend; Close it before its
-// connection.
+// Spend is the fleet's state of each client key (docs/ARCHITECTURE.md,
+// "Client keys and spend"): its RPM/TPM buckets, one hash per key and
+// limits, <key_prefix>{key:<name>}:rl:<rpm>:<tpm>, and its spend, one
+// integer of nano-dollars per key and period,
+// <key_prefix>{key:<name>}:spend:<period>. A request's admission is one
+// script (keyAdmit: charge the buckets and read the spend, the one round
+// trip); its settlement's corrections (keyAdjust) and additions (INCRBY,
+// atomic) are written by one goroutine, pipelined and off the request
+// path. Build it with NewSpend; Close it before its connection.
 type Spend struct {
 	conn   *redisconn.Conn
 	rdb    redis.UniversalClient
@@ -34,13 +37,18 @@ type Spend struct {
 
 var _ clientkeys.Shared = (*Spend)(nil)
 
-// spendJob is one addition for the writer.
+// spendJob is one addition (done not nil) or one bucket correction
+// (args: keyAdjust's ARGV) for the writer.
 type spendJob struct {
 	key    string
 	amount budget.Nano
 	expire time.Time
 	done   func(budget.Nano, error)
+	args   []any
 }
+
+// clientKeyTTL keeps a key's buckets a while past a full refill (a minute).
+const clientKeyTTL = 120000
 
 // errSpendDropped answers an addition that was not sent (a full queue,
 // the shared state down or closing): its amount is sent again later.
@@ -49,6 +57,7 @@ var errSpendDropped = errors.New("fleet: spend not sent")
 // NewSpend starts the writer on conn.
 func NewSpend(conn *redisconn.Conn) *Spend {
 	s := &Spend{conn: conn, rdb: conn.Client(), prefix: conn.KeyPrefix(), queue: make(chan spendJob, queueSize)}
+	conn.Preload("keys", prod.keyAdmit, prod.keyAdjust)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.writeLoop()
@@ -66,7 +75,9 @@ func (s *Spend) Close() {
 		for {
 			select {
 			case j := <-s.queue:
-				j.done(0, errSpendDropped)
+				if j.done != nil {
+					j.done(0, errSpendDropped)
+				}
 			default:
 				return
 			}
@@ -81,22 +92,94 @@ func (s *Spend) redisKey(key, period string) string {
 	return s.prefix + "{key:" + key + "}:spend:" + period
 }
 
-// Spend reads the fleet's spend of key in period: 0 when nobody spent
-// yet. A failure marks the shared state down.
-func (s *Spend) Spend(ctx context.Context, key, period string) (budget.Nano, error) {
+// bucketKey is the hash of key's buckets under rpm and tpm: other limits
+// (a reload) start a fresh minute, as the Go buckets do.
+func (s *Spend) bucketKey(key string, rpm, tpm int64) string {
+	return s.prefix + "{key:" + key + "}:rl:" + strconv.FormatInt(rpm, 10) + ":" + strconv.FormatInt(tpm, 10)
+}
+
+// Admit is a key's one round trip at admission (keyAdmit). A failure
+// marks the shared state down.
+func (s *Spend) Admit(ctx context.Context, key string, a clientkeys.SharedAdmit) (clientkeys.SharedVerdict, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.conn.Timeout())
 	defer cancel()
-	n, err := s.rdb.Get(ctx, s.redisKey(key, period)).Int64()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return 0, nil
-	case err != nil:
+	if a.RPM <= 0 && a.TPM <= 0 {
+		// A budget alone: the spend's GET is the round trip, no script.
+		n, err := s.rdb.Get(ctx, s.redisKey(key, a.Period)).Int64()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return clientkeys.SharedVerdict{RequestsLeft: -1, TokensLeft: -1}, nil
+		case err == nil:
+			return clientkeys.SharedVerdict{Spend: n, RequestsLeft: -1, TokensLeft: -1}, nil
+		}
 		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			s.conn.Fail("keys", err)
 		}
-		return 0, err
+		return clientkeys.SharedVerdict{}, err
 	}
-	return n, nil
+	keys := []string{s.bucketKey(key, a.RPM, a.TPM)}
+	if a.Period != "" {
+		keys = append(keys, s.redisKey(key, a.Period))
+	}
+	v, err := prod.keyAdmit.Run(ctx, s.rdb, keys, max(a.Tokens, 0), a.RPM, a.TPM, a.Limit, clientKeyTTL).Slice()
+	if err == nil {
+		var vd clientkeys.SharedVerdict
+		if vd, err = parseKeyVerdict(v); err == nil {
+			return vd, nil
+		}
+	}
+	if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		s.conn.Fail("keys", err)
+	}
+	return clientkeys.SharedVerdict{}, err
+}
+
+// parseKeyVerdict reads keyAdmit's reply: code, wait ms, spend, charged,
+// requests and tokens left.
+func parseKeyVerdict(v []any) (clientkeys.SharedVerdict, error) {
+	var vd clientkeys.SharedVerdict
+	if len(v) != 6 {
+		return vd, errReply
+	}
+	code, ok1 := v[0].(int64)
+	wait, ok2 := v[1].(int64)
+	spend, ok3 := v[2].(string)
+	charged, ok4 := v[3].(int64)
+	rl, ok5 := v[4].(int64)
+	tl, ok6 := v[5].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		return vd, errReply
+	}
+	vd.RequestsLeft, vd.TokensLeft = rl, tl
+	n, err := strconv.ParseInt(spend, 10, 64)
+	if err != nil {
+		return vd, errReply
+	}
+	vd.Spend, vd.Charged, vd.Wait = n, charged == 1, time.Duration(wait)*time.Millisecond
+	switch code {
+	case codeOK:
+	case codeLimited:
+		vd.Refused = clientkeys.Rate
+	case codeTooLarge:
+		vd.Refused = clientkeys.TooLarge
+	case codeBudget:
+		vd.Refused = clientkeys.Budget
+	default:
+		return vd, errReply
+	}
+	return vd, nil
+}
+
+// Adjust queues a correction of key's buckets.
+func (s *Spend) Adjust(key string, rpm, tpm, requests, tokens int64) {
+	if !s.Up() || (requests == 0 && tokens == 0) {
+		return
+	}
+	select {
+	case s.queue <- spendJob{key: s.bucketKey(key, rpm, tpm), args: []any{requests, tokens, rpm, tpm, clientKeyTTL}}:
+	default:
+		s.conn.Dropped("keys")
+	}
 }
 
 // Add queues amount for key's number in period; done receives the new
@@ -137,7 +220,9 @@ func (s *Spend) writeLoop() {
 func (s *Spend) write(batch []spendJob) {
 	if !s.Up() {
 		for _, j := range batch {
-			j.done(0, errSpendDropped)
+			if j.done != nil {
+				j.done(0, errSpendDropped)
+			}
 		}
 		return
 	}
@@ -146,16 +231,25 @@ func (s *Spend) write(batch []spendJob) {
 	incrs := make([]*redis.IntCmd, len(batch))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, j := range batch {
+			if j.done == nil {
+				prod.keyAdjust.EvalSha(ctx, p, []string{j.key}, j.args...)
+				continue
+			}
 			incrs[i] = p.IncrBy(ctx, j.key, j.amount)
 			p.PExpireAt(ctx, j.key, j.expire)
 		}
 		return nil
 	})
 	if err != nil {
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			s.conn.Ping() // Redis restarted between two pings: load the scripts again
+		}
 		s.conn.Fail("keys", err)
 	}
 	for i, j := range batch {
-		total, err := incrs[i].Result()
-		j.done(total, err)
+		if j.done != nil {
+			total, err := incrs[i].Result()
+			j.done(total, err)
+		}
 	}
 }

@@ -437,7 +437,8 @@ func testKeysRestart(t *testing.T, bin string) {
 }
 
 // testKeysFleet: three routers sharing Redis serve sequential $5
-// requests, round robin, on one $50 budget: 10 (11 at most). Redis killed
+// requests, round robin, on one $50 budget: 10 (11 at most); a key's rpm
+// 2 holds across the three (2 served in the minute, not 6). Redis killed
 // mid-budget: no request fails, and the spend made meanwhile is in Redis
 // once it is back.
 func testKeysFleet(t *testing.T, bin string) {
@@ -465,6 +466,34 @@ func testKeysFleet(t *testing.T, bin string) {
 		if row := p.keys(t)["capped"]; !row.Shared || row.SpendUSD < 50 {
 			t.Errorf("a router's row: %+v, want the fleet's spend (50 or more), shared", row)
 		}
+	}
+
+	// The key limited (rpm 2, no budget), round robin on the three: its
+	// bucket is the fleet's.
+	limitedSend := func(p *routerProc, what string) int {
+		rep, err := p.keysSend(limitedSecret, "m", false, "hi", 0)
+		switch {
+		case err != nil:
+			t.Fatalf("%s: %v", what, err)
+		case rep.status == 429 && !strings.Contains(string(rep.body), "rate_limit_exceeded"):
+			t.Fatalf("%s: 429 %s, want rate_limit_exceeded", what, rep.body)
+		case rep.status != 200 && rep.status != 429:
+			t.Fatalf("%s: %d %s", what, rep.status, rep.body)
+		}
+		return rep.status
+	}
+	servedLimited := 0
+	for i := range 9 {
+		if limitedSend(routers[i%3], fmt.Sprintf("limited request %d", i+1)) == 200 {
+			servedLimited++
+		}
+	}
+	t.Logf("3 routers sharing Redis, a key with rpm 2: %d of 9 served", servedLimited)
+	if servedLimited != 2 {
+		t.Errorf("the key with rpm 2: %d served on three routers, want 2", servedLimited)
+	}
+	if row := routers[0].keys(t)["limited"]; row.RPMInUse != 2 {
+		t.Errorf("limited's row: rpm_in_use %d, want 2 (the fleet's)", row.RPMInUse)
 	}
 
 	// The key other: $10 with Redis, $15 on one router while it is away.
@@ -495,6 +524,15 @@ func testKeysFleet(t *testing.T, bin string) {
 	for i := range 3 {
 		if rep, err := a.keysSend(otherSecret, "m", false, "hi", 0); err != nil || rep.status != 200 {
 			t.Fatalf("request %d without Redis: %v %d %s", i+1, err, rep.status, rep.body)
+		}
+	}
+	// Redis away: the limited key is decided on each router at once
+	// (its own rpm there), and no request fails.
+	for i, p := range routers {
+		start := time.Now()
+		limitedSend(p, fmt.Sprintf("limited without Redis on router %d", i+1))
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("limited without Redis on router %d took %v", i+1, took)
 		}
 	}
 	srv.Start() // empty: no persistence

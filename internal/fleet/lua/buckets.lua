@@ -113,16 +113,24 @@ local function buckets_retry_after(ms)
   if ms > 0 then set('ra', math.max(num('ra', 0), now + ms)) end
 end
 
--- buckets_adjust corrects the token charge by delta (usage minus
--- estimate): within [-capacity, capacity] of both token buckets.
-local function buckets_adjust(cfg, delta)
+-- buckets_adjust_dim charges delta more units of budget d (gives back
+-- when negative): within [-capacity, capacity] of both its buckets, as
+-- internal/ratelimit's adjust does.
+local function buckets_adjust_dim(d, cfg, delta)
   if delta == 0 then return end
-  for _, b in ipairs({{'t.clvl', 't.cat', cfg.t}, {'t.lvl', 't.at', provcap('t', cfg.t)}}) do
+  local cf = cfg[d]
+  for _, b in ipairs({{d .. '.clvl', d .. '.cat', cf}, {d .. '.lvl', d .. '.at', provcap(d, cf)}}) do
     if H[b[1]] ~= nil and b[3] > 0 then
       local rate = b[3] / WINDOW
-      if b[1] == 't.lvl' then rate = provrate('t', b[3]) end
+      if b[1] == d .. '.lvl' then rate = provrate(d, b[3]) end
       local l = levelat(num(b[1], 0), num(b[2], now), b[3], rate) - delta
       set(b[1], math.min(math.max(l, -b[3]), b[3])); set(b[2], now)
     end
   end
+end
+
+-- buckets_adjust corrects the token charge by delta (usage minus
+-- estimate).
+local function buckets_adjust(cfg, delta)
+  buckets_adjust_dim('t', cfg, delta)
 end
