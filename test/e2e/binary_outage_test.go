@@ -32,6 +32,7 @@ func testBinaryOutages(t *testing.T, bin string) {
 	t.Run("missing target", func(t *testing.T) { testOutageMissingTarget(t, bin) })
 	t.Run("quota", func(t *testing.T) { testOutageQuota(t, bin) })
 	t.Run("failure domains", func(t *testing.T) { testOutageDomains(t, bin) })
+	t.Run("failure domains by health", func(t *testing.T) { testOutageDomainsFailing(t, bin) })
 	t.Run("metrics from the first scrape and after a reload", func(t *testing.T) { testOutageMetrics(t, bin) })
 }
 
@@ -875,6 +876,48 @@ func testOutageDomains(t *testing.T, bin string) {
 	}
 	if rows["A"].Domain != "cloud-x" || rows["B"].Domain != "cloud-x" || rows["C"].Domain != "" {
 		t.Errorf("/admin/providers domains A %q, B %q, C %q; want cloud-x, cloud-x, \"\"", rows["A"].Domain, rows["B"].Domain, rows["C"].Domain)
+	}
+}
+
+// testOutageDomainsFailing: issue 25's third measurement on the binary. A
+// and B share the failure domain cloud-x, C has none, all in tier 0; A
+// fails every call with 503 but its breaker never trips (consecutive and
+// ratio thresholds out of reach), so only its failing streak can warn
+// its domain. After a warm-up of 20 requests, 200 sequential requests:
+// every client got a 200, and C served at least 65% of them where the
+// open-only rule gave it about half (docs/ARCHITECTURE.md, "Selection").
+func testOutageDomainsFailing(t *testing.T, bin string) {
+	const warm, requests = 20, 200
+	a := newBinFake(t, "A", openaiAPI)
+	b := newBinFake(t, "B", openaiAPI)
+	c := newBinFake(t, "C", openaiAPI)
+	a.setAPI(func(int, bool) binFault { return serviceUnavailable(openaiAPI) })
+	p := startRouter(t, bin, binConfig{
+		providers: []binProvider{
+			{fake: a, typ: "openai_compatible", domain: "cloud-x"},
+			{fake: b, typ: "openai_compatible", domain: "cloud-x"},
+			{fake: c, typ: "openai_compatible"},
+		},
+		breaker: "failure_threshold: {consecutive: 1000000, ratio: 1, min_requests: 1000000, window: 60s}",
+		routing: "adaptive_throttle_k: 0",
+	})
+	defer p.stop()
+	by := map[string]int{}
+	for i := range warm + requests {
+		rep, err := p.chatOK(false)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if i >= warm {
+			by[rep.header.Get("X-LLMRouter-Provider")]++
+		}
+	}
+	t.Logf("after %d warm-up requests, %d requests: C %d, B %d (A, failing, served none: %d)", warm, requests, by["C"], by["B"], by["A"])
+	if by["A"] != 0 || by["B"]+by["C"] != requests {
+		t.Errorf("served by %v, want only B and C", by)
+	}
+	if by["C"]*100 < 65*requests {
+		t.Errorf("C (another domain) served %d of %d, want at least 65%%", by["C"], requests)
 	}
 }
 
