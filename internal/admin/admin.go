@@ -17,9 +17,9 @@ import (
 
 // Options configure the admin listener's handler.
 type Options struct {
-	// Front is the router whose providers /admin/providers shows and
-	// enable lifts.
-	Front *routing.Routes
+	// Routes is the routing state whose providers /admin/providers shows
+	// and enable lifts, and whose client keys /admin/keys shows.
+	Routes *routing.Routes
 	// Registry is what /metrics serves.
 	Registry *prometheus.Registry
 	// Ready reports whether the router takes traffic: /readyz answers 503
@@ -61,7 +61,7 @@ func Handler(o Options) http.Handler {
 	}
 	mux.HandleFunc("POST /admin/providers/{name}/enable", func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
-		res, ok := Enable(o.Front, name)
+		res, ok := Enable(o.Routes, name)
 		w.Header().Set("Content-Type", "application/json")
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
@@ -75,13 +75,13 @@ func Handler(o Options) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"providers": Providers(o.Front)})
+		_ = enc.Encode(map[string]any{"providers": Providers(o.Routes)})
 	})
 	mux.HandleFunc("GET /admin/keys", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"keys": Keys(o.Front)})
+		_ = enc.Encode(map[string]any{"keys": Keys(o.Routes)})
 	})
 	return mux
 }
@@ -95,9 +95,9 @@ type Enabled struct {
 
 // Enable lifts the named provider's quota block and disabled targets (an
 // operator's word that the quota is back or the models exist); false when
-// no provider of front has that name.
-func Enable(front *routing.Routes, name string) (Enabled, bool) {
-	p := front.View().Provider(name)
+// no provider of rt has that name.
+func Enable(rt *routing.Routes, name string) (Enabled, bool) {
+	p := rt.View().Provider(name)
 	if p == nil {
 		return Enabled{}, false
 	}
@@ -111,9 +111,9 @@ func Enable(front *routing.Routes, name string) (Enabled, bool) {
 // KeyStatus is one row of GET /admin/keys.
 type KeyStatus = clientkeys.Status
 
-// Keys returns front's named client keys' rows, in config order: spend
+// Keys returns rt's named client keys' rows, in config order: spend
 // this period, budget, remaining, reset, RPM/TPM in use.
-func Keys(front *routing.Routes) []KeyStatus {
-	v := front.View()
+func Keys(rt *routing.Routes) []KeyStatus {
+	v := rt.View()
 	return v.Clients.Status(v.At)
 }

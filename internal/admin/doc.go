@@ -6,7 +6,7 @@
 // that a provider's quota is back or its models exist: Enable), and Go's
 // profiler at /debug/pprof/ when pprof is on.
 //
-// It reads the front door (internal/proxy's View) and changes nothing
+// It reads the routing state in force (internal/routing's View) and changes nothing
 // else: the rows are the providers' runtimes' own (upstream.Status) with
 // their scores, Enable lifts what a runtime blocked, and the gauges read at
 // scrape time (Register: llmrouter_provider_score, llmrouter_system_health)

@@ -50,7 +50,7 @@ func TestKeys(t *testing.T) {
 		t.Fatal(r)
 	}
 	k.Settle(time.Now(), tk, 10, 12.5)
-	h := Handler(Options{Front: rt, Registry: prometheus.NewRegistry(), Ready: func() bool { return true }})
+	h := Handler(Options{Routes: rt, Registry: prometheus.NewRegistry(), Ready: func() bool { return true }})
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/admin/keys", nil))
 	var body struct {

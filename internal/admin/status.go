@@ -31,9 +31,9 @@ func scores(v routing.View, now time.Time) []route.Score {
 	return out
 }
 
-// Providers returns front's live per-provider status, in config order.
-func Providers(front *routing.Routes) []ProviderStatus {
-	v := front.View()
+// Providers returns rt's live per-provider status, in config order.
+func Providers(rt *routing.Routes) []ProviderStatus {
+	v := rt.View()
 	now := v.At
 	out := make([]ProviderStatus, 0, len(v.Providers))
 	scores := scores(v, now)
@@ -45,14 +45,14 @@ func Providers(front *routing.Routes) []ProviderStatus {
 	return out
 }
 
-// Register registers on reg the gauges read from front at scrape time:
+// Register registers on reg the gauges read from rt at scrape time:
 // every provider's score and the system's health.
-func Register(reg prometheus.Registerer, front *routing.Routes) {
-	reg.MustRegister(&stateCollector{front: front})
+func Register(reg prometheus.Registerer, rt *routing.Routes) {
+	reg.MustRegister(&stateCollector{rt: rt})
 }
 
 // stateCollector reads the score and the system's health at scrape time.
-type stateCollector struct{ front *routing.Routes }
+type stateCollector struct{ rt *routing.Routes }
 
 var (
 	descScore = prometheus.NewDesc("llmrouter_provider_score",
@@ -67,7 +67,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	v := c.front.View()
+	v := c.rt.View()
 	for i, score := range scores(v, v.At) {
 		ch <- prometheus.MustNewConstMetric(descScore, prometheus.GaugeValue, score.Total, v.Providers[i].Name)
 	}

@@ -223,7 +223,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		},
 	}
 	d.admin = &http.Server{
-		Handler:           admin.Handler(admin.Options{Front: rt, Registry: reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: log}),
+		Handler:           admin.Handler(admin.Options{Routes: rt, Registry: reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: log}),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      2 * time.Minute, // a CPU profile runs 30s by default

@@ -73,10 +73,10 @@ func checkVersion(v int) error {
 	return nil
 }
 
-// Export captures the learned state of front's providers at now
+// Export captures the learned state of rt's providers at now
 // (time.Now(): monotonic).
-func Export(front *routing.Routes, now time.Time) State {
-	v := front.View()
+func Export(rt *routing.Routes, now time.Time) State {
+	v := rt.View()
 	out := State{Version: version, SavedAt: now.Round(0), Providers: make(map[string]record.State, len(v.Providers))}
 	for _, p := range v.Providers {
 		out.Providers[p.Name] = p.Up.Export(now)
@@ -102,17 +102,17 @@ type Restored struct {
 }
 
 // Restore loads learned state, exported at any time before now (possibly
-// by another process), into front's providers that still exist by name;
+// by another process), into rt's providers that still exist by name;
 // call it before serving. A provider whose configuration changed
 // since the save starts fresh (Restored.Fresh says why); a disabled target
 // that is no longer one of the provider's targets stays enabled. A State
 // of a version this router cannot read restores nothing and returns an
 // error matching ErrVersion.
-func Restore(front *routing.Routes, now time.Time, in State) (Restored, error) {
+func Restore(rt *routing.Routes, now time.Time, in State) (Restored, error) {
 	if err := checkVersion(in.Version); err != nil {
 		return Restored{}, err
 	}
-	v := front.View()
+	v := rt.View()
 	targets := make(map[string]map[string]bool, len(v.Providers)) // provider → its target models
 	for _, name := range v.Models.Names() {
 		for _, t := range v.Models.Lookup(name).Targets {
