@@ -329,7 +329,7 @@ func TestAnthropicFrontDoor(t *testing.T) {
 }
 
 // checkForwardedBetas: a native Messages request carries the client's
-// anthropic-beta list as it was sent (DESIGN §4); Claude Code's includes
+// anthropic-beta list as it was sent (docs/ARCHITECTURE.md, "HTTP surface"); Claude Code's includes
 // claude-code-20250219.
 func checkForwardedBetas(t *testing.T, ant *fakeAnthropic) {
 	t.Helper()
