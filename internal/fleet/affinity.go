@@ -39,6 +39,7 @@ type Affinity struct {
 	pending atomic.Int64 // entries queued or being written
 	ctx     context.Context
 	stop    context.CancelFunc
+	closing chan struct{} // closed by Close: the writer drains the queue and ends
 	wg      sync.WaitGroup
 }
 
@@ -52,17 +53,21 @@ var _ affinity.Shared = (*Affinity)(nil)
 
 // NewAffinity starts the writer of conversation entries on conn.
 func NewAffinity(conn *redisconn.Conn) *Affinity {
-	a := &Affinity{conn: conn, rdb: conn.Client(), prefix: conn.KeyPrefix(), queue: make(chan affinityPut, affinityQueue)}
+	a := &Affinity{conn: conn, rdb: conn.Client(), prefix: conn.KeyPrefix(), queue: make(chan affinityPut, affinityQueue),
+		closing: make(chan struct{})}
 	a.ctx, a.stop = context.WithCancel(context.Background())
 	a.wg.Add(1)
 	go a.writeLoop()
 	return a
 }
 
-// Close stops the writer; a write under way ends within the timeout.
+// Close writes what is queued, each batch within the shared state's
+// timeout (nothing when it is down), and stops the writer: a router that
+// drains at shutdown leaves its last turns' homes to the fleet.
 func (a *Affinity) Close() {
-	a.stop()
+	close(a.closing)
 	a.wg.Wait()
+	a.stop()
 }
 
 func (a *Affinity) key(k affinity.Key) string {
@@ -120,7 +125,8 @@ func (a *Affinity) writeLoop() {
 	batch := make([]affinityPut, 0, batchSize)
 	for {
 		select {
-		case <-a.ctx.Done():
+		case <-a.closing:
+			a.drain(batch)
 			return
 		case p := <-a.queue:
 			batch = append(batch[:0], p)
@@ -133,6 +139,27 @@ func (a *Affinity) writeLoop() {
 			default:
 				break fill
 			}
+		}
+		a.write(batch)
+		a.pending.Add(-int64(len(batch)))
+	}
+}
+
+// drain writes what is left in the queue, a batch at a time.
+func (a *Affinity) drain(batch []affinityPut) {
+	for {
+		batch = batch[:0]
+	fill:
+		for len(batch) < batchSize {
+			select {
+			case p := <-a.queue:
+				batch = append(batch, p)
+			default:
+				break fill
+			}
+		}
+		if len(batch) == 0 {
+			return
 		}
 		a.write(batch)
 		a.pending.Add(-int64(len(batch)))

@@ -86,3 +86,26 @@ func BenchmarkSharedAffinityGet(b *testing.B) {
 		}
 	}
 }
+
+// TestAffinityCloseDrains: entries queued when the router stops reach
+// Redis before Close returns.
+func TestAffinityCloseDrains(t *testing.T) {
+	srv := redistest.Start(t)
+	conn, err := redisconn.New(redisconn.Config{RedisURL: srv.URL(), Timeout: 500 * time.Millisecond}, nil, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	a := NewAffinity(conn)
+	const n = 600 // more than one batch
+	for i := range n {
+		a.Put(affinity.Key(i+1), affinity.Target{Provider: "p", Model: "m"}, time.Minute)
+	}
+	a.Close()
+	if got := srv.Do("DBSIZE"); got != ":"+strconv.Itoa(n) {
+		t.Fatalf("Redis holds %s keys after Close, want %d", got, n)
+	}
+	if a.Pending() != 0 {
+		t.Errorf("%d entries still pending after Close", a.Pending())
+	}
+}
