@@ -8,7 +8,6 @@ import (
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
-	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
@@ -78,10 +77,6 @@ func (q Request) UseModel(name string) *answer.Error {
 	}
 	return nil
 }
-
-// Model looks name up in the request's model table: nil when no model
-// serves that name.
-func (q Request) Model(name string) *route.Model { return q.st.Models.Lookup(name) }
 
 // Provider returns the named provider of the request's routing state; nil
 // when there is none (a reload removed it).
