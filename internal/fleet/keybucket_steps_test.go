@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -45,18 +44,7 @@ func goKeyBucket(t *testing.T, c stepCase) {
 		var g got
 		switch s.Event {
 		case "admit":
-			r, err := l.Reserve(now, s.Tokens)
-			res[s.ID] = r
-			var le *ratelimit.LimitedError
-			switch {
-			case err == nil:
-			case errors.As(err, &le):
-				g.reason, g.waitMs = "limited", ceilMs(le.Wait)
-			case errors.Is(err, ratelimit.ErrTooLarge):
-				g.reason = "too_large"
-			default:
-				t.Fatal(err)
-			}
+			res[s.ID], g = reserveStep(t, l, now, s.Tokens)
 		case "reconcile":
 			res[s.ID].Reconcile(now, s.Used)
 		case "cancel":

@@ -377,18 +377,7 @@ func goBuckets(t *testing.T, c stepCase) {
 		var g got
 		switch s.Event {
 		case "admit":
-			r, err := l.Reserve(now, s.Tokens)
-			res[s.ID] = r
-			var le *ratelimit.LimitedError
-			switch {
-			case err == nil:
-			case errors.As(err, &le):
-				g.reason, g.waitMs = "limited", ceilMs(le.Wait)
-			case errors.Is(err, ratelimit.ErrTooLarge):
-				g.reason = "too_large"
-			default:
-				t.Fatal(err)
-			}
+			res[s.ID], g = reserveStep(t, l, now, s.Tokens)
 		case "reconcile", "done":
 			res[s.ID].Reconcile(now, s.Used)
 			l.Observe(now, s.Headers.rateLimit())
@@ -439,4 +428,22 @@ func goQuota(t *testing.T, c stepCase) {
 		g.qLeft = ceilMs(left)
 		s.Want.compare(t, "go", c, i, g)
 	}
+}
+
+// reserveStep is an admit step on a Go limiter: the reservation, and the
+// refusal as the step tables write it (limited with its wait, too_large).
+func reserveStep(t *testing.T, l *ratelimit.Limiter, now time.Time, tokens int64) (*ratelimit.Reservation, got) {
+	var g got
+	r, err := l.Reserve(now, tokens)
+	var le *ratelimit.LimitedError
+	switch {
+	case err == nil:
+	case errors.As(err, &le):
+		g.reason, g.waitMs = "limited", ceilMs(le.Wait)
+	case errors.Is(err, ratelimit.ErrTooLarge):
+		g.reason = "too_large"
+	default:
+		t.Fatal(err)
+	}
+	return r, g
 }
