@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -192,15 +192,21 @@ func (c *headerCatcher) RoundTrip(r *http.Request) (*http.Response, error) {
 // carries (the attempt's) goes to the provider as traceparent; without
 // one, no header is added.
 func TestSendCarriesTheAttemptsTraceContext(t *testing.T) {
-	tid, _ := trace.TraceIDFromHex("0af7651916cd43dd8448eb211c80319c")
-	sid, _ := trace.SpanIDFromHex("b7ad6b7169203331")
-	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
+	tr, err := tracing.New(tracing.Config{OTLPEndpoint: "http://127.0.0.1:1", SampleRatio: 1}, tracing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tr.Shutdown(context.Background()) }()
+	in := http.Header{"Traceparent": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}
+	ctx, r := tr.Start(context.Background(), in, "chat", "")
+	actx, _ := r.Attempt(ctx, tracing.Try{Op: "chat", Model: "m"})
+	_, attempt := tracing.IDs(actx)
 	for _, tc := range []struct {
 		name string
 		ctx  context.Context
 		want string
 	}{
-		{"attempt span", trace.ContextWithSpanContext(context.Background(), sc), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+		{"attempt span", actx, "00-0af7651916cd43dd8448eb211c80319c-" + attempt + "-01"},
 		{"tracing off", context.Background(), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,9 +2,8 @@ package tracing
 
 import (
 	"context"
+	"encoding/hex"
 	"log/slog"
-
-	"go.opentelemetry.io/otel/trace"
 )
 
 // LogHandler wraps h so that a record logged with a context that carries
@@ -17,8 +16,8 @@ func LogHandler(h slog.Handler) slog.Handler { return logHandler{h} }
 type logHandler struct{ slog.Handler }
 
 func (l logHandler) Handle(ctx context.Context, r slog.Record) error {
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	if s := fromContext(ctx); s != nil {
+		r.AddAttrs(slog.String("trace_id", hex.EncodeToString(s.id.trace[:])), slog.String("span_id", hex.EncodeToString(s.id.span[:])))
 	}
 	return l.Handler.Handle(ctx, r)
 }

@@ -4,27 +4,38 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // The router's own attributes (docs/ARCHITECTURE.md, "Tracing").
 const (
-	keyProvider = attribute.Key("llmrouter.provider") // the configured provider's name
-	keyTier     = attribute.Key("llmrouter.tier")
-	keyAttempt  = attribute.Key("llmrouter.attempt")  // an attempt's number, from 1; the request's: how many were made
-	keyDegraded = attribute.Key("llmrouter.degraded") // served below the model's best tier
-	keyHedge    = attribute.Key("llmrouter.hedge")    // the attempt is a hedge; the request was answered by one
-	keyKey      = attribute.Key("llmrouter.key")      // the named client key
-	keyAPI      = attribute.Key("llmrouter.api")      // the front door's api label, on a span named after its route
-	keyReason   = attribute.Key("llmrouter.reason")   // a refusal's reason
-	keyWaitMS   = attribute.Key("llmrouter.wait_ms")  // a refusal's or a pause's wait
-	keyTTFT     = attribute.Key("gen_ai.server.time_to_first_token")
+	keyProvider = "llmrouter.provider" // the configured provider's name
+	keyTier     = "llmrouter.tier"
+	keyAttempt  = "llmrouter.attempt"  // an attempt's number, from 1; the request's: how many were made
+	keyDegraded = "llmrouter.degraded" // served below the model's best tier
+	keyHedge    = "llmrouter.hedge"    // the attempt is a hedge; the request was answered by one
+	keyKey      = "llmrouter.key"      // the named client key
+	keyAPI      = "llmrouter.api"      // the front door's api label, on a span named after its route
+	keyReason   = "llmrouter.reason"   // a refusal's reason
+	keyWaitMS   = "llmrouter.wait_ms"  // a refusal's or a pause's wait
+	keyTTFT     = "gen_ai.server.time_to_first_token"
+)
+
+// The GenAI and HTTP conventions' attributes, named by the conventions'
+// own package.
+const (
+	keyOperation    = string(semconv.GenAIOperationNameKey)
+	keyProviderName = string(semconv.GenAIProviderNameKey)
+	keyRequestModel = string(semconv.GenAIRequestModelKey)
+	keyRespModel    = string(semconv.GenAIResponseModelKey)
+	keyInputTokens  = string(semconv.GenAIUsageInputTokensKey)
+	keyOutputTokens = string(semconv.GenAIUsageOutputTokensKey)
+	keyStatus       = string(semconv.HTTPResponseStatusCodeKey)
+	keyErrorType    = string(semconv.ErrorTypeKey)
 )
 
 // Event names.
@@ -34,24 +45,86 @@ const (
 	eventFirstToken = "gen_ai.first_token"
 )
 
-// propagator reads and writes W3C traceparent and tracestate.
-var propagator = propagation.TraceContext{}
+// maxEvents bounds a span's events (a request refused and paused many
+// times): past it they are counted as dropped.
+const maxEvents = 32
 
-// Span start options, boxed once: a call that passes them allocates
-// nothing for them.
-var (
-	serverKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
-	clientKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+// maxValueLen bounds a string attribute (a client's model name, a
+// provider's error message), so that QueueSize bounds the exporter's
+// memory ("Memory").
+const maxValueLen = 512
+
+// Span kinds, as OTLP numbers them.
+const (
+	kindServer = 2
+	kindClient = 3
 )
+
+// span is one span while it is open: its identity, and what it records
+// until End encodes it (otlp.go) and queues it for export. A span that
+// is not sampled only carries its identity, for its attempts'
+// traceparent.
+type span struct {
+	t      *Tracer
+	id     ids
+	parent [8]byte // zero: a root span
+	remote bool    // the parent is the client's
+	kind   int8
+	start  int64 // Unix ns
+
+	mu      sync.Mutex // guards the fields below: a hedge's legs record concurrently
+	name    string
+	events  []event
+	dropped int // events past maxEvents
+	ended   bool
+}
+
+// event is one span event; which fields it has depends on its name.
+type event struct {
+	at       int64
+	name     string
+	reason   string // refused
+	provider string // refused, "" for a key's
+	waitMS   int64  // refused (-1: none), backoff
+	ttft     float64
+}
+
+func (s *span) addEvent(e event) {
+	e.at = time.Now().UnixNano()
+	s.mu.Lock()
+	switch {
+	case s.ended:
+	case len(s.events) < maxEvents:
+		s.events = append(s.events, e)
+	default:
+		s.dropped++
+	}
+	s.mu.Unlock()
+}
+
+// end encodes the span with attrs, its events and status, and queues it
+// for export; a span ends once.
+func (s *span) end(attrs func(b []byte) []byte, statusErr bool, statusMsg string) {
+	endAt := time.Now().UnixNano()
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	b := s.t.buffer()
+	b = encodeSpan(b, s, endAt, attrs, statusErr, statusMsg)
+	s.mu.Unlock()
+	s.t.enqueue(b)
+}
 
 // Request is one client request's server span. The zero Request (tracing
 // off) does nothing and allocates nothing; a Request of a trace that is
 // not sampled records nothing but still gives its attempts a
-// traceparent to send. Its attributes are kept here and set once, at End
-// (one slice for the span's attributes, not one per call).
+// traceparent to send. Its attributes are kept here and encoded once,
+// at End.
 type Request struct {
-	t         *Tracer
-	span      trace.Span
+	s         *span
 	api       string
 	requested string // the model the client named (Model)
 	key       string // the named client key (SetKey)
@@ -69,30 +142,47 @@ func (t *Tracer) Start(ctx context.Context, h http.Header, api, route string) (c
 	if t == nil {
 		return ctx, Request{}
 	}
-	if len(h["Traceparent"]) > 0 {
-		ctx = propagator.Extract(ctx, propagation.HeaderCarrier(h))
-	}
-	name := api
+	s := &span{t: t, kind: kindServer, start: time.Now().UnixNano(), name: api}
 	if route != "" {
-		name = route
+		s.name = route
 	}
-	ctx, span := t.tr.Start(ctx, name, serverKind...)
-	return ctx, Request{t: t, span: span, api: api, named: route != ""}
+	if tp := h["Traceparent"]; len(tp) == 1 {
+		// Parent-based: the client's decision stands. (Two traceparent
+		// lines are no trace context at all.)
+		var ok bool
+		if s.id.trace, s.parent, s.id.sampled, ok = parseTraceparent(tp[0]); ok {
+			s.remote = true
+			s.id.state = tracestate(h)
+		}
+	}
+	if !s.remote {
+		s.id.trace = newTraceID()
+		s.id.sampled = t.keep(&s.id.trace)
+	}
+	s.id.span = newSpanID()
+	return context.WithValue(ctx, spanKey{}, s), Request{s: s, api: api, named: route != ""}
 }
 
 // On reports whether r is a span (tracing on).
-func (r Request) On() bool { return r.span != nil }
+func (r Request) On() bool { return r.s != nil }
+
+// recording reports whether r's span is sampled: only then does it
+// record anything.
+func (r Request) recording() bool { return r.s != nil && r.s.id.sampled }
 
 // Model names the span after the model: `{api} {configured}` (a pattern
 // such as claude-* stays the pattern, so span names stay few), with the
 // name the client asked for as gen_ai.request.model.
 func (r *Request) Model(requested, configured string) {
-	if r.span == nil || !r.span.IsRecording() {
+	if !r.recording() {
 		return
 	}
 	r.requested = requested
 	if !r.named {
-		r.span.SetName(r.api + " " + configured)
+		name := r.api + " " + configured
+		r.s.mu.Lock()
+		r.s.name = name
+		r.s.mu.Unlock()
 	}
 }
 
@@ -100,7 +190,7 @@ func (r *Request) Model(requested, configured string) {
 // span and on the attempts it starts from now on; "" (an anonymous key)
 // records nothing.
 func (r *Request) SetKey(name string) {
-	if r.span == nil {
+	if r.s == nil {
 		return
 	}
 	r.key = name
@@ -110,27 +200,23 @@ func (r *Request) SetKey(name string) {
 // full, too_large, throttled, quota; a client key's budget or rate) as an
 // event, with the wait it named (0: none).
 func (r Request) Refused(provider, reason string, wait time.Duration) {
-	if r.span == nil || !r.span.IsRecording() {
+	if !r.recording() {
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 3)
-	attrs = append(attrs, keyReason.String(reason))
-	if provider != "" {
-		attrs = append(attrs, keyProvider.String(provider))
-	}
+	w := int64(-1)
 	if wait > 0 {
-		attrs = append(attrs, keyWaitMS.Int64(wait.Milliseconds()))
+		w = wait.Milliseconds()
 	}
-	r.span.AddEvent(eventRefused, trace.WithAttributes(attrs...))
+	r.s.addEvent(event{name: eventRefused, reason: reason, provider: provider, waitMS: w})
 }
 
 // Backoff records that the attempts wait (a backoff, a bucket refill, a
 // Retry-After; for a free slot when wait is 0) as an event.
 func (r Request) Backoff(wait time.Duration) {
-	if r.span == nil || !r.span.IsRecording() {
+	if !r.recording() {
 		return
 	}
-	r.span.AddEvent(eventBackoff, trace.WithAttributes(keyWaitMS.Int64(wait.Milliseconds())))
+	r.s.addEvent(event{name: eventBackoff, waitMS: wait.Milliseconds()})
 }
 
 // Answered is what a request's span records when it ends.
@@ -152,54 +238,49 @@ type Answered struct {
 
 // End ends the span with what the request got.
 func (r Request) End(a Answered) {
-	if r.span == nil {
+	if !r.recording() {
 		return
 	}
-	if r.span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, 12)
-		attrs = append(attrs, keyAttempt.Int(a.Attempts))
+	r.s.end(func(b []byte) []byte {
+		b = appendInt(b, fieldSpanAttrs, keyAttempt, int64(a.Attempts))
 		if r.named {
-			attrs = append(attrs, keyAPI.String(r.api)) // a model's span says its api in its name
+			b = appendStr(b, fieldSpanAttrs, keyAPI, r.api) // a model's span says its api in its name
 		} else {
-			attrs = append(attrs, operation(r.api))
+			b = appendStr(b, fieldSpanAttrs, keyOperation, operation(r.api))
 		}
 		if r.requested != "" {
-			attrs = append(attrs, semconv.GenAIRequestModel(r.requested))
+			b = appendStr(b, fieldSpanAttrs, keyRequestModel, r.requested)
 		}
 		if r.key != "" {
-			attrs = append(attrs, keyKey.String(r.key))
+			b = appendStr(b, fieldSpanAttrs, keyKey, r.key)
 		}
 		if a.Status != 0 {
-			attrs = append(attrs, semconv.HTTPResponseStatusCode(a.Status))
+			b = appendInt(b, fieldSpanAttrs, keyStatus, int64(a.Status))
 		}
 		if a.Provider != "" {
 			// The GenAI attributes of the answer; the router's own about
 			// the provider that served (llmrouter.provider, tier, hedge)
 			// are its attempt span's, but whether the answer came from
 			// below the best tier is the request's.
-			attrs = append(attrs, semconv.GenAIProviderNameKey.String(ProviderName(a.Type)),
-				semconv.GenAIResponseModel(a.Model), keyDegraded.Bool(a.Degraded),
-				semconv.GenAIUsageInputTokens(int(a.InputTokens)), semconv.GenAIUsageOutputTokens(int(a.OutputTokens)))
+			b = appendStr(b, fieldSpanAttrs, keyProviderName, ProviderName(a.Type))
+			b = appendStr(b, fieldSpanAttrs, keyRespModel, a.Model)
+			b = appendBool(b, fieldSpanAttrs, keyDegraded, a.Degraded)
+			b = appendInt(b, fieldSpanAttrs, keyInputTokens, a.InputTokens)
+			b = appendInt(b, fieldSpanAttrs, keyOutputTokens, a.OutputTokens)
 		}
 		if a.ErrorType != "" {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(a.ErrorType))
+			b = appendStr(b, fieldSpanAttrs, keyErrorType, a.ErrorType)
 		}
-		r.span.SetAttributes(attrs...)
-		// A server span is an error for a 5xx only: a 4xx is the
-		// client's (OpenTelemetry's HTTP conventions).
-		if a.Status >= 500 {
-			r.span.SetStatus(codes.Error, a.ErrorType)
-		}
-	}
-	r.span.End()
+		return b
+	}, a.Status >= 500, a.ErrorType) // a 4xx is the client's (OpenTelemetry's HTTP conventions)
 }
 
 // Attempt is one attempt's client span. The zero Attempt does nothing.
 // Like a Request it keeps its attributes until End.
 type Attempt struct {
-	span trace.Span
-	try  Try
-	key  string
+	s   *span
+	try Try
+	key string
 }
 
 // Try is what an attempt's span starts with.
@@ -221,28 +302,31 @@ type Try struct {
 // Attempt begins an attempt's client span under r, `{op} {model}`, and
 // returns ctx carrying it: the adapter's request sends its traceparent
 // (Inject). With the zero Request it returns ctx and the zero Attempt.
-// A request that is not sampled still gives each attempt a span of its
-// own, so that the provider receives this attempt's id in the client's
-// trace.
+// A request that is not sampled still gives each attempt a span id of
+// its own, so that the provider receives this attempt's id in the
+// client's trace.
 func (r Request) Attempt(ctx context.Context, a Try) (context.Context, Attempt) {
-	if r.span == nil {
+	if r.s == nil {
 		return ctx, Attempt{}
 	}
-	name := a.Op
-	if r.span.IsRecording() {
-		name = a.Op + " " + a.Model
+	s := &span{t: r.s.t, kind: kindClient, id: r.s.id, parent: r.s.id.span}
+	s.id.span = newSpanID()
+	if s.id.sampled {
+		s.start = time.Now().UnixNano()
+		s.name = a.Op + " " + a.Model
 	}
-	ctx, span := r.t.tr.Start(ctx, name, clientKind...)
-	return ctx, Attempt{span: span, try: a, key: r.key}
+	return context.WithValue(ctx, spanKey{}, s), Attempt{s: s, try: a, key: r.key}
 }
+
+func (a Attempt) recording() bool { return a.s != nil && a.s.id.sampled }
 
 // FirstToken records the first content of a streamed attempt, and how
 // long after the attempt began it came.
 func (a Attempt) FirstToken(after time.Duration) {
-	if a.span == nil || !a.span.IsRecording() {
+	if !a.recording() {
 		return
 	}
-	a.span.AddEvent(eventFirstToken, trace.WithAttributes(keyTTFT.Float64(after.Seconds())))
+	a.s.addEvent(event{name: eventFirstToken, ttft: after.Seconds()})
 }
 
 // Outcome is how an attempt ended.
@@ -264,59 +348,49 @@ type Outcome struct {
 // End ends the attempt's span with its outcome: a failure's kind is its
 // error.type and its status Error.
 func (a Attempt) End(o Outcome) {
-	if a.span == nil {
+	if !a.recording() {
 		return
 	}
-	if a.span.IsRecording() {
+	failed := o.Kind != "" && o.Kind != "ok"
+	a.s.end(func(b []byte) []byte {
 		t := &a.try
-		attrs := make([]attribute.KeyValue, 0, 14)
-		attrs = append(attrs, operation(t.Op), semconv.GenAIProviderNameKey.String(ProviderName(t.Type)),
-			semconv.GenAIRequestModel(t.Model), keyProvider.String(t.Provider), keyTier.Int(t.Tier), keyAttempt.Int(t.N),
-			keyDegraded.Bool(t.Degraded), keyHedge.Bool(t.Hedge))
+		b = appendStr(b, fieldSpanAttrs, keyOperation, operation(t.Op))
+		b = appendStr(b, fieldSpanAttrs, keyProviderName, ProviderName(t.Type))
+		b = appendStr(b, fieldSpanAttrs, keyRequestModel, t.Model)
+		b = appendStr(b, fieldSpanAttrs, keyProvider, t.Provider)
+		b = appendInt(b, fieldSpanAttrs, keyTier, int64(t.Tier))
+		b = appendInt(b, fieldSpanAttrs, keyAttempt, int64(t.N))
+		b = appendBool(b, fieldSpanAttrs, keyDegraded, t.Degraded)
+		b = appendBool(b, fieldSpanAttrs, keyHedge, t.Hedge)
 		if a.key != "" {
-			attrs = append(attrs, keyKey.String(a.key))
+			b = appendStr(b, fieldSpanAttrs, keyKey, a.key)
 		}
 		if o.Status != 0 {
-			attrs = append(attrs, semconv.HTTPResponseStatusCode(o.Status))
+			b = appendInt(b, fieldSpanAttrs, keyStatus, int64(o.Status))
 		}
-		if o.Kind == "" || o.Kind == "ok" {
-			if o.Model != "" {
-				attrs = append(attrs, semconv.GenAIResponseModel(o.Model))
-			}
-			attrs = append(attrs, semconv.GenAIUsageInputTokens(int(o.InputTokens)), semconv.GenAIUsageOutputTokens(int(o.OutputTokens)))
-		} else {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(o.Kind))
-			a.span.SetStatus(codes.Error, truncate(o.Message))
+		if failed {
+			return appendStr(b, fieldSpanAttrs, keyErrorType, o.Kind)
 		}
-		a.span.SetAttributes(attrs...)
-	}
-	a.span.End()
-}
-
-// Inject writes the W3C trace context of the span ctx carries (an
-// attempt's) into h: traceparent, and tracestate when the client sent
-// one. Without a span in ctx (tracing off) it writes nothing and
-// allocates nothing. Every adapter's request goes through it
-// (provider.Send).
-func Inject(ctx context.Context, h http.Header) {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
-		return
-	}
-	propagator.Inject(ctx, propagation.HeaderCarrier(h))
+		if o.Model != "" {
+			b = appendStr(b, fieldSpanAttrs, keyRespModel, o.Model)
+		}
+		b = appendInt(b, fieldSpanAttrs, keyInputTokens, o.InputTokens)
+		return appendInt(b, fieldSpanAttrs, keyOutputTokens, o.OutputTokens)
+	}, failed, o.Message)
 }
 
 // operation is gen_ai.operation.name for a front door's or an
 // operation's name: the well-known values where one fits.
-func operation(op string) attribute.KeyValue {
+func operation(op string) string {
 	switch op {
 	case "chat", "messages", "responses":
-		return semconv.GenAIOperationNameChat
+		return semconv.GenAIOperationNameChat.Value.AsString()
 	case "embeddings":
-		return semconv.GenAIOperationNameEmbeddings
+		return semconv.GenAIOperationNameEmbeddings.Value.AsString()
 	case "completions":
-		return semconv.GenAIOperationNameTextCompletion
+		return semconv.GenAIOperationNameTextCompletion.Value.AsString()
 	}
-	return semconv.GenAIOperationNameKey.String(op)
+	return op
 }
 
 // ProviderName is gen_ai.provider.name for a provider type: the
@@ -338,11 +412,18 @@ func ProviderName(typ string) string {
 	return typ
 }
 
-// truncate bounds a status message; the span limits bound attributes,
-// not the status.
-func truncate(s string) string {
-	if len(s) <= maxValueLen {
-		return s
+// clean is s as a span may carry it: valid UTF-8 (OTLP's strings must
+// be) and at most maxValueLen bytes.
+func clean(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	return strings.ToValidUTF8(s[:maxValueLen], "") + "…"
+	if len(s) > maxValueLen {
+		cut := maxValueLen
+		for !utf8.RuneStart(s[cut]) {
+			cut-- // not inside a rune
+		}
+		s = s[:cut]
+	}
+	return s
 }

@@ -2,17 +2,16 @@ package tracing
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
-	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 )
 
@@ -24,10 +23,14 @@ const QueueSize = 2048
 // scope is the instrumentation scope the router's spans are made in.
 const scope = "github.com/llmrouter/llmrouter"
 
+// maxSpanBuffer is the largest span buffer kept for reuse: a span
+// bigger than that (many events, long values) is left to the GC.
+const maxSpanBuffer = 4 << 10
+
 // Options are a Tracer's seams.
 type Options struct {
 	// Version is the binary's version: the service.version resource
-	// attribute.
+	// attribute and the instrumentation scope's version.
 	Version string
 	// Registerer receives the exporter's metrics; nil keeps them private.
 	Registerer prometheus.Registerer
@@ -35,30 +38,61 @@ type Options struct {
 	// exported; nil discards.
 	Logger *slog.Logger
 
-	// exporter, when not nil, replaces the OTLP/HTTP exporter (tests).
-	exporter sdktrace.SpanExporter
+	// send, when not nil, replaces the OTLP/HTTP post of one export
+	// request's body (tests, benchmarks).
+	send sendFunc
 }
 
-// Tracer makes the router's spans and exports them: the OpenTelemetry
-// SDK's TracerProvider with a parent-based ratio sampler and a batching
-// processor in front of the OTLP/HTTP exporter, bounded by QueueSize. A
-// nil *Tracer is tracing off: every method does nothing and allocates
-// nothing.
+// sendFunc delivers one ExportTraceServiceRequest: how many of its spans
+// the collector rejected and why, or why none could be delivered.
+type sendFunc func(ctx context.Context, body []byte) (rejected int64, why string, err error)
+
+// Tracer makes the router's spans and exports them (docs/ARCHITECTURE.md,
+// "Tracing"): each span is encoded as OTLP protobuf when it ends, queued
+// (at most QueueSize), and sent in batches over OTLP/HTTP by one
+// goroutine. A nil *Tracer is tracing off: every method does nothing
+// and allocates nothing.
 type Tracer struct {
-	tp *sdktrace.TracerProvider
-	tr trace.Tracer
-	// queued counts spans handed to the batcher and not yet exported or
-	// dropped: the bound the processor keeps (QueueSize).
-	queued atomic.Int64
-	m      *metrics
-	log    *slog.Logger
-	warn   rate.Sometimes // thins the export failure warning
+	// ratio is sample_ratio; bound is its TraceIDRatioBased threshold
+	// (the OpenTelemetry SDK's rule: a trace is kept when the upper 63
+	// bits of its id's last 8 bytes are below it), so that routers and
+	// SDKs sharing a ratio agree on a trace.
+	ratio float64
+	bound uint64
+
+	hdr       batchHeader
+	send      sendFunc
+	batchSize int
+	delay     time.Duration // the export schedule: a partial batch waits at most this
+	timeout   time.Duration // one batch's export, retries included
+	idle      func()        // closes the exporter's idle connections
+
+	// queued counts spans queued and not yet exported or dropped: the
+	// bound QueueSize keeps.
+	queued  atomic.Int64
+	mu      sync.Mutex
+	pending [][]byte // ended spans waiting for export, guarded by mu
+	closed  bool     // Shutdown began: spans ending now are dropped; guarded by mu
+	wake    chan struct{}
+	bufs    sync.Pool // *[]byte span buffers
+
+	stop    chan struct{}
+	stopCtx context.Context // Shutdown's, set before stop closes
+	flushc  chan chan struct{}
+	done    chan struct{}
+	once    sync.Once
+
+	m    *metrics
+	log  *slog.Logger
+	warn rate.Sometimes // thins the export failure warning
 }
 
 // New returns the Tracer cfg configures, nil when tracing is off
-// (cfg.OTLPEndpoint ""). It does no I/O: the exporter connects when its
-// first batch is due, and a collector that cannot be reached costs only
-// dropped spans (docs/ARCHITECTURE.md, "Tracing").
+// (cfg.OTLPEndpoint ""). It reads the OTEL_* variables the exporter
+// honours (an invalid one is an error naming it) but does no I/O: the
+// exporter connects when its first batch is due, and a collector that
+// cannot be reached costs only dropped spans (docs/ARCHITECTURE.md,
+// "Tracing").
 func New(cfg Config, o Options) (*Tracer, error) {
 	if !cfg.On() {
 		return nil, nil
@@ -66,124 +100,203 @@ func New(cfg Config, o Options) (*Tracer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Tracer{m: newMetrics(o.Registerer), log: o.Logger, warn: rate.Sometimes{First: 1, Interval: time.Minute}}
+	env, err := readEnv()
+	if err != nil {
+		return nil, err
+	}
+	t := &Tracer{
+		ratio: cfg.SampleRatio, bound: uint64(cfg.SampleRatio * (1 << 63)),
+		send: o.send, batchSize: env.batchSize, delay: env.delay, timeout: env.timeout, idle: func() {},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), flushc: make(chan chan struct{}), done: make(chan struct{}),
+		m: newMetrics(o.Registerer), log: o.Logger, warn: rate.Sometimes{First: 1, Interval: time.Minute},
+	}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
-	exp := o.exporter
-	if exp == nil {
+	if t.send == nil {
 		u, _ := tracesURL(cfg.OTLPEndpoint) // Validate parsed it
-		// The config's endpoint is given last: it wins over
-		// OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, which the exporter reads
-		// first with every other OTEL_EXPORTER_OTLP_* variable.
-		opts := []otlptracehttp.Option{otlptracehttp.WithEndpoint(u.Host), otlptracehttp.WithURLPath(u.Path)}
-		if u.Scheme == "http" {
-			opts = append(opts, otlptracehttp.WithInsecure())
+		exp, err := newExporter(u.String(), env, o.Version)
+		if err != nil {
+			return nil, err
 		}
-		var err error
-		if exp, err = otlptracehttp.New(context.Background(), opts...); err != nil {
-			return nil, fmt.Errorf("tracing: building the OTLP/HTTP exporter: %w", err)
-		}
+		t.send, t.idle = exp.send, exp.client.CloseIdleConnections
 	}
 	// The service's name and version first, then OTEL_SERVICE_NAME and
 	// OTEL_RESOURCE_ATTRIBUTES over them (a pod's name, a deployment's
-	// environment).
+	// environment): the OpenTelemetry SDK's resource reads them.
 	res, err := resource.New(context.Background(),
 		resource.WithAttributes(semconv.ServiceName("llmrouter"), semconv.ServiceVersion(o.Version)),
-		resource.WithFromEnv(), resource.WithTelemetrySDK())
+		resource.WithFromEnv())
 	if err != nil {
-		return nil, fmt.Errorf("tracing: building the resource: %w", err)
+		return nil, fmt.Errorf("tracing: OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
-	// The batcher's own queue holds QueueSize spans; bounded counts them
-	// from the moment they are queued until their batch has been sent, so
-	// the batcher never drops a span unseen.
-	batcher := sdktrace.NewBatchSpanProcessor(&counted{next: exp, t: t}, sdktrace.WithMaxQueueSize(QueueSize))
-	t.tp = sdktrace.NewTracerProvider(
-		sdktrace.WithResource(res),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(cfg.SampleRatio))),
-		sdktrace.WithSpanProcessor(&bounded{next: batcher, t: t}),
-		// A span holds what the router sets: a few dozen attributes, an
-		// event per refusal or wait. These limits bound a pathological
-		// request's span (a long provider error message) so that
-		// QueueSize bounds the exporter's memory.
-		sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{
-			AttributeValueLengthLimit:   maxValueLen,
-			AttributeCountLimit:         32,
-			EventCountLimit:             32,
-			LinkCountLimit:              0,
-			AttributePerEventCountLimit: 8,
-			AttributePerLinkCountLimit:  0,
-		}),
-	)
-	t.tr = t.tp.Tracer(scope, trace.WithInstrumentationVersion(o.Version), trace.WithSchemaURL(semconv.SchemaURL))
+	t.hdr = newBatchHeader(res.Attributes(), scope, o.Version, semconv.SchemaURL)
+	go t.run()
 	return t, nil
 }
 
-// maxValueLen bounds an attribute's string value (an error message).
-const maxValueLen = 512
+// keep is the sampling decision for a new trace.
+func (t *Tracer) keep(id *[16]byte) bool {
+	switch {
+	case t.ratio >= 1:
+		return true
+	case t.ratio <= 0:
+		return false
+	}
+	return binary.BigEndian.Uint64(id[8:])>>1 < t.bound
+}
+
+// buffer is an empty span buffer.
+func (t *Tracer) buffer() []byte {
+	if p, ok := t.bufs.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, 1024)
+}
+
+// free gives a span buffer back for reuse.
+func (t *Tracer) free(b []byte) {
+	if cap(b) <= maxSpanBuffer {
+		t.bufs.Put(&b)
+	}
+}
+
+// enqueue queues an ended span's encoding for export, or drops it (and
+// counts it) when QueueSize spans already wait. It never waits.
+func (t *Tracer) enqueue(b []byte) {
+	if t.queued.Add(1) > QueueSize {
+		t.queued.Add(-1)
+		t.m.queueFull.Inc()
+		t.free(b)
+		return
+	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		t.queued.Add(-1)
+		t.free(b)
+		return
+	}
+	t.pending = append(t.pending, b)
+	full := len(t.pending) >= t.batchSize
+	t.mu.Unlock()
+	if full {
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run is the exporter goroutine: it sends what waits when a batch is
+// full or the schedule's delay has passed, and everything at Shutdown.
+func (t *Tracer) run() {
+	defer close(t.done)
+	defer func() { t.idle() }()
+	tick := time.NewTimer(t.delay)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.wake:
+		case <-tick.C:
+		case ch := <-t.flushc:
+			t.exportAll(context.Background())
+			close(ch)
+			continue
+		case <-t.stop:
+			t.exportAll(t.stopCtx)
+			return
+		}
+		t.exportAll(context.Background())
+		tick.Reset(t.delay)
+	}
+}
+
+// exportAll sends every span waiting, a batch at a time, within ctx.
+func (t *Tracer) exportAll(ctx context.Context) {
+	for {
+		t.mu.Lock()
+		n := min(len(t.pending), t.batchSize)
+		if n == 0 {
+			t.mu.Unlock()
+			return
+		}
+		batch := make([][]byte, n)
+		copy(batch, t.pending)
+		t.pending = append(t.pending[:0], t.pending[n:]...)
+		t.mu.Unlock()
+		t.export(ctx, batch)
+	}
+}
+
+// export sends one batch and accounts for it: the bound is given back
+// once it has been sent, and a batch (or the part of it) the collector
+// did not take is counted and warned about, thinned.
+func (t *Tracer) export(ctx context.Context, batch [][]byte) {
+	// A new body each time: the HTTP transport may still be reading a
+	// request's body after its answer came. It holds no pointers, so it
+	// costs the GC nothing but its bytes.
+	body := t.hdr.encodeBatch(batch)
+	n := int64(len(batch))
+	var (
+		rej int64
+		why string
+		err error
+	)
+	if ctx.Err() != nil {
+		err = ctx.Err() // Shutdown's time is up: the rest is dropped
+	} else {
+		ectx, cancel := context.WithTimeout(ctx, t.timeout)
+		rej, why, err = t.send(ectx, body)
+		cancel()
+	}
+	for _, b := range batch {
+		t.free(b)
+	}
+	t.queued.Add(-n)
+	if err != nil {
+		rej, why = n, err.Error()
+	}
+	rej = min(max(rej, 0), n)
+	t.m.exported.Add(float64(n - rej))
+	if rej > 0 {
+		t.m.exportFailed.Add(float64(rej))
+		t.warn.Do(func() {
+			t.log.Warn("tracing: spans could not be exported and were dropped (thinned: one warning a minute)",
+				"spans", rej, "error", why)
+		})
+	}
+}
+
+// flush exports every span ended so far (tests).
+func (t *Tracer) flush() {
+	ch := make(chan struct{})
+	select {
+	case t.flushc <- ch:
+		<-ch
+	case <-t.done:
+	}
+}
 
 // Shutdown exports the spans still queued, within ctx, and stops the
-// exporter; spans ended afterwards are dropped. The daemon calls it after
-// the drain, within shutdown_timeout (docs/ARCHITECTURE.md, "Reload and
-// shutdown"). A nil Tracer has nothing to do.
+// exporter; spans ended afterwards are dropped, as are those ctx leaves
+// no time for (counted). The daemon calls it after the drain, within
+// shutdown_timeout (docs/ARCHITECTURE.md, "Reload and shutdown"). A nil
+// Tracer has nothing to do.
 func (t *Tracer) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	return t.tp.Shutdown(ctx)
+	t.once.Do(func() {
+		t.mu.Lock()
+		t.closed = true
+		t.mu.Unlock()
+		t.stopCtx = ctx
+		close(t.stop)
+	})
+	<-t.done // each batch's send ends with ctx or its own timeout
+	return ctx.Err()
 }
-
-// bounded keeps at most QueueSize sampled spans between their end and
-// their batch's export: a slow or unreachable collector costs dropped
-// spans, counted, never memory or a request's time.
-type bounded struct {
-	next sdktrace.SpanProcessor // the batcher
-	t    *Tracer
-}
-
-func (b *bounded) OnStart(context.Context, sdktrace.ReadWriteSpan) {} // the batcher's does nothing
-
-func (b *bounded) OnEnd(s sdktrace.ReadOnlySpan) {
-	if !s.SpanContext().IsSampled() {
-		return
-	}
-	if b.t.queued.Add(1) > QueueSize {
-		b.t.queued.Add(-1)
-		b.t.m.queueFull.Inc()
-		return
-	}
-	b.next.OnEnd(s)
-}
-
-func (b *bounded) Shutdown(ctx context.Context) error   { return b.next.Shutdown(ctx) }
-func (b *bounded) ForceFlush(ctx context.Context) error { return b.next.ForceFlush(ctx) }
-
-// counted is the exporter as the batcher sees it: it gives the bound back
-// once a batch has been sent, and counts (and warns, thinned, about) a
-// batch that could not be; the batcher is told nothing failed, so that
-// the SDK's global error handler is never called.
-type counted struct {
-	next sdktrace.SpanExporter
-	t    *Tracer
-}
-
-func (c *counted) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	err := c.next.ExportSpans(ctx, spans)
-	n := len(spans)
-	c.t.queued.Add(-int64(n))
-	if err != nil {
-		c.t.m.exportFailed.Add(float64(n))
-		c.t.warn.Do(func() {
-			c.t.log.Warn("tracing: spans could not be exported and were dropped (thinned: one warning a minute)",
-				"spans", n, "error", err.Error())
-		})
-		return nil
-	}
-	c.t.m.exported.Add(float64(n))
-	return nil
-}
-
-func (c *counted) Shutdown(ctx context.Context) error { return c.next.Shutdown(ctx) }
 
 // metrics are the exporter's.
 type metrics struct {
