@@ -86,7 +86,14 @@ func encodeSpan(b []byte, s *span, end int64, attrs func([]byte) []byte, statusE
 	if s.parent != ([8]byte{}) {
 		b = appendBytes(b, fieldParentSpanID, s.parent[:])
 	}
-	b = appendString(b, fieldName, clean(s.name))
+	if s.name2 == "" {
+		b = appendString(b, fieldName, clean(s.name))
+	} else {
+		n1, n2 := clean(s.name), clean(s.name2)
+		b = protowire.AppendTag(b, fieldName, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(len(n1)+1+len(n2)))
+		b = append(append(append(b, n1...), ' '), n2...)
+	}
 	b = protowire.AppendTag(b, fieldKind, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(s.kind))
 	b = protowire.AppendTag(b, fieldStart, protowire.Fixed64Type)
@@ -249,10 +256,10 @@ func newBatchHeader(res []attribute.KeyValue, scopeName, scopeVersion, schemaURL
 
 // encodeBatch is the ExportTraceServiceRequest of spans (each a Span
 // message's body), in a buffer of its exact size.
-func (h *batchHeader) encodeBatch(spans [][]byte) []byte {
+func (h *batchHeader) encodeBatch(spans []*[]byte) []byte {
 	n := 0
 	for _, s := range spans {
-		n += 1 + protowire.SizeBytes(len(s))
+		n += 1 + protowire.SizeBytes(len(*s))
 	}
 	scopeSpans := len(h.scope) + n + len(h.schema)
 	resourceSpans := len(h.resource) + 1 + protowire.SizeBytes(scopeSpans)
@@ -264,7 +271,7 @@ func (h *batchHeader) encodeBatch(spans [][]byte) []byte {
 	b = protowire.AppendVarint(b, uint64(scopeSpans))
 	b = append(b, h.scope...)
 	for _, s := range spans {
-		b = appendBytes(b, fieldSpans, s)
+		b = appendBytes(b, fieldSpans, *s)
 	}
 	return append(b, h.schema...)
 }

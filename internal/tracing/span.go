@@ -65,6 +65,9 @@ const (
 // is not sampled only carries its identity, for its attempts'
 // traceparent.
 type span struct {
+	// Context is the context the span began in: a span is the context
+	// that carries it (one allocation, not two).
+	context.Context
 	t      *Tracer
 	id     ids
 	parent [8]byte // zero: a root span
@@ -72,11 +75,21 @@ type span struct {
 	kind   int8
 	start  int64 // Unix ns
 
-	mu      sync.Mutex // guards the fields below: a hedge's legs record concurrently
-	name    string
+	mu sync.Mutex // guards the fields below: a hedge's legs record concurrently
+	// name, then name2 after a space when it is not "": `{api} {model}`
+	// without building the string.
+	name, name2 string
 	events  []event
 	dropped int // events past maxEvents
 	ended   bool
+}
+
+// Value makes a span the context that carries it (fromContext).
+func (s *span) Value(key any) any {
+	if key == (spanKey{}) {
+		return s
+	}
+	return s.Context.Value(key)
 }
 
 // event is one span event; which fields it has depends on its name.
@@ -112,10 +125,10 @@ func (s *span) end(attrs func(b []byte) []byte, statusErr bool, statusMsg string
 		return
 	}
 	s.ended = true
-	b := s.t.buffer()
-	b = encodeSpan(b, s, endAt, attrs, statusErr, statusMsg)
+	p := s.t.buffer()
+	*p = encodeSpan((*p)[:0], s, endAt, attrs, statusErr, statusMsg)
 	s.mu.Unlock()
-	s.t.enqueue(b)
+	s.t.enqueue(p)
 }
 
 // Request is one client request's server span. The zero Request (tracing
@@ -142,7 +155,7 @@ func (t *Tracer) Start(ctx context.Context, h http.Header, api, route string) (c
 	if t == nil {
 		return ctx, Request{}
 	}
-	s := &span{t: t, kind: kindServer, start: time.Now().UnixNano(), name: api}
+	s := &span{Context: ctx, t: t, kind: kindServer, start: time.Now().UnixNano(), name: api}
 	if route != "" {
 		s.name = route
 	}
@@ -160,7 +173,7 @@ func (t *Tracer) Start(ctx context.Context, h http.Header, api, route string) (c
 		s.id.sampled = t.keep(&s.id.trace)
 	}
 	s.id.span = newSpanID()
-	return context.WithValue(ctx, spanKey{}, s), Request{s: s, api: api, named: route != ""}
+	return s, Request{s: s, api: api, named: route != ""}
 }
 
 // On reports whether r is a span (tracing on).
@@ -179,9 +192,8 @@ func (r *Request) Model(requested, configured string) {
 	}
 	r.requested = requested
 	if !r.named {
-		name := r.api + " " + configured
 		r.s.mu.Lock()
-		r.s.name = name
+		r.s.name2 = configured
 		r.s.mu.Unlock()
 	}
 }
@@ -309,13 +321,13 @@ func (r Request) Attempt(ctx context.Context, a Try) (context.Context, Attempt) 
 	if r.s == nil {
 		return ctx, Attempt{}
 	}
-	s := &span{t: r.s.t, kind: kindClient, id: r.s.id, parent: r.s.id.span}
+	s := &span{Context: ctx, t: r.s.t, kind: kindClient, id: r.s.id, parent: r.s.id.span}
 	s.id.span = newSpanID()
 	if s.id.sampled {
 		s.start = time.Now().UnixNano()
-		s.name = a.Op + " " + a.Model
+		s.name, s.name2 = a.Op, a.Model
 	}
-	return context.WithValue(ctx, spanKey{}, s), Attempt{s: s, try: a, key: r.key}
+	return s, Attempt{s: s, try: a, key: r.key}
 }
 
 func (a Attempt) recording() bool { return a.s != nil && a.s.id.sampled }

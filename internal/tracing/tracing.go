@@ -71,7 +71,7 @@ type Tracer struct {
 	// bound QueueSize keeps.
 	queued  atomic.Int64
 	mu      sync.Mutex
-	pending [][]byte // ended spans waiting for export, guarded by mu
+	pending []*[]byte // ended spans waiting for export, guarded by mu
 	closed  bool     // Shutdown began: spans ending now are dropped; guarded by mu
 	wake    chan struct{}
 	bufs    sync.Pool // *[]byte span buffers
@@ -146,24 +146,25 @@ func (t *Tracer) keep(id *[16]byte) bool {
 	return binary.BigEndian.Uint64(id[8:])>>1 < t.bound
 }
 
-// buffer is an empty span buffer.
-func (t *Tracer) buffer() []byte {
+// buffer is a span buffer, to be given back with free.
+func (t *Tracer) buffer() *[]byte {
 	if p, ok := t.bufs.Get().(*[]byte); ok {
-		return (*p)[:0]
+		return p
 	}
-	return make([]byte, 0, 1024)
+	b := make([]byte, 0, 1024)
+	return &b
 }
 
 // free gives a span buffer back for reuse.
-func (t *Tracer) free(b []byte) {
-	if cap(b) <= maxSpanBuffer {
-		t.bufs.Put(&b)
+func (t *Tracer) free(p *[]byte) {
+	if cap(*p) <= maxSpanBuffer {
+		t.bufs.Put(p)
 	}
 }
 
 // enqueue queues an ended span's encoding for export, or drops it (and
 // counts it) when QueueSize spans already wait. It never waits.
-func (t *Tracer) enqueue(b []byte) {
+func (t *Tracer) enqueue(b *[]byte) {
 	if t.queued.Add(1) > QueueSize {
 		t.queued.Add(-1)
 		t.m.queueFull.Inc()
@@ -221,7 +222,7 @@ func (t *Tracer) exportAll(ctx context.Context) {
 			t.mu.Unlock()
 			return
 		}
-		batch := make([][]byte, n)
+		batch := make([]*[]byte, n)
 		copy(batch, t.pending)
 		t.pending = append(t.pending[:0], t.pending[n:]...)
 		t.mu.Unlock()
@@ -232,7 +233,7 @@ func (t *Tracer) exportAll(ctx context.Context) {
 // export sends one batch and accounts for it: the bound is given back
 // once it has been sent, and a batch (or the part of it) the collector
 // did not take is counted and warned about, thinned.
-func (t *Tracer) export(ctx context.Context, batch [][]byte) {
+func (t *Tracer) export(ctx context.Context, batch []*[]byte) {
 	// A new body each time: the HTTP transport may still be reading a
 	// request's body after its answer came. It holds no pointers, so it
 	// costs the GC nothing but its bytes.
