@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/tracing"
 )

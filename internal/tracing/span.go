@@ -79,9 +79,9 @@ type span struct {
 	// name, then name2 after a space when it is not "": `{api} {model}`
 	// without building the string.
 	name, name2 string
-	events  []event
-	dropped int // events past maxEvents
-	ended   bool
+	events      []event
+	dropped     int // events past maxEvents
+	ended       bool
 }
 
 // Value makes a span the context that carries it (fromContext).

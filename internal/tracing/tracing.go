@@ -72,7 +72,7 @@ type Tracer struct {
 	queued  atomic.Int64
 	mu      sync.Mutex
 	pending []*[]byte // ended spans waiting for export, guarded by mu
-	closed  bool     // Shutdown began: spans ending now are dropped; guarded by mu
+	closed  bool      // Shutdown began: spans ending now are dropped; guarded by mu
 	wake    chan struct{}
 	bufs    sync.Pool // *[]byte span buffers
 
