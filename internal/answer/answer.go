@@ -132,7 +132,7 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		s.write(w, ex, nil, http.StatusOK, res.JSON)
 	case res.Served.Resp.Stream == nil:
 		sv := res.Served
-		ex.served, ex.target, ex.ptype = sv.Provider.Name, sv.Target, sv.Provider.Config.Type
+		ex.served, ex.target, ex.ptype, ex.hedged = sv.Provider.Name, sv.Target, sv.Provider.Config.Type, sv.Hedged
 		ex.Usage = sv.Resp.Usage
 		s.price(ex, sv)
 		s.setServedHeaders(w, ex, sv, true)
@@ -141,7 +141,7 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		sv.Done(outcome.OK)
 	default:
 		sv := res.Served
-		ex.served, ex.target, ex.ptype = sv.Provider.Name, sv.Target, sv.Provider.Config.Type
+		ex.served, ex.target, ex.ptype, ex.hedged = sv.Provider.Name, sv.Target, sv.Provider.Config.Type, sv.Hedged
 		s.setServedHeaders(w, ex, sv, false)
 		ex.status = http.StatusOK
 		end := s.relay(w, ex, sv, res.Framer)
@@ -338,6 +338,7 @@ func endSpan(ex *Exchange) {
 	if ex.served != "" {
 		a.Provider, a.Type, a.Model = ex.served, ex.ptype, ex.target.Model
 		a.Degraded = ex.Model != nil && ex.target.Tier > ex.Model.BestTier
+		a.Hedged = ex.hedged
 		a.InputTokens, a.OutputTokens = ex.Usage.PromptTokens, ex.Usage.CompletionTokens
 	}
 	ex.Trace.End(a)

@@ -22,10 +22,11 @@ type Exchange struct {
 	served string
 	// errType is the error answer's code (its type when it has none), for
 	// the request's span; target and ptype are the serving target and
-	// its provider's type.
+	// its provider's type; hedged, that a hedge's twin served.
 	errType string
 	target  route.Target
 	ptype   string
+	hedged  bool
 	// overhead is the router's own time up to the commit point; ttft the
 	// time to the first byte of a stream; committed once either is set.
 	overhead, ttft time.Duration

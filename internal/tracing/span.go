@@ -243,7 +243,9 @@ type Answered struct {
 	// model; "" when nothing served.
 	Provider, Type, Model string
 	Attempts              int
-	Degraded              bool
+	// Degraded: served below the model's best tier; Hedged: served by a
+	// hedge's twin.
+	Degraded, Hedged bool
 	// InputTokens and OutputTokens are the served attempt's usage.
 	InputTokens, OutputTokens int64
 }
@@ -273,10 +275,11 @@ func (r Request) End(a Answered) {
 			// The GenAI attributes of the answer; the router's own about
 			// the provider that served (llmrouter.provider, tier, hedge)
 			// are its attempt span's, but whether the answer came from
-			// below the best tier is the request's.
+			// below the best tier, or from a hedge, is the request's.
 			b = appendStr(b, fieldSpanAttrs, keyProviderName, ProviderName(a.Type))
 			b = appendStr(b, fieldSpanAttrs, keyRespModel, a.Model)
 			b = appendBool(b, fieldSpanAttrs, keyDegraded, a.Degraded)
+			b = appendBool(b, fieldSpanAttrs, keyHedge, a.Hedged)
 			b = appendInt(b, fieldSpanAttrs, keyInputTokens, a.InputTokens)
 			b = appendInt(b, fieldSpanAttrs, keyOutputTokens, a.OutputTokens)
 		}

@@ -318,7 +318,53 @@ func testBinaryTracing(t *testing.T, bin string) {
 	})
 	p.stop()
 
+	t.Run("a hedge is two attempt spans", func(t *testing.T) { testTracingHedge(t, bin, col) })
 	t.Run("collector down", func(t *testing.T) { testTracingCollectorDown(t, bin) })
+}
+
+// testTracingHedge: a stream whose provider is slow to its first token
+// is hedged on the other (routing.hedge, docs/ARCHITECTURE.md,
+// "Hedging"): its trace shows both legs as attempt spans, the twin with
+// llmrouter.hedge true and its first token, the slow one ended canceled, and
+// the request's span says a hedge answered.
+func testTracingHedge(t *testing.T, bin string, col *collector) {
+	slow, fast := newBinFake(t, "slow", openaiAPI), newBinFake(t, "fast", openaiAPI)
+	slow.setAPI(func(int, bool) binFault { return binFault{fault: fault{kind: slowFirstToken, delay: 3 * time.Second}} })
+	p := startRouter(t, bin, binConfig{
+		providers: []binProvider{{fake: slow, typ: "openai_compatible", tier: 0}, {fake: fast, typ: "openai_compatible", tier: 1}},
+		routing:   "hedge: {after: 200ms, max_share: 1}",
+		top:       "tracing: {otlp_endpoint: " + col.srv.URL + ", sample_ratio: 1.0}",
+		env:       []string{"OTEL_BSP_SCHEDULE_DELAY=50"},
+	})
+	defer p.stop()
+	tp, id, _ := traceparent(500)
+	start := time.Now()
+	rep := postTraced(t, p, true, map[string]string{"traceparent": tp})
+	if d := time.Since(start); d > 2*time.Second || rep.header.Get("X-LLMRouter-Hedged") != "true" || rep.header.Get("X-LLMRouter-Provider") != "fast" {
+		t.Fatalf("answered in %v by %q (hedged %q), want the hedge on fast well before the slow first token",
+			d, rep.header.Get("X-LLMRouter-Provider"), rep.header.Get("X-LLMRouter-Hedged"))
+	}
+	server, attempts := col.trace(t, id, 3)
+	if len(attempts) != 2 {
+		t.Fatalf("%d attempt spans, want 2 (the slow leg, the hedge)", len(attempts))
+	}
+	lost, won := attempts[0], attempts[1]
+	wantSpanAttrs(t, "the slow leg", lost, map[string]string{"llmrouter.provider": "slow", "llmrouter.attempt": "1",
+		"llmrouter.hedge": "false", "error.type": "canceled"})
+	if lost.Status.GetMessage() != "lost the hedge race" {
+		t.Errorf("the slow leg's status %v, want \"lost the hedge race\"", lost.Status)
+	}
+	wantSpanAttrs(t, "the hedge", won, map[string]string{"llmrouter.provider": "fast", "llmrouter.attempt": "2",
+		"llmrouter.hedge": "true", "llmrouter.tier": "1"})
+	if _, ok := attrMap(won.Attributes)["error.type"]; ok || len(won.Events) != 1 || won.Events[0].Name != "gen_ai.first_token" {
+		t.Errorf("the hedge that answered: error.type %q, events %v; want none, its first token", attrMap(won.Attributes)["error.type"], won.Events)
+	}
+	if won.StartTimeUnixNano < lost.StartTimeUnixNano+uint64(150*time.Millisecond) || won.StartTimeUnixNano > lost.EndTimeUnixNano {
+		t.Errorf("the hedge began %v after the slow leg, which ended %v after its start; want about 200ms, within the slow leg",
+			time.Duration(won.StartTimeUnixNano-lost.StartTimeUnixNano), time.Duration(lost.EndTimeUnixNano-lost.StartTimeUnixNano))
+	}
+	wantSpanAttrs(t, "server", server, map[string]string{"llmrouter.attempt": "2", "llmrouter.hedge": "true",
+		"llmrouter.degraded": "true", "http.response.status_code": "200"})
 }
 
 // testTracingCollectorDown: 200 sequential requests through a router
