@@ -269,6 +269,15 @@ func (t *Tracer) export(ctx context.Context, batch []*[]byte) {
 	}
 }
 
+// Waiting is how many ended spans wait for export (queued, or in the
+// batch being sent): at most QueueSize. 0 for a nil Tracer.
+func (t *Tracer) Waiting() int {
+	if t == nil {
+		return 0
+	}
+	return int(t.queued.Load())
+}
+
 // flush exports every span ended so far (tests).
 func (t *Tracer) flush() {
 	ch := make(chan struct{})
