@@ -173,11 +173,14 @@ func homes(got [24][6]turnResult, provider string) int {
 // binary (docs/ARCHITECTURE.md, "Affinity"): two equally healthy
 // providers that cache prompt prefixes, 24 conversations of 6 turns with
 // no session id. At least 95% of follow-up turns hit the answering
-// provider's cache and both providers are home to 25-75% of the
-// conversations; when one provider dies mid-conversation every turn is
-// served and the conversations that moved hit their new provider's cache
-// from their next turn on; the same across two routers sharing one
-// redis-server, requests alternating between them.
+// provider's cache and both providers are home to at least 3 of the 24
+// conversations (affinity keeps conversations, it does not herd them: an
+// even split is 12, and the bound fails by chance about once in 25,000
+// checks where 25-75% failed about once in 150); when one provider dies
+// mid-conversation every turn is served and the conversations that
+// moved hit their new provider's cache from their next turn on; the
+// same across two routers sharing one redis-server, requests
+// alternating between them.
 func testBinaryAffinity(t *testing.T, bin string) {
 	t.Run("one router", func(t *testing.T) {
 		a, b := newCacheFake(t, "a"), newCacheFake(t, "b")
@@ -243,8 +246,8 @@ func checkAffinity(t *testing.T, got [24][6]turnResult, routers []*routerProc) {
 	if share := float64(hit) / float64(of); share < 0.95 {
 		t.Errorf("%.0f%% of follow-up turns hit the cache, want at least 95%%", 100*share)
 	}
-	if ha < 6 || ha > 18 {
-		t.Errorf("a is home to %d of 24 conversations, want 25-75%% (6 to 18)", ha)
+	if ha < 3 || ha > 21 {
+		t.Errorf("a is home to %d of 24 conversations, want 3 to 21: both providers home to some", ha)
 	}
 	var metric float64
 	for _, p := range routers {
