@@ -187,6 +187,9 @@ type exporter struct {
 	header http.Header // every post's: content type, user agent, encoding, the env's
 	gzip   bool
 	client *http.Client
+	// zw compresses every batch (its state is about a megabyte: made
+	// once). send is only called by the exporter goroutine.
+	zw *gzip.Writer
 }
 
 func newExporter(u string, e env, version string) (*exporter, error) {
@@ -218,9 +221,13 @@ func (e *exporter) send(ctx context.Context, body []byte) (int64, string, error)
 	if e.gzip {
 		var buf bytes.Buffer
 		buf.Grow(len(body) / 4)
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-		_, _ = zw.Write(body)
-		_ = zw.Close()
+		if e.zw == nil {
+			e.zw, _ = gzip.NewWriterLevel(&buf, gzip.BestSpeed) // a valid level: no error
+		} else {
+			e.zw.Reset(&buf)
+		}
+		_, _ = e.zw.Write(body) // a bytes.Buffer does not fail
+		_ = e.zw.Close()
 		body = buf.Bytes()
 	}
 	wait := firstRetry
