@@ -6,6 +6,7 @@
 //	go run ./bench -duration 3s -only nginx,llmrouter -concurrency 1,64
 //	go run ./bench -streams 1000            # RSS with 1,000 streams held open
 //	go run ./bench -upstream tls            # the upstream speaks HTTPS, HTTP/2 when offered
+//	go run ./bench -only llmrouter,llmrouter+tracing  # what tracing costs llmrouter
 //
 // Model: every party is its own process on loopback. The bench binary
 // re-executes itself for the fake upstream (-role upstream, package
@@ -18,6 +19,19 @@
 // in the bench process itself: closed-loop workers, each sending its next
 // request as soon as the previous answer was read to the end, over a
 // keep-alive HTTP/1.1 client.
+//
+// llmrouter+tracing (asked for by name in -only; not in the default set)
+// is a second llmrouter configured as the first plus a tracing: block at
+// -tracing-ratio, measured right after it in every (mode, concurrency), so
+// the difference between the two rows is what tracing costs. It exports
+// over OTLP/HTTP to the bench's trace sink (internal/collector), the bench
+// re-executed with -role collector: its own process, so taking the spans
+// is counted neither in the router's CPU nor in the upstream's. Around
+// each traced row the bench reads the sink's counts (exports, bytes,
+// spans) and the router's llmrouter_tracing_spans_{exported,dropped}_total
+// from its admin /metrics, outside the CPU readings; at the end it waits
+// until the sink has been quiet for one OTEL_BSP_SCHEDULE_DELAY and
+// prints the totals, so one can see whether spans were dropped.
 //
 // The upstream has one listener per target and counts the TCP connections
 // each accepts (and the protocol of each, h1 or h2), served on a separate

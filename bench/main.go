@@ -16,10 +16,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmrouter/llmrouter/bench/internal/collector"
 	"github.com/llmrouter/llmrouter/bench/internal/load"
 	"github.com/llmrouter/llmrouter/bench/internal/proc"
 	"github.com/llmrouter/llmrouter/bench/internal/targets"
 	"github.com/llmrouter/llmrouter/bench/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
 func main() {
@@ -38,7 +40,8 @@ type options struct {
 	goProcs      int
 	streams      int
 	interval     time.Duration
-	upstream     string // upstreamPlain or upstreamTLS
+	upstream     string  // upstreamPlain or upstreamTLS
+	traceRatio   float64 // tracing.sample_ratio of targets.RouterTracing
 }
 
 // goEnv is the environment the Go proxies get on top of the bench's.
@@ -63,7 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before each measurement")
 	concList := fs.String("concurrency", "1,16,64", "comma-separated closed-loop worker counts")
 	modeList := fs.String("modes", "json,stream", "comma-separated: json (non-stream), stream")
-	onlyList := fs.String("only", strings.Join(targets.All, ","), "comma-separated subset of "+strings.Join(targets.All, ","))
+	onlyList := fs.String("only", strings.Join(targets.Default, ","), "comma-separated subset of "+strings.Join(targets.All, ",")+" ("+targets.RouterTracing+": llmrouter with tracing on, exporting to the bench's OTLP sink)")
+	traceRatio := fs.String("tracing-ratio", "1", "tracing.sample_ratio of "+targets.RouterTracing+", from 0 to 1 (on: 1)")
 	fs.StringVar(&o.router, "router", "", "llmrouter binary; empty: go build ./cmd/router into a temporary directory")
 	fs.StringVar(&o.nginxWorkers, "nginx-workers", "auto", "nginx worker_processes (auto: one per core)")
 	fs.IntVar(&o.goProcs, "go-procs", 0, "GOMAXPROCS of the Go proxies (httputil, llmrouter); 0: Go's default (the CPU limit, else one per core). With -nginx-workers 1 and -go-procs 1 every proxy gets one core, as a sidecar with a 1-CPU limit does")
@@ -71,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.interval, "stream-interval", 100*time.Millisecond, "with -streams: time between the upstream's chunks")
 	fs.StringVar(&o.upstream, "upstream", upstreamPlain, upstreamPlain+": the upstream speaks plain HTTP/1.1; "+upstreamTLS+": HTTPS with HTTP/2 (ALPN h2, else HTTP/1.1) and a CA generated at start, which every proxy is told to trust")
 	// Internal: what a re-executed child is.
-	role := fs.String("role", "", "internal: run as "+upstream.Role+" or "+targets.BareProxyRole+" on the listener at fd 3")
+	role := fs.String("role", "", "internal: run as "+upstream.Role+", "+targets.BareProxyRole+" or "+collector.Role+" on the listener at fd 3")
 	upBase := fs.String("upstream-url", "", "internal: the httputil role's upstream base URL")
 	caFile := fs.String("ca", "", "internal: the httputil role's CA for an https upstream")
 	certFile := fs.String("tls-cert", "", "internal: the upstream role's certificate (TLS mode)")
@@ -104,6 +108,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.only, err = parseTargets(*onlyList); err != nil {
 		fmt.Fprintln(stderr, "bench: -only:", err)
+		return 2
+	}
+	if o.traceRatio, err = parseRatio(*traceRatio); err != nil {
+		fmt.Fprintln(stderr, "bench: -tracing-ratio:", err)
 		return 2
 	}
 	if o.upstream != upstreamPlain && o.upstream != upstreamTLS {
@@ -149,6 +157,12 @@ func runRole(ctx context.Context, role, upBase, caFile, listeners string, u upst
 			return err
 		}
 		return targets.ServeBareProxy(ctx, ln, upBase, caFile)
+	case collector.Role:
+		ln, err := proc.InheritedListener(3)
+		if err != nil {
+			return err
+		}
+		return collector.Serve(ctx, ln)
 	}
 	return fmt.Errorf("unknown role %q", role)
 }
@@ -168,7 +182,7 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("finding the bench binary: %w", err)
 	}
-	if slices.Contains(o.only, targets.Router) && o.router == "" {
+	if (slices.Contains(o.only, targets.Router) || slices.Contains(o.only, targets.RouterTracing)) && o.router == "" {
 		fmt.Fprintln(stderr, "building ./cmd/router ...")
 		if o.router, err = targets.BuildRouter(ctx, tmp); err != nil {
 			return err
@@ -193,6 +207,15 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer up.Close()
+	// The trace sink is a process of its own: its CPU is neither the
+	// router's nor the upstream's.
+	var sink *collector.Handle
+	if slices.Contains(o.only, targets.RouterTracing) {
+		if sink, err = collector.Start(ctx, f, self, targets.StartTimeout); err != nil {
+			return err
+		}
+		defer sink.Close()
+	}
 	var ts []targets.Target
 	for _, name := range o.only {
 		var t targets.Target
@@ -206,8 +229,12 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			t, err = targets.StartNginx(ctx, f, tmp, o.nginxWorkers, up.Base(name), ca)
 		case targets.HTTPUtil:
 			t, err = targets.StartBareProxy(ctx, f, self, up.Base(name), ca, o.goEnv())
-		case targets.Router:
-			t, err = targets.StartRouter(ctx, f, o.router, tmp, up.Base(name), ca, o.goEnv())
+		case targets.Router, targets.RouterTracing:
+			var tr tracing.Config // off
+			if name == targets.RouterTracing {
+				tr = tracing.Config{OTLPEndpoint: sink.Endpoint(), SampleRatio: o.traceRatio}
+			}
+			t, err = targets.StartRouter(ctx, f, name, o.router, tmp, up.Base(name), ca, tr, o.goEnv())
 		}
 		if err != nil {
 			return err
@@ -221,15 +248,16 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprint(stdout, streamsTable(o, rows))
-		return nil
+		return traceTotals(ctx, sink, ts, stdout, stderr)
 	}
-	rows, err := measureAll(ctx, o, up, ts, stderr)
+	rows, err := measureAll(ctx, o, up, sink, ts, stderr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, loadTable(rows))
 	fmt.Fprint(stdout, summary(rows))
-	return nil
+	fmt.Fprint(stdout, traceTable(rows))
+	return traceTotals(ctx, sink, ts, stdout, stderr)
 }
 
 // machine describes where and how the numbers were taken.
@@ -238,6 +266,9 @@ func machine(o options) string {
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.upstream, o.duration, o.warmup, o.nginxWorkers)
 	if o.goProcs > 0 {
 		s += fmt.Sprintf(", Go proxies GOMAXPROCS=%d", o.goProcs)
+	}
+	if slices.Contains(o.only, targets.RouterTracing) {
+		s += fmt.Sprintf(", %s sample_ratio %v", targets.RouterTracing, o.traceRatio)
 	}
 	if out, err := exec.Command("nginx", "-v").CombinedOutput(); err == nil {
 		s += ", " + strings.TrimSpace(strings.TrimPrefix(string(out), "nginx version: "))

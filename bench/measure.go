@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrouter/llmrouter/bench/internal/collector"
 	"github.com/llmrouter/llmrouter/bench/internal/load"
 	"github.com/llmrouter/llmrouter/bench/internal/proc"
 	"github.com/llmrouter/llmrouter/bench/internal/targets"
@@ -24,6 +25,7 @@ type row struct {
 	cpu    time.Duration  // proxy CPU over the run; 0 for direct
 	rss    int64          // proxy RSS at the end; 0 for direct
 	conns  upstream.Stats // upstream connections: accepted during the run, open at its end
+	spans  *traceCounts   // for a traced router: what its exporter and the sink counted during the run; nil otherwise
 }
 
 func (r row) rps() float64 { return float64(r.res.OK) / r.res.Elapsed.Seconds() }
@@ -64,7 +66,7 @@ func sanityCheck(ctx context.Context, ts []targets.Target, modes ...load.Mode) e
 
 // measureAll runs every (mode, concurrency) against every target in turn,
 // interleaving targets so slow drift of a shared machine spreads over all.
-func measureAll(ctx context.Context, o options, up *upstream.Handle, ts []targets.Target, progress io.Writer) ([]row, error) {
+func measureAll(ctx context.Context, o options, up *upstream.Handle, sink *collector.Handle, ts []targets.Target, progress io.Writer) ([]row, error) {
 	if err := sanityCheck(ctx, ts, load.JSON, load.Stream); err != nil {
 		return nil, err
 	}
@@ -72,13 +74,13 @@ func measureAll(ctx context.Context, o options, up *upstream.Handle, ts []target
 	for _, m := range o.modes {
 		for _, c := range o.conc {
 			for _, t := range ts {
-				r, err := measure(ctx, o, up, t, m, c)
+				r, err := measure(ctx, o, up, sink, t, m, c)
 				if err != nil {
 					return nil, err
 				}
-				fmt.Fprintf(progress, "%-6s c=%-3d %-9s %8.0f req/s  p50 %6d µs  p99 %6d µs  cpu %5s µs/req  conns new %s open %s  errors %d\n",
+				fmt.Fprintf(progress, "%-6s c=%-3d %-17s %8.0f req/s  p50 %6d µs  p99 %6d µs  cpu %5s µs/req  conns new %s open %s  errors %d%s\n",
 					m, c, t.Name, r.rps(), r.p50().Microseconds(), r.p99().Microseconds(), cpuCell(r),
-					connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy), r.res.Errs)
+					connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy), r.res.Errs, spansNote(r))
 				if r.res.Errs > 0 {
 					fmt.Fprintf(progress, "  last error: %s\n", r.res.LastErr)
 				}
@@ -91,8 +93,11 @@ func measureAll(ctx context.Context, o options, up *upstream.Handle, ts []target
 
 // measure warms up, then drives the load for o.duration with the proxy's
 // CPU read around it. The upstream's connection counters are read around
-// both: connections a run opens are mostly opened while warming up.
-func measure(ctx context.Context, o options, up *upstream.Handle, t targets.Target, m load.Mode, c int) (row, error) {
+// both: connections a run opens are mostly opened while warming up. A
+// traced router's span counters, and the sink's, are read around the
+// measured period, outside the CPU readings (reading /metrics costs the
+// router CPU).
+func measure(ctx context.Context, o options, up *upstream.Handle, sink *collector.Handle, t targets.Target, m load.Mode, c int) (row, error) {
 	client := load.NewClient(c, t.TLS)
 	defer client.CloseIdleConnections()
 	conns0, err := up.Stats(ctx, t.Name)
@@ -101,6 +106,12 @@ func measure(ctx context.Context, o options, up *upstream.Handle, t targets.Targ
 	}
 	if o.warmup > 0 {
 		load.Drive(ctx, client, t.URL, m, c, o.warmup)
+	}
+	var spans0 traceCounts
+	if t.Tracing.On() {
+		if spans0, err = readTraceCounts(ctx, sink, t); err != nil {
+			return row{}, err
+		}
 	}
 	var before proc.Usage
 	if t.Proc != nil {
@@ -124,6 +135,14 @@ func measure(ctx context.Context, o options, up *upstream.Handle, t targets.Targ
 			return row{}, fmt.Errorf("%s died during the run (%v)", t.Name, err)
 		}
 		r.cpu, r.rss = after.CPU-before.CPU, after.RSS
+	}
+	if t.Tracing.On() {
+		spans1, err := readTraceCounts(ctx, sink, t)
+		if err != nil {
+			return row{}, err
+		}
+		d := spans1.sub(spans0)
+		r.spans = &d
 	}
 	return r, nil
 }
@@ -163,7 +182,8 @@ func loadTable(rows []row) string {
 }
 
 // summary compares llmrouter with its two yardsticks: CPU per request
-// against nginx, p50 at concurrency 1 against the bare httputil proxy.
+// against nginx, p50 at concurrency 1 against the bare httputil proxy;
+// and llmrouter+tracing with llmrouter: what tracing adds.
 func summary(rows []row) string {
 	find := func(m load.Mode, c int, name string) (row, bool) {
 		for _, r := range rows {
@@ -175,6 +195,15 @@ func summary(rows []row) string {
 	}
 	var b strings.Builder
 	for _, r := range rows {
+		if r.target == targets.RouterTracing {
+			if u, ok := find(r.mode, r.conc, targets.Router); ok && u.cpuPerReq() > 0 && u.rps() > 0 {
+				fmt.Fprintf(&b, "- %s c=%d: tracing on adds %+.1f µs CPU/request to llmrouter (%s vs %s µs, %.2f×), req/s %+.0f%%, p50 %+d µs, p99 %+d µs\n",
+					r.mode, r.conc, float64((r.cpuPerReq()-u.cpuPerReq()).Nanoseconds())/1e3, cpuCell(r), cpuCell(u),
+					float64(r.cpuPerReq())/float64(u.cpuPerReq()), 100*(r.rps()/u.rps()-1),
+					(r.p50() - u.p50()).Microseconds(), (r.p99() - u.p99()).Microseconds())
+			}
+			continue
+		}
 		if r.target != targets.Router {
 			continue
 		}

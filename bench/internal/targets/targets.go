@@ -1,7 +1,9 @@
 // Package targets starts what the bench's load is sent to: nginx, the bare
 // httputil.ReverseProxy (the bench re-executed with -role httputil) and
 // llmrouter, each its own process on 127.0.0.1 in front of the fake
-// upstream; direct is the upstream itself.
+// upstream; direct is the upstream itself. llmrouter+tracing is a second
+// llmrouter, configured alike but with tracing on, exporting to the
+// bench's trace sink (package collector).
 package targets
 
 import (
@@ -18,6 +20,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/bench/internal/proc"
 	"github.com/llmrouter/llmrouter/bench/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
 // Target names, in table order.
@@ -26,10 +29,17 @@ const (
 	Nginx    = "nginx"
 	HTTPUtil = "httputil"
 	Router   = "llmrouter"
+	// RouterTracing is llmrouter with its tracing: block on, beside
+	// Router in the same run so that the difference is tracing's.
+	RouterTracing = "llmrouter+tracing"
 )
 
 // All is every target name, in table order.
-var All = []string{Direct, Nginx, HTTPUtil, Router}
+var All = []string{Direct, Nginx, HTTPUtil, Router, RouterTracing}
+
+// Default is the targets a run measures unless told otherwise: all but
+// RouterTracing, which is asked for by name.
+var Default = []string{Direct, Nginx, HTTPUtil, Router}
 
 // StartTimeout bounds how long one child may take to become ready.
 const StartTimeout = 15 * time.Second
@@ -40,6 +50,12 @@ type Target struct {
 	URL  string      // the chat completions URL
 	TLS  *tls.Config // for an https URL (direct to a TLS upstream); nil for the proxies
 	Proc *proc.Proc  // the proxy process measured; nil for direct
+	// Admin is the router's admin base URL (http://127.0.0.1:PORT, which
+	// serves /metrics); "" for the other targets.
+	Admin string
+	// Tracing is the router's tracing: block; the zero Config (off) for
+	// every target but RouterTracing.
+	Tracing tracing.Config
 }
 
 // StartBareProxy re-executes the bench as the httputil proxy to upBase;
@@ -153,10 +169,13 @@ func StartNginx(ctx context.Context, f *proc.Fleet, dir, workers, upBase, caFile
 // routerConf points one model at the upstream through one
 // openai_compatible provider. Everything else is the embedded default:
 // breaker, learned RPM/TPM buckets (rpm/tpm 0), adaptive throttling,
-// retries. No client auth.
+// retries, tracing off. No client auth.
 var routerConf = template.Must(template.New("router").Parse(`# written by go run ./bench
 listen: {{.Listen}}
-admin_listen: {{.Admin}}
+admin_listen: {{.Admin}}{{if .Tracing.On}}
+tracing:
+  otlp_endpoint: {{.Tracing.OTLPEndpoint}}
+  sample_ratio: {{.Tracing.SampleRatio}}{{end}}
 auth:
   api_keys_env: ""
 log:
@@ -194,12 +213,32 @@ func BuildRouter(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// StartRouter writes the router's config into its own directory (the
-// router watches that directory for changes) and runs it. For an https
-// upBase, the provider's HTTP client trusts caFile through SSL_CERT_FILE:
-// the config has no CA key for a provider, its client uses the system's
-// roots, and Go on Linux reads them from SSL_CERT_FILE when it is set.
-func StartRouter(ctx context.Context, f *proc.Fleet, bin, dir, upBase, caFile string, goEnv []string) (Target, error) {
+// routerYAML is the config of a router listening on listen and admin,
+// routed to upBase, with the tracing: block tr (written only when on).
+func routerYAML(listen, admin, upBase string, tr tracing.Config) (string, error) {
+	if err := tr.Validate(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := routerConf.Execute(&b, struct {
+		Listen, Admin, Upstream string
+		Tracing                 tracing.Config
+	}{listen, admin, upBase, tr}); err != nil {
+		return "", fmt.Errorf("router config: %w", err)
+	}
+	return b.String(), nil
+}
+
+// StartRouter writes the config of the router target name into a
+// directory of its own under dir (the router watches that directory for
+// changes) and runs it; tr is its tracing: block, the zero Config for
+// off. For an https upBase, the provider's HTTP client trusts caFile
+// through SSL_CERT_FILE: the config has no CA key for a provider, its
+// client uses the system's roots, and Go on Linux reads them from
+// SSL_CERT_FILE when it is set. The bench's OTEL_* variables reach the
+// router (OTEL_BSP_SCHEDULE_DELAY, OTEL_EXPORTER_OTLP_COMPRESSION, ...);
+// its LLMROUTER_* ones do not (proc.Env).
+func StartRouter(ctx context.Context, f *proc.Fleet, name, bin, dir, upBase, caFile string, tr tracing.Config, goEnv []string) (Target, error) {
 	api, err := proc.FreePort()
 	if err != nil {
 		return Target{}, err
@@ -208,30 +247,30 @@ func StartRouter(ctx context.Context, f *proc.Fleet, bin, dir, upBase, caFile st
 	if err != nil {
 		return Target{}, err
 	}
-	dir = filepath.Join(dir, "router-config")
+	dir = filepath.Join(dir, name+"-config")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Target{}, fmt.Errorf("router config dir: %w", err)
 	}
 	listen := fmt.Sprintf("127.0.0.1:%d", api)
 	adminAddr := fmt.Sprintf("127.0.0.1:%d", admin)
-	var b strings.Builder
-	if err := routerConf.Execute(&b, map[string]string{"Listen": listen, "Admin": adminAddr, "Upstream": upBase}); err != nil {
-		return Target{}, fmt.Errorf("router config: %w", err)
+	yaml, err := routerYAML(listen, adminAddr, upBase, tr)
+	if err != nil {
+		return Target{}, fmt.Errorf("%s config: %w", name, err)
 	}
 	conf := filepath.Join(dir, "router.yaml")
-	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
 		return Target{}, fmt.Errorf("writing router config: %w", err)
 	}
 	env := proc.Env(append([]string{"LLMROUTER_LOG_LEVEL=warn"}, goEnv...)...)
 	if caFile != "" {
 		env = append(env, "SSL_CERT_FILE="+caFile)
 	}
-	p, err := f.Start(Router, bin, []string{"serve", "--config", conf}, env, syscall.SIGKILL)
+	p, err := f.Start(name, bin, []string{"serve", "--config", conf}, env, syscall.SIGKILL)
 	if err != nil {
 		return Target{}, err
 	}
 	if err := proc.WaitHTTP(ctx, p, "http://"+adminAddr+"/readyz", nil, StartTimeout); err != nil {
 		return Target{}, err
 	}
-	return Target{Name: Router, URL: "http://" + listen + "/v1/chat/completions", Proc: p}, nil
+	return Target{Name: name, URL: "http://" + listen + "/v1/chat/completions", Proc: p, Admin: "http://" + adminAddr, Tracing: tr}, nil
 }

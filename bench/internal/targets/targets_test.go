@@ -1,0 +1,73 @@
+package targets
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/llmrouter/llmrouter/internal/config"
+	"github.com/llmrouter/llmrouter/internal/tracing"
+)
+
+// TestMain fails the package's tests if any goroutine outlives them.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestRouterYAML loads the config the bench writes for a router with the
+// router's own loader (strict: a misspelt key is an error), tracing off
+// and on: off writes no tracing: block, so the router runs on the
+// embedded default (off); on points it at the sink at the ratio asked.
+func TestRouterYAML(t *testing.T) {
+	const sink = "http://127.0.0.1:4318"
+	tests := []struct {
+		name string
+		tr   tracing.Config
+		want tracing.Config // as the router decodes it
+	}{
+		{"off", tracing.Config{}, tracing.DefaultConfig()},
+		{"on", tracing.Config{OTLPEndpoint: sink, SampleRatio: 1}, tracing.Config{OTLPEndpoint: sink, SampleRatio: 1}},
+		{"a ratio", tracing.Config{OTLPEndpoint: sink, SampleRatio: 0.25}, tracing.Config{OTLPEndpoint: sink, SampleRatio: 0.25}},
+		{"a small ratio (written 1e-05)", tracing.Config{OTLPEndpoint: sink, SampleRatio: 0.00001}, tracing.Config{OTLPEndpoint: sink, SampleRatio: 0.00001}},
+		{"on, none kept but the clients' sampled traces", tracing.Config{OTLPEndpoint: sink}, tracing.Config{OTLPEndpoint: sink}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			yaml, err := routerYAML("127.0.0.1:18080", "127.0.0.1:19090", "http://127.0.0.1:18081", tt.tr)
+			if err != nil {
+				t.Fatalf("routerYAML: %v", err)
+			}
+			if got := strings.Contains(yaml, "tracing:"); got != tt.tr.On() {
+				t.Errorf("tracing: block written %v, want %v:\n%s", got, tt.tr.On(), yaml)
+			}
+			path := filepath.Join(t.TempDir(), "router.yaml")
+			if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := config.Load(path)
+			if err != nil {
+				t.Fatalf("the router refuses the bench's config: %v\n%s", err, yaml)
+			}
+			if c.Tracing != tt.want {
+				t.Errorf("got tracing %+v, want %+v", c.Tracing, tt.want)
+			}
+			if c.Listen != "127.0.0.1:18080" || c.AdminListen != "127.0.0.1:19090" {
+				t.Errorf("got listen %q, admin_listen %q, want 127.0.0.1:18080, 127.0.0.1:19090", c.Listen, c.AdminListen)
+			}
+		})
+	}
+}
+
+// TestRouterYAMLRefusesBadTracing: a block the router would refuse is
+// refused before a router is started, naming the key.
+func TestRouterYAMLRefusesBadTracing(t *testing.T) {
+	for _, tr := range []tracing.Config{
+		{OTLPEndpoint: "http://127.0.0.1:4318", SampleRatio: 1.5},
+		{OTLPEndpoint: "127.0.0.1:4318", SampleRatio: 1},
+	} {
+		if _, err := routerYAML("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3", tr); err == nil || !strings.Contains(err.Error(), "tracing.") {
+			t.Errorf("%+v: got error %v, want one naming its tracing. key", tr, err)
+		}
+	}
+}
