@@ -159,7 +159,7 @@ func (s *stream) readUsage(data []byte) bool {
 	if !hasUsageObject(data) {
 		return false
 	}
-	u := gjson.GetBytes(data, "usage")
+	u := gjson.Get(unsafeString(data), "usage") // read at once: numbers only
 	if !u.IsObject() {
 		return false // the object found was nested, not the chunk's own usage
 	}
