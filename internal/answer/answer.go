@@ -336,7 +336,7 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 func endSpan(ex *Exchange) {
 	a := tracing.Answered{Status: ex.status, ErrorType: ex.errType, Attempts: ex.Attempts}
 	if ex.served != "" {
-		a.Provider, a.Type, a.Model = ex.served, ex.ptype, ex.target.Model
+		a.Provider, a.Type, a.Model = ex.served, ex.ptype, failover.ResponseModel(ex.Usage, ex.target)
 		a.Degraded = ex.Model != nil && ex.target.Tier > ex.Model.BestTier
 		a.Hedged = ex.hedged
 		a.InputTokens, a.OutputTokens = ex.Usage.PromptTokens, ex.Usage.CompletionTokens

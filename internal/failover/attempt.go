@@ -65,9 +65,19 @@ func (sv *Served) Done(end outcome.Kind) {
 		sv.permit.Release(sv.l.now(), upstream.Result{Kind: end, RateLimit: outcome.UnknownRateLimit,
 			Usage: usage, Latency: sv.firstContent})
 		sv.permit = nil
-		sv.span.End(tracing.Outcome{Kind: end.String(), Model: sv.Target.Model,
+		sv.span.End(tracing.Outcome{Kind: end.String(), Model: ResponseModel(usage, sv.Target),
 			InputTokens: usage.PromptTokens, OutputTokens: usage.CompletionTokens})
 	}
+}
+
+// ResponseModel is the model that answered on tg (gen_ai.response.model,
+// docs/ARCHITECTURE.md, "Tracing"): the one the provider named in its
+// answer, else tg's.
+func ResponseModel(u outcome.Usage, tg route.Target) string {
+	if u.Model != "" {
+		return u.Model
+	}
+	return tg.Model
 }
 
 // end stops the attempt's timer and context.
@@ -152,7 +162,7 @@ func (l *Loop) finish(ctx context.Context, r *Run, sv *Served, resp *provider.Re
 		sv.end()
 		sv.permit = nil
 		permit.Release(l.now(), upstream.Result{Kind: outcome.OK, RateLimit: resp.RateLimit, Usage: resp.Usage, Latency: time.Since(t0)})
-		sv.span.End(tracing.Outcome{Model: sv.Target.Model, InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens})
+		sv.span.End(tracing.Outcome{Model: ResponseModel(resp.Usage, sv.Target), InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens})
 		return sv, nil
 	}
 	if sv.cause.Load() == errFirstTokenTimeout && sv.timer.Stop() {

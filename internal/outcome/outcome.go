@@ -178,7 +178,8 @@ func ForStatus(status int) Kind {
 	return Unknown
 }
 
-// Usage is the token count of one call. Zero fields mean not reported.
+// Usage is what one call reported about itself: its token count and the
+// model that answered. Zero fields mean not reported.
 type Usage struct {
 	// PromptTokens is the whole input, cache reads and writes included.
 	PromptTokens     int64
@@ -192,6 +193,14 @@ type Usage struct {
 	// prompt cache (Anthropic cache_creation_input_tokens), which
 	// Anthropic bills above the input price. 0 when none or not reported.
 	CacheWrite int64
+
+	// Model is the model that answered as the provider named it in its
+	// answer (gen_ai.response.model: often a dated snapshot of the model
+	// asked for, "gpt-4o-mini-2024-07-18" for "gpt-4o-mini"); "" when the
+	// answer named none (Bedrock Converse), and then the target's model is
+	// the one that answered. Adapters keep it without an allocation per
+	// answer (provider.ModelNames).
+	Model string
 }
 
 // Total is prompt plus completion tokens.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/openai"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
@@ -155,25 +161,7 @@ func TestTracingExportsBothSpans(t *testing.T) {
 // RPM refuses is a span with a llmrouter.refused event (reason rate) and
 // no attempt; a 4xx is not an error status.
 func TestTracingKeySpans(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		spans []*tracepb.Span
-	)
-	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var req collectorpb.ExportTraceServiceRequest
-		if err := proto.Unmarshal(b, &req); err != nil {
-			t.Errorf("collector: %v", err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				spans = append(spans, ss.Spans...)
-			}
-		}
-	}))
-	defer col.Close()
+	col := newCollector(t)
 	tr, err := tracing.New(tracing.Config{OTLPEndpoint: col.URL, SampleRatio: 1}, tracing.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -194,21 +182,9 @@ func TestTracingKeySpans(t *testing.T) {
 	if err := tr.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	attrs := func(s *tracepb.Span) map[string]string {
-		m := map[string]string{}
-		for _, kv := range s.Attributes {
-			switch v := kv.Value.Value.(type) {
-			case *commonpb.AnyValue_StringValue:
-				m[kv.Key] = v.StringValue
-			case *commonpb.AnyValue_IntValue:
-				m[kv.Key] = strconv.FormatInt(v.IntValue, 10)
-			}
-		}
-		return m
-	}
 	var got []string
-	for _, sp := range spans {
-		a := attrs(sp)
+	for _, sp := range col.Spans() {
+		a := spanAttrs(sp)
 		line := sp.Name + " " + sp.Kind.String() + " key=" + a["llmrouter.key"] + " status=" + a["http.response.status_code"] + " error.type=" + a["error.type"]
 		for _, e := range sp.Events {
 			for _, kv := range e.Attributes {
@@ -229,5 +205,113 @@ func TestTracingKeySpans(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("spans:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// collector is an OTLP/HTTP collector in the process that keeps the spans
+// it is sent.
+type collector struct {
+	*httptest.Server
+	mu    sync.Mutex
+	spans []*tracepb.Span // guarded by mu
+}
+
+func newCollector(t testing.TB) *collector {
+	c := &collector{}
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req collectorpb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(b, &req); err != nil {
+			t.Errorf("collector: %v", err)
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				c.spans = append(c.spans, ss.Spans...)
+			}
+		}
+	}))
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Spans are the spans received so far, in the order they came.
+func (c *collector) Spans() []*tracepb.Span {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.spans)
+}
+
+// spanAttrs are a span's string and integer attributes, as strings.
+func spanAttrs(s *tracepb.Span) map[string]string {
+	m := map[string]string{}
+	for _, kv := range s.Attributes {
+		switch v := kv.Value.Value.(type) {
+		case *commonpb.AnyValue_StringValue:
+			m[kv.Key] = v.StringValue
+		case *commonpb.AnyValue_IntValue:
+			m[kv.Key] = strconv.FormatInt(v.IntValue, 10)
+		}
+	}
+	return m
+}
+
+// TestTracingResponseModel: gen_ai.response.model, on the attempt's span
+// and on the request's, is the model the provider named in its answer (a
+// dated snapshot of the one asked for), whole or streamed, through a real
+// adapter; an answer that names none records the target's model.
+func TestTracingResponseModel(t *testing.T) {
+	const snapshot = "gpt-4o-mini-2024-07-18"
+	named := func(chunk string) string { return `{"model":"` + snapshot + `",` + chunk[1:] }
+	stream := "data: " + named(roleChunk) + "\n\ndata: " + named(textChunk) + "\n\ndata: " + named(stopChunk) + "\n\ndata: [DONE]\n\n"
+	for _, c := range []struct {
+		name, ctype, answer, req, want string
+	}{
+		{"plain", "application/json", strings.Replace(benchAnswer, `"gpt-4o-mini"`, `"`+snapshot+`"`, 1), benchReq, snapshot},
+		{"stream", "text/event-stream", stream, benchStreamReq, snapshot},
+		{"plain naming none", "application/json", strings.Replace(benchAnswer, `"model":"gpt-4o-mini",`, "", 1), benchReq, "up-model"},
+		{"stream naming none", "text/event-stream", openaiStreamBody(2), benchStreamReq, "up-model"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			col := newCollector(t)
+			tr, err := tracing.New(tracing.Config{OTLPEndpoint: col.URL, SampleRatio: 1}, tracing.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pc := provider.Config{Name: "up", MaxConcurrency: 4, BaseURL: "http://upstream.invalid/v1"}
+			a, err := openai.New(openai.Compatible, pc, "", openai.Config{},
+				&http.Client{Transport: providertest.Canned{ContentType: c.ctype, Body: c.answer}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "up-model"}}}})
+			s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: pc}},
+				Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			s.trace = tr
+			servePath(t, s.Handler(), c.req, &statusWriter{})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := tr.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			spans := col.Spans()
+			if len(spans) != 2 {
+				t.Fatalf("got %d spans, want the request's and its attempt's", len(spans))
+			}
+			for _, sp := range spans {
+				a := spanAttrs(sp)
+				if got := a["gen_ai.response.model"]; got != c.want {
+					t.Errorf("%s span: gen_ai.response.model %q, want %q", sp.Kind, got, c.want)
+				}
+				if got := a["gen_ai.request.model"]; sp.Kind == tracepb.Span_SPAN_KIND_CLIENT && got != "up-model" {
+					t.Errorf("attempt span: gen_ai.request.model %q, want the target's up-model", got)
+				}
+			}
+		})
 	}
 }

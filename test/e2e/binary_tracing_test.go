@@ -177,7 +177,9 @@ func wantSpanAttrs(t *testing.T, what string, s *tracepb.Span, want map[string]s
 // testBinaryTracing: the binary with tracing.otlp_endpoint on a collector
 // of the test's (docs/ARCHITECTURE.md, "Tracing"): an OpenAI-compatible
 // provider in tier 0, an Anthropic one in tier 1. Checked: every request
-// is a server span with the GenAI attributes and its attempt spans; a
+// is a server span with the GenAI attributes and its attempt spans (the
+// response model the one the provider's answer named: the fakes' gpt-test
+// and claude-test, not the targets' model-of-a and model-of-b); a
 // client's traceparent is continued and its provider receives a
 // traceparent of that trace; a failover is two attempt spans, the failed
 // one with error.type, the served one with usage; a stream's attempt has
@@ -205,7 +207,7 @@ func testBinaryTracing(t *testing.T, bin string) {
 				t.Errorf("server span %q, want \"chat m\"", server.Name)
 			}
 			wantSpanAttrs(t, "server", server, map[string]string{
-				"gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "gen_ai.response.model": "model-of-a",
+				"gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "gen_ai.response.model": "gpt-test",
 				"gen_ai.provider.name": "openai_compatible", "gen_ai.usage.input_tokens": "5", "gen_ai.usage.output_tokens": "3",
 				"llmrouter.attempt": "1", "llmrouter.degraded": "false", "http.response.status_code": "200",
 			})
@@ -218,7 +220,7 @@ func testBinaryTracing(t *testing.T, bin string) {
 			}
 			wantSpanAttrs(t, "attempt", at, map[string]string{
 				"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai_compatible", "gen_ai.request.model": "model-of-a",
-				"gen_ai.response.model": "model-of-a", "gen_ai.usage.input_tokens": "5", "gen_ai.usage.output_tokens": "3",
+				"gen_ai.response.model": "gpt-test", "gen_ai.usage.input_tokens": "5", "gen_ai.usage.output_tokens": "3",
 				"llmrouter.provider": "a", "llmrouter.tier": "0", "llmrouter.attempt": "1", "llmrouter.hedge": "false",
 			})
 		}
@@ -270,12 +272,12 @@ func testBinaryTracing(t *testing.T, bin string) {
 		}
 		wantSpanAttrs(t, "served attempt", served, map[string]string{"llmrouter.provider": "b", "llmrouter.attempt": "2",
 			"llmrouter.tier": "1", "llmrouter.degraded": "true", "gen_ai.provider.name": "anthropic",
-			"gen_ai.usage.input_tokens": "5", "gen_ai.usage.output_tokens": "3"})
+			"gen_ai.response.model": "claude-test", "gen_ai.usage.input_tokens": "5", "gen_ai.usage.output_tokens": "3"})
 		if _, ok := attrMap(served.Attributes)["error.type"]; ok {
 			t.Errorf("served attempt has error.type")
 		}
 		wantSpanAttrs(t, "server", server, map[string]string{"llmrouter.attempt": "2", "gen_ai.provider.name": "anthropic",
-			"gen_ai.response.model": "model-of-b", "llmrouter.degraded": "true"})
+			"gen_ai.response.model": "claude-test", "llmrouter.degraded": "true"})
 	})
 
 	t.Run("a stream's first token", func(t *testing.T) {

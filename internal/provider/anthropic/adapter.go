@@ -182,7 +182,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	if err != nil {
 		return nil, err
 	}
-	out.Body, out.Usage, err = convertMessage(make([]byte, 0, len(raw)+256), raw, now.Unix())
+	out.Body, out.Usage, err = convertMessage(make([]byte, 0, len(raw)+256), raw, req.Model, now.Unix())
 	if err != nil {
 		return nil, err
 	}

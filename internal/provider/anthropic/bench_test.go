@@ -51,7 +51,7 @@ func BenchmarkConvertMessage(b *testing.B) {
 	var dst []byte
 	for b.Loop() {
 		var err error
-		if dst, _, err = convertMessage(dst[:0], raw, 1); err != nil {
+		if dst, _, err = convertMessage(dst[:0], raw, testModel, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func BenchmarkNativeStream50(b *testing.B) {
 	r := strings.NewReader(bench50)
 	for b.Loop() {
 		r.Reset(bench50)
-		s := newNativeStream(context.Background(), io.NopCloser(r))
+		s := newNativeStream(context.Background(), io.NopCloser(r), testModel)
 		n := 0
 		for {
 			_, err := s.Next()

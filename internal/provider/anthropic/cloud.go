@@ -47,9 +47,10 @@ func TranslateChat(dst []byte, req *provider.Request, defaultMaxTokens int64) ([
 }
 
 // ConvertMessage appends the OpenAI chat.completion for the Messages
-// answer raw to dst, created its timestamp, and returns its usage.
-func ConvertMessage(dst, raw []byte, created int64) ([]byte, outcome.Usage, error) {
-	return convertMessage(dst, raw, created)
+// answer raw to dst, created its timestamp, and returns its usage and the
+// model that answered (target is the one asked for).
+func ConvertMessage(dst, raw []byte, target string, created int64) ([]byte, outcome.Usage, error) {
+	return convertMessage(dst, raw, target, created)
 }
 
 // NewChatStream returns the OpenAI chat.completion.chunk stream of a
@@ -62,9 +63,9 @@ func NewChatStream(ctx context.Context, events Events, body io.Closer, model str
 
 // NewNativeStream returns the stream of a Messages event stream's data
 // payloads, unchanged, as provider.OpMessages yields them (see
-// nativeStream).
-func NewNativeStream(ctx context.Context, events Events, body io.Closer) provider.Stream {
-	return newNativeStreamOn(ctx, events, body)
+// nativeStream); target is the model asked for.
+func NewNativeStream(ctx context.Context, events Events, body io.Closer, target string) provider.Stream {
+	return newNativeStreamOn(ctx, events, body, target)
 }
 
 // InvokeBody is a Messages body as a cloud's invoke call takes it (Bedrock

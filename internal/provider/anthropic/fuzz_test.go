@@ -197,7 +197,7 @@ func FuzzStream(f *testing.F) {
 // last payload before io.EOF is a message_stop; any other end carries a
 // usable *outcome.Error, and repeats; an error event's Body is its data.
 func fuzzNativeStream(t *testing.T, in []byte) {
-	s := newNativeStream(context.Background(), io.NopCloser(bytes.NewReader(in)))
+	s := newNativeStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "claude-haiku-4-5")
 	var last []byte
 	var err error
 	for calls := 0; ; calls++ {
@@ -256,7 +256,7 @@ func FuzzConvertMessage(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		out, _, err := convertMessage(nil, raw, fuzzNow.Unix())
+		out, _, err := convertMessage(nil, raw, "claude-haiku-4-5", fuzzNow.Unix())
 		if err != nil {
 			if out != nil {
 				t.Fatalf("convertMessage returned %q with error %v", out, err)

@@ -34,14 +34,14 @@ func (a *Adapter) doMessages(ctx context.Context, req *provider.Request) (*provi
 	}
 	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.now())}
 	if req.Stream {
-		out.Stream = newNativeStream(ctx, resp.Body)
+		out.Stream = newNativeStream(ctx, resp.Body, req.Model)
 		return out, nil
 	}
 	raw, err := provider.ReadBody(ctx, "reading anthropic message", resp)
 	if err != nil {
 		return nil, err
 	}
-	if out.Usage, err = ReadNativeMessage(raw); err != nil {
+	if out.Usage, err = ReadNativeMessage(raw, req.Model); err != nil {
 		return nil, err
 	}
 	out.Body = raw
@@ -49,13 +49,15 @@ func (a *Adapter) doMessages(ctx context.Context, req *provider.Request) (*provi
 }
 
 // ReadNativeMessage checks a 200's Messages answer, passed on natively
-// (provider.OpMessages), and reads its usage: invalid JSON is a
-// ServerError; an error document is the failure it names, with Body raw.
-func ReadNativeMessage(raw []byte) (outcome.Usage, error) {
+// (provider.OpMessages), and reads its usage and the model that answered
+// (target is the one asked for): invalid JSON is a ServerError; an error
+// document is the failure it names, with Body raw.
+func ReadNativeMessage(raw []byte, target string) (outcome.Usage, error) {
 	if !jsoncheck.Valid(raw) {
 		return outcome.Usage{}, invalidAnswer("invalid JSON")
 	}
-	// raw is not modified while doc is in use; Usage keeps numbers only.
+	// raw is not modified while doc is in use; Usage keeps numbers and an
+	// interned name only.
 	doc := gjson.Parse(unsafeString(raw))
 	if doc.Get("type").Str == "error" {
 		// Not Anthropic's way, but an Anthropic-shaped gateway may answer
@@ -67,7 +69,9 @@ func ReadNativeMessage(raw []byte) (outcome.Usage, error) {
 	}
 	var u usage
 	u.read(doc.Get("usage"))
-	return u.outcome(), nil
+	ou := u.outcome()
+	ou.Model = models.Name(doc.Get("model").Str, target)
+	return ou, nil
 }
 
 // CountTokens asks Anthropic to count a Messages request's input tokens
@@ -167,20 +171,21 @@ func (a *Adapter) postNative(ctx context.Context, url string, req *provider.Requ
 // error event is the provider's failure, classified from the error it
 // carries, with Body its payload; a body that ends before message_stop is
 // a cut (provider.TransportError). Next reads a payload's type and, on
-// message_start and message_delta, its usage, from the SSE reader's own
-// buffer: an event allocates nothing.
+// message_start and message_delta, its usage (and message_start's model),
+// from the SSE reader's own buffer: an event allocates nothing. target is
+// the model asked for.
 type nativeStream struct{ upstream }
 
 var _ provider.Stream = (*nativeStream)(nil)
 
-func newNativeStream(ctx context.Context, body io.ReadCloser) *nativeStream {
-	return &nativeStream{upstream{ctx: ctx, body: body, events: sse.NewReader(body)}}
+func newNativeStream(ctx context.Context, body io.ReadCloser, target string) *nativeStream {
+	return newNativeStreamOn(ctx, sse.NewReader(body), body, target)
 }
 
 // newNativeStreamOn is newNativeStream on events from any transport; body
 // is closed by Close.
-func newNativeStreamOn(ctx context.Context, events Events, body io.Closer) *nativeStream {
-	return &nativeStream{upstream{ctx: ctx, body: body, events: events}}
+func newNativeStreamOn(ctx context.Context, events Events, body io.Closer, target string) *nativeStream {
+	return &nativeStream{upstream{ctx: ctx, body: body, events: events, target: target}}
 }
 
 // Next returns the next event's data, valid until the next call. io.EOF
@@ -201,7 +206,9 @@ func (s *nativeStream) Next() ([]byte, error) {
 	}
 	switch typ {
 	case "message_start":
-		s.usage.read(gjson.Get(data, "message.usage"))
+		msg := gjson.Get(data, "message")
+		s.model = models.Name(msg.Get("model").Str, s.target)
+		s.usage.read(msg.Get("usage"))
 	case "message_delta":
 		// Anthropic's counts here are cumulative: the last one wins.
 		s.usage.read(gjson.Get(data, "usage"))

@@ -105,7 +105,8 @@ func TestMessagesPassthrough(t *testing.T) {
 	if resp.Stream != nil {
 		t.Error("got a stream, want a body")
 	}
-	want := outcome.Usage{PromptTokens: 12 + 2048 + 30000, CompletionTokens: 6, CachedInput: 30000, CacheWrite: 2048}
+	// The model that answered, not testModel asked for.
+	want := outcome.Usage{PromptTokens: 12 + 2048 + 30000, CompletionTokens: 6, CachedInput: 30000, CacheWrite: 2048, Model: "claude-opus-5-5-20261001"}
 	if resp.Usage != want {
 		t.Errorf("got usage %+v, want %+v", resp.Usage, want)
 	}
@@ -273,7 +274,7 @@ func TestMessagesStream(t *testing.T) {
 	if !slices.Equal(got, nativeEvents) {
 		t.Errorf("got payloads\n%s\nwant the events' data unchanged, in order:\n%s", strings.Join(got, "\n"), strings.Join(nativeEvents, "\n"))
 	}
-	want := outcome.Usage{PromptTokens: 25 + 100 + 5000, CompletionTokens: 89, CachedInput: 5000, CacheWrite: 100}
+	want := outcome.Usage{PromptTokens: 25 + 100 + 5000, CompletionTokens: 89, CachedInput: 5000, CacheWrite: 100, Model: "claude-opus-5-5-20261001"}
 	if u := resp.Stream.Usage(); u != want {
 		t.Errorf("got usage %+v, want %+v", u, want)
 	}
@@ -490,7 +491,7 @@ func TestNativeStreamEdges(t *testing.T) {
 	body := "event: message_start\ndata: {\"type\":\"message_start\",\ndata: \"message\":{\"usage\":{\"input_tokens\":3}}}\n\n" +
 		"event: message_stop\ndata: {}\n\n" +
 		"event: ping\ndata: {\"type\":\"ping\"}\n\n"
-	s := newNativeStream(context.Background(), io.NopCloser(strings.NewReader(body)))
+	s := newNativeStream(context.Background(), io.NopCloser(strings.NewReader(body)), testModel)
 	got, err := drain(t, s)
 	want := []string{"{\"type\":\"message_start\",\n\"message\":{\"usage\":{\"input_tokens\":3}}}", "{}"}
 	if err != io.EOF || !slices.Equal(got, want) {

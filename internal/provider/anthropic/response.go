@@ -11,6 +11,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 // finishReason maps Anthropic's stop_reason to OpenAI's finish_reason.
@@ -90,9 +91,14 @@ func invalidAnswer(what string) *outcome.Error {
 		Message: "reading anthropic message: " + what, Err: errInvalidAnswer}
 }
 
+// models keeps the model names Anthropic's messages report (and those of
+// the clouds that sell Claude, which answer the same messages).
+var models provider.ModelNames
+
 // convertMessage appends the OpenAI chat.completion for the Anthropic
-// message raw to dst.
-func convertMessage(dst, raw []byte, created int64) ([]byte, outcome.Usage, error) {
+// message raw to dst, and returns its usage and the model that answered
+// (target is the one asked for).
+func convertMessage(dst, raw []byte, target string, created int64) ([]byte, outcome.Usage, error) {
 	if !jsoncheck.Valid(raw) {
 		return nil, outcome.Usage{}, invalidAnswer("invalid JSON")
 	}
@@ -151,12 +157,13 @@ func convertMessage(dst, raw []byte, created int64) ([]byte, outcome.Usage, erro
 
 	var u usage
 	u.read(doc.Get("usage"))
+	model := doc.Get("model").Str
 	// Id and model are Anthropic's; "" when they are not strings.
 	out, err := openaiwire.Append(dst, &openaiwire.ChatCompletion{
 		ID:      doc.Get("id").Str,
 		Object:  openaiwire.ObjectChatCompletion,
 		Created: created,
-		Model:   doc.Get("model").Str,
+		Model:   model,
 		Choices: []openaiwire.ChatChoice{{
 			Message:      msg,
 			Logprobs:     nullLogprobs,
@@ -168,5 +175,7 @@ func convertMessage(dst, raw []byte, created int64) ([]byte, outcome.Usage, erro
 		// Only strings and numbers are encoded: this does not happen.
 		return nil, outcome.Usage{}, invalidAnswer("encoding the chat completion: " + err.Error())
 	}
-	return out, u.outcome(), nil
+	ou := u.outcome()
+	ou.Model = models.Name(model, target)
+	return out, ou, nil
 }

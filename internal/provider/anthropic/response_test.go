@@ -166,7 +166,7 @@ func TestDoNonStream(t *testing.T) {
 				t.Errorf("got usage %v, want %v", gotU, tt.wantUsage)
 			}
 			if want := (outcome.Usage{PromptTokens: tt.wantUsage[0], CompletionTokens: tt.wantUsage[1],
-				CachedInput: tt.wantUsage[3], CacheWrite: tt.wantWrite}); resp.Usage != want {
+				CachedInput: tt.wantUsage[3], CacheWrite: tt.wantWrite, Model: anth.Model}); resp.Usage != want {
 				t.Errorf("got Response.Usage %+v, want %+v", resp.Usage, want)
 			}
 			wantRL := outcome.RateLimit{LimitRequests: 1000, RemainingRequests: 999, ResetRequests: 30 * time.Second,

@@ -27,7 +27,6 @@ const maxBlocks = 1 << 12
 type stream struct {
 	upstream
 	includeUsage bool
-	model        string // the target's model, until message_start names Anthropic's
 
 	// chunk is the payload every Next fills in and encodes with enc into
 	// buf, reused so that an event costs no allocation: its id and model
@@ -61,9 +60,8 @@ func newStream(ctx context.Context, body io.ReadCloser, model string, created in
 // by Close.
 func newStreamOn(ctx context.Context, events Events, body io.Closer, model string, created int64, includeUsage bool) *stream {
 	s := &stream{
-		upstream:     upstream{ctx: ctx, body: body, events: events},
+		upstream:     upstream{ctx: ctx, body: body, events: events, target: model},
 		includeUsage: includeUsage,
-		model:        model,
 		buf:          make([]byte, 0, 512),
 	}
 	s.chunk = openaiwire.ChatCompletionChunk{Object: openaiwire.ObjectChatCompletionChunk, Created: created, Model: model}
@@ -71,14 +69,14 @@ func newStreamOn(ctx context.Context, events Events, body io.Closer, model strin
 }
 
 // setHead fixes the chunks' id and model from message_start's: the id is
-// "" when it is not a string, the model the target's. Both are copied
-// out of the event.
+// "" when it is not a string, the model the target's when message_start
+// names none. Both are copied out of the event (the model interned).
 func (s *stream) setHead(id, model gjson.Result) {
 	s.chunk.ID = strings.Clone(id.Str)
-	if model.Type == gjson.String {
-		s.chunk.Model = strings.Clone(model.Str)
-	} else {
-		s.chunk.Model = s.model
+	s.model = models.Name(model.Str, s.target)
+	s.chunk.Model = s.model
+	if s.model == "" {
+		s.chunk.Model = s.target
 	}
 }
 
@@ -200,10 +198,12 @@ type upstream struct {
 	ctx    context.Context
 	body   io.Closer
 	events Events
+	target string // the model asked for
 
 	usage usage
-	done  bool  // message_stop seen and handled
-	err   error // sticky failure
+	model string // the model message_start named; "" before it, or when it named none
+	done  bool   // message_stop seen and handled
+	err   error  // sticky failure
 
 	closeOnce sync.Once
 	closeErr  error
@@ -254,9 +254,13 @@ func (s *upstream) fail(err error) error {
 }
 
 // Usage is prompt tokens from message_start (cache reads and writes
-// included, and reported apart) and completion tokens from the last
-// message_delta.
-func (s *upstream) Usage() outcome.Usage { return s.usage.outcome() }
+// included, and reported apart), completion tokens from the last
+// message_delta, and the model message_start named.
+func (s *upstream) Usage() outcome.Usage {
+	u := s.usage.outcome()
+	u.Model = s.model
+	return u
+}
 
 // Close releases the connection; later calls return the first result.
 func (s *upstream) Close() error {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
@@ -151,8 +153,10 @@ func TestStream(t *testing.T) {
 			for i := range got {
 				providertest.SameJSON(t, fmt.Sprintf("chunk %d", i), []byte(got[i]), tt.want[i])
 			}
-			if u := resp.Stream.Usage(); u != tt.wantUsage {
-				t.Errorf("got usage %+v, want %+v", u, tt.wantUsage)
+			want := tt.wantUsage
+			want.Model = "claude-haiku-4-5-20251001" // evStart's, not testModel asked for
+			if u := resp.Stream.Usage(); u != want {
+				t.Errorf("got usage %+v, want %+v", u, want)
 			}
 			if _, err := resp.Stream.Next(); err != io.EOF {
 				t.Errorf("Next after the end: got %v, want io.EOF", err)
@@ -307,6 +311,42 @@ func TestStreamErrorStatus(t *testing.T) {
 }
 
 // TestStreamOddInputs feeds a stream straight from bytes (no network):
+// TestStreamModel: both stream kinds report the model message_start
+// names, not the one asked for; when it names none, Usage names none (the
+// attempt then records the target's) and the chunks are the target's.
+func TestStreamModel(t *testing.T) {
+	noModel := strings.Replace(evStart, `"model":"claude-haiku-4-5-20251001",`, "", 1)
+	for _, c := range []struct {
+		name, start, wantChunk, wantUsage string
+	}{
+		{"named", evStart, "claude-haiku-4-5-20251001", "claude-haiku-4-5-20251001"},
+		{"the target's", strings.Replace(evStart, "claude-haiku-4-5-20251001", testModel, 1), testModel, testModel},
+		{"not named", noModel, testModel, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := sseBody(c.start, evTextStart, evText(0, "a"), evDelta("end_turn", 1), evMsgStop)
+			chat := newStream(context.Background(), io.NopCloser(strings.NewReader(body)), testModel, testNow.Unix(), false)
+			got, err := drain(t, chat)
+			if err != io.EOF || len(got) == 0 {
+				t.Fatalf("got %d chunks, end %v; want some, io.EOF", len(got), err)
+			}
+			if m := gjson.Get(got[0], "model").Str; m != c.wantChunk {
+				t.Errorf("chunk model %q, want %q", m, c.wantChunk)
+			}
+			if m := chat.Usage().Model; m != c.wantUsage {
+				t.Errorf("chat stream: usage model %q, want %q", m, c.wantUsage)
+			}
+			native := newNativeStream(context.Background(), io.NopCloser(strings.NewReader(body)), testModel)
+			if _, err := drain(t, native); err != io.EOF {
+				t.Fatalf("native stream: end %v, want io.EOF", err)
+			}
+			if m := native.Usage().Model; m != c.wantUsage {
+				t.Errorf("native stream: usage model %q, want %q", m, c.wantUsage)
+			}
+		})
+	}
+}
+
 // CRLF framing, comments, events without a name, out-of-range block
 // indexes.
 func TestStreamOddInputs(t *testing.T) {

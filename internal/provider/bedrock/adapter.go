@@ -147,14 +147,14 @@ func (a *Adapter) invokeNative(ctx context.Context, req *provider.Request) (*pro
 	}
 	out := &provider.Response{RateLimit: outcome.UnknownRateLimit}
 	if req.Stream {
-		out.Stream = anthropic.NewNativeStream(ctx, newInvokeEvents(ctx, resp.Body), resp.Body)
+		out.Stream = anthropic.NewNativeStream(ctx, newInvokeEvents(ctx, resp.Body), resp.Body, req.Model)
 		return out, nil
 	}
 	raw, err := provider.ReadBody(ctx, "reading bedrock invoke answer", resp)
 	if err != nil {
 		return nil, err
 	}
-	if out.Usage, err = anthropic.ReadNativeMessage(raw); err != nil {
+	if out.Usage, err = anthropic.ReadNativeMessage(raw, req.Model); err != nil {
 		var oe *outcome.Error
 		if errors.As(err, &oe) {
 			oe.Body = nil
@@ -191,7 +191,7 @@ func (a *Adapter) invokeChat(ctx context.Context, req *provider.Request) (*provi
 	if err != nil {
 		return nil, err
 	}
-	if out.Body, out.Usage, err = anthropic.ConvertMessage(make([]byte, 0, len(raw)+256), raw, now.Unix()); err != nil {
+	if out.Body, out.Usage, err = anthropic.ConvertMessage(make([]byte, 0, len(raw)+256), raw, req.Model, now.Unix()); err != nil {
 		return nil, err
 	}
 	return out, nil

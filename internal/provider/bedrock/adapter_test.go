@@ -34,6 +34,8 @@ func TestConverseChat(t *testing.T) {
 	providertest.SameJSON(t, "answer", resp.Body, `{"id":"chatcmpl-req-1","object":"chat.completion","created":`+itoa(testNow.Unix())+
 		`,"model":"`+llama+`","choices":[{"index":0,"message":{"role":"assistant","content":"hello from `+llama+`"},"logprobs":null,"finish_reason":"stop"}],`+
 		`"usage":{"prompt_tokens":11,"completion_tokens":4,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":0}}}`)
+	// Converse names no model: the usage names none (the target's is the
+	// one that answered).
 	if resp.Usage != (outcome.Usage{PromptTokens: 11, CompletionTokens: 4}) {
 		t.Errorf("usage: got %+v", resp.Usage)
 	}
@@ -80,8 +82,8 @@ func TestConverseStream(t *testing.T) {
 		!strings.Contains(chunks[4], `"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":4,"total_tokens":15`) {
 		t.Errorf("chunks: got\n%s", strings.Join(chunks, "\n"))
 	}
-	if u := resp.Stream.Usage(); u.PromptTokens != 11 || u.CompletionTokens != 4 {
-		t.Errorf("usage: got %+v", u)
+	if u := resp.Stream.Usage(); u != (outcome.Usage{PromptTokens: 11, CompletionTokens: 4}) {
+		t.Errorf("usage: got %+v, want 11/4 and no model", u)
 	}
 	if r := fake.Requests(); len(r) != 1 || r[0].Op != bedrocktest.ConverseStream {
 		t.Errorf("fake got %+v", r)
@@ -183,7 +185,8 @@ func TestMessagesNative(t *testing.T) {
 	if got.Op != bedrocktest.Invoke || got.Model != claude || string(got.Body) != want {
 		t.Errorf("invoke: got %s %s\n%s\nwant body\n%s", got.Op, got.Model, got.Body, want)
 	}
-	if !strings.Contains(string(resp.Body), `"id":"msg_bdrk_1"`) || resp.Usage.PromptTokens != 11 || resp.Usage.CompletionTokens != 4 {
+	// The model the message names (the fake's "claude"), not the target.
+	if !strings.Contains(string(resp.Body), `"id":"msg_bdrk_1"`) || resp.Usage != (outcome.Usage{PromptTokens: 11, CompletionTokens: 4, Model: "claude"}) {
 		t.Errorf("answer: got %s, usage %+v", resp.Body, resp.Usage)
 	}
 
@@ -208,7 +211,7 @@ func TestMessagesNative(t *testing.T) {
 	if got := fake.Requests()[1]; got.Op != bedrocktest.InvokeStream || string(got.Body) != want {
 		t.Errorf("stream invoke: got %s\n%s", got.Op, got.Body)
 	}
-	if u := resp.Stream.Usage(); u.PromptTokens != 11 || u.CompletionTokens != 4 {
+	if u := resp.Stream.Usage(); u != (outcome.Usage{PromptTokens: 11, CompletionTokens: 4, Model: "claude"}) {
 		t.Errorf("stream usage: got %+v", u)
 	}
 }
@@ -224,16 +227,16 @@ func TestChatAnthropicModel(t *testing.T) {
 	}
 	got := fake.Requests()[0]
 	providertest.SameJSON(t, "invoke body", got.Body, `{"anthropic_version":"bedrock-2023-05-31","max_tokens":99,"system":"s","messages":[{"role":"user","content":"hi"}]}`)
-	if got.Op != bedrocktest.Invoke || !strings.Contains(string(resp.Body), `"content":"hello from `+claude+`"`) {
-		t.Errorf("got %s, answer %s", got.Op, resp.Body)
+	if got.Op != bedrocktest.Invoke || !strings.Contains(string(resp.Body), `"content":"hello from `+claude+`"`) || resp.Usage.Model != "claude" {
+		t.Errorf("got %s, answer %s, model %q", got.Op, resp.Body, resp.Usage.Model)
 	}
 	resp, err = a.Do(context.Background(), chat(claude, `{"messages":[{"role":"user","content":"hi"}]}`, true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	chunks, err := drain(t, resp.Stream)
-	if err != io.EOF || !strings.Contains(strings.Join(chunks, ""), `"content":"hello from `+claude+`"`) {
-		t.Errorf("stream: got %v\n%s", err, strings.Join(chunks, "\n"))
+	if err != io.EOF || !strings.Contains(strings.Join(chunks, ""), `"content":"hello from `+claude+`"`) || resp.Stream.Usage().Model != "claude" {
+		t.Errorf("stream: got %v, model %q\n%s", err, resp.Stream.Usage().Model, strings.Join(chunks, "\n"))
 	}
 	if got := fake.Requests()[1]; got.Op != bedrocktest.InvokeStream || strings.Contains(string(got.Body), `"stream"`) {
 		t.Errorf("stream invoke: got %s %s", got.Op, got.Body)

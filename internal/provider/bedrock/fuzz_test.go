@@ -102,7 +102,7 @@ func FuzzStream(f *testing.F) {
 		ctx := context.Background()
 		fuzzEnd(t, "converse", newConverseStream(ctx, io.NopCloser(bytes.NewReader(in)), "id", "m", 1, true), len(in), func([]byte) {})
 		fuzzEnd(t, "invoke chat", anthropic.NewChatStream(ctx, newInvokeEvents(ctx, bytes.NewReader(in)), io.NopCloser(nil), "m", 1, true), len(in), func([]byte) {})
-		fuzzEnd(t, "invoke native", anthropic.NewNativeStream(ctx, newInvokeEvents(ctx, bytes.NewReader(in)), io.NopCloser(nil)), len(in), func(p []byte) {
+		fuzzEnd(t, "invoke native", anthropic.NewNativeStream(ctx, newInvokeEvents(ctx, bytes.NewReader(in)), io.NopCloser(nil), "m"), len(in), func(p []byte) {
 			if !jsoncheck.Valid(p) {
 				t.Fatalf("native payload %q is not valid JSON", p)
 			}

@@ -123,7 +123,7 @@ func (a *Adapter) chat(ctx context.Context, req *provider.Request) (*provider.Re
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return &provider.Response{Body: out, Usage: u.outcome(), RateLimit: outcome.UnknownRateLimit}, nil
+	return &provider.Response{Body: out, Usage: u, RateLimit: outcome.UnknownRateLimit}, nil
 }
 
 // Probe lists one model: free, and it proves the network path and the key

@@ -116,7 +116,7 @@ func TestChatNonStream(t *testing.T) {
 			want: `{"id":"chatcmpl-eXy7aKOzBo","object":"chat.completion"` + created + `,"model":"gemini-2.5-flash",
 				"choices":[{"index":0,"message":{"role":"assistant","content":"Hello, \"world\"\n"},"finish_reason":"stop"}],
 				"usage":{"prompt_tokens":8,"completion_tokens":32,"total_tokens":40,"completion_tokens_details":{"reasoning_tokens":28}}}`,
-			wantUsage: outcome.Usage{PromptTokens: 8, CompletionTokens: 32},
+			wantUsage: outcome.Usage{PromptTokens: 8, CompletionTokens: 32, Model: "gemini-2.5-flash"},
 		},
 		{
 			name: "function calls with a thought part",
@@ -136,7 +136,8 @@ func TestChatNonStream(t *testing.T) {
 					{"id":"call_X","type":"function","function":{"name":"get_time","arguments":"{}"}}]},
 					"finish_reason":"tool_calls"}],
 				"usage":{"prompt_tokens":50,"completion_tokens":12,"total_tokens":62,"prompt_tokens_details":{"cached_tokens":20}}}`,
-			wantUsage: outcome.Usage{PromptTokens: 50, CompletionTokens: 12, CachedInput: 20},
+			// The model version that answered, not gemini-2.5-flash asked for.
+			wantUsage: outcome.Usage{PromptTokens: 50, CompletionTokens: 12, CachedInput: 20, Model: "gemini-2.5-pro"},
 		},
 		{
 			name: "text then a function call keeps both",
@@ -146,6 +147,7 @@ func TestChatNonStream(t *testing.T) {
 				"choices":[{"index":0,"message":{"role":"assistant","content":"Let me check.","tool_calls":[
 					{"id":"fc-9","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}],
 				"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`,
+			wantUsage: outcome.Usage{Model: "gemini-3-flash"},
 		},
 		{
 			name: "max tokens, two candidates",
@@ -157,7 +159,7 @@ func TestChatNonStream(t *testing.T) {
 				"choices":[{"index":0,"message":{"role":"assistant","content":"A"},"finish_reason":"length"},
 					{"index":1,"message":{"role":"assistant","content":"B"},"finish_reason":"stop"}],
 				"usage":{"prompt_tokens":2,"completion_tokens":2,"total_tokens":4}}`,
-			wantUsage: outcome.Usage{PromptTokens: 2, CompletionTokens: 2},
+			wantUsage: outcome.Usage{PromptTokens: 2, CompletionTokens: 2}, // no modelVersion: no model
 		},
 		{
 			name:   "candidate stopped for safety",
@@ -165,6 +167,7 @@ func TestChatNonStream(t *testing.T) {
 			want: `{"id":"chatcmpl-r5","object":"chat.completion"` + created + `,"model":"gemini-2.5-flash",
 				"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"content_filter"}],
 				"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`,
+			wantUsage: outcome.Usage{Model: "gemini-2.5-flash"},
 		},
 		{
 			name:   "prompt blocked",
@@ -172,7 +175,7 @@ func TestChatNonStream(t *testing.T) {
 			want: `{"id":"chatcmpl-r6","object":"chat.completion"` + created + `,"model":"gemini-2.5-flash",
 				"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"content_filter"}],
 				"usage":{"prompt_tokens":9,"completion_tokens":0,"total_tokens":9}}`,
-			wantUsage: outcome.Usage{PromptTokens: 9},
+			wantUsage: outcome.Usage{PromptTokens: 9, Model: "gemini-2.5-flash"},
 		},
 		{
 			name:   "recitation and other reasons",
@@ -181,6 +184,7 @@ func TestChatNonStream(t *testing.T) {
 				"choices":[{"index":0,"message":{"role":"assistant","content":"x"},"finish_reason":"content_filter"},
 					{"index":1,"message":{"role":"assistant","content":"y"},"finish_reason":"stop"}],
 				"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`,
+			wantUsage: outcome.Usage{Model: "m"},
 		},
 	}
 	for _, tt := range tests {

@@ -20,10 +20,10 @@ import (
 func TranslateChat(body []byte, model string) ([]byte, error) { return translateChat(body, model) }
 
 // TranslateCompletion is the OpenAI chat.completion for a
-// GenerateContentResponse, and its usage; now stamps created.
+// GenerateContentResponse, and its usage and the model version that
+// answered (model is the one asked for); now stamps created.
 func TranslateCompletion(data []byte, model string, now time.Time) ([]byte, outcome.Usage, error) {
-	out, u, err := translateCompletion(data, model, now)
-	return out, u.outcome(), err
+	return translateCompletion(data, model, now)
 }
 
 // NewStream returns the OpenAI chat.completion.chunk stream of a

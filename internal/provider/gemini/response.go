@@ -14,6 +14,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 // Gemini answers are read with gjson rather than decoded into structs: the
@@ -173,21 +174,27 @@ func malformed(what string) *outcome.Error {
 	return &outcome.Error{Kind: outcome.ServerError, Status: http.StatusOK, Message: "gemini: malformed " + what}
 }
 
+// models keeps the model versions Gemini's answers report (and Vertex's,
+// which answer the same documents).
+var models provider.ModelNames
+
 // translateCompletion turns a GenerateContentResponse into an OpenAI
-// chat.completion document.
+// chat.completion document, and returns its usage and the model version
+// that answered (model is the one asked for).
 // now stamps "created" and dates an error body's quota reset.
-func translateCompletion(data []byte, model string, now time.Time) ([]byte, usage, error) {
+func translateCompletion(data []byte, model string, now time.Time) ([]byte, outcome.Usage, error) {
 	if !jsoncheck.Valid(data) {
-		return nil, usage{}, malformed("generateContent answer")
+		return nil, outcome.Usage{}, malformed("generateContent answer")
 	}
 	res := gjson.ParseBytes(data)
 	if e := res.Get("error"); e.IsObject() {
-		return nil, usage{}, ClassifyError(0, nil, data, now)
+		return nil, outcome.Usage{}, ClassifyError(0, nil, data, now)
 	}
 	u := readUsage(res.Get("usageMetadata"))
 	respID := res.Get("responseId").String()
-	if v := res.Get("modelVersion").String(); v != "" {
-		model = v
+	ou := u.outcome()
+	if ou.Model = models.Name(res.Get("modelVersion").String(), model); ou.Model != "" {
+		model = ou.Model
 	}
 
 	doc := openaiwire.ChatCompletion{
@@ -233,7 +240,7 @@ func translateCompletion(data []byte, model string, now time.Time) ([]byte, usag
 	out, err := openaiwire.Append(make([]byte, 0, len(data)+256), &doc)
 	if err != nil {
 		// Only strings and numbers are encoded: this does not happen.
-		return nil, usage{}, malformed("generateContent answer: " + err.Error())
+		return nil, outcome.Usage{}, malformed("generateContent answer: " + err.Error())
 	}
-	return out, u, nil
+	return out, ou, nil
 }

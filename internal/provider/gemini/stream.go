@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -30,7 +29,8 @@ type stream struct {
 	r            *sse.Reader
 	now          time.Time // stream start: "created" of every chunk and error event dating
 	includeUsage bool
-	head         bool // chunk's id and model fixed by the first event
+	head         bool   // chunk's id and model fixed by the first event
+	model        string // the first event's modelVersion; "" when it named none
 
 	// chunk is the payload every event fills in and enc encodes into buf,
 	// reused: its id and model are fixed by the first event, its choices
@@ -147,8 +147,10 @@ func (s *stream) chunkOf(data []byte) (bool, error) {
 	if !s.head {
 		s.head = true
 		s.chunk.ID = responseID(res.Get("responseId").String())
-		if mv := res.Get("modelVersion").String(); mv != "" {
-			s.chunk.Model = strings.Clone(mv) // not the whole event
+		// Interned, not the whole event; the chunks keep the model asked
+		// for when Gemini names none.
+		if s.model = models.Name(res.Get("modelVersion").String(), s.chunk.Model); s.model != "" {
+			s.chunk.Model = s.model
 		}
 	}
 
@@ -234,8 +236,13 @@ func (s *stream) grow(idx int) {
 	}
 }
 
-// Usage is the latest usageMetadata the stream carried.
-func (s *stream) Usage() outcome.Usage { return s.usage.outcome() }
+// Usage is the latest usageMetadata the stream carried, and the model
+// version its first event named.
+func (s *stream) Usage() outcome.Usage {
+	u := s.usage.outcome()
+	u.Model = s.model
+	return u
+}
 
 // Close releases the connection; calling it again does nothing.
 func (s *stream) Close() error {

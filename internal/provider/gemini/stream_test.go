@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
@@ -47,6 +49,38 @@ var toolStream = []string{
 }
 
 const chunkHead = `"id":"chatcmpl-abc123","object":"chat.completion.chunk","created":1784140200,"model":"gemini-2.5-flash"`
+
+// TestStreamModel: a stream's model is the modelVersion its first event
+// names, for the chunks and for Usage, not the model asked for; when it
+// names none the chunks are the model asked for's and Usage names none.
+func TestStreamModel(t *testing.T) {
+	const ev = `{"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"finishReason":"STOP","index":0}]MV,"responseId":"abc123"}`
+	for _, c := range []struct {
+		name, mv, wantChunk, wantUsage string
+	}{
+		{"a snapshot", `,"modelVersion":"gemini-2.5-flash-preview-09-2025"`, "gemini-2.5-flash-preview-09-2025", "gemini-2.5-flash-preview-09-2025"},
+		{"none", "", "gemini-2.5-flash", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, _ := newUpstream(t, Config{}, sseReply(sseEvent(strings.Replace(ev, "MV", c.mv, 1))))
+			resp, err := a.Do(context.Background(), streamReq(false))
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			defer resp.Stream.Close()
+			chunks, err := drain(t, resp.Stream)
+			if err != io.EOF || len(chunks) != 1 {
+				t.Fatalf("got %d chunks, end %v; want 1, io.EOF", len(chunks), err)
+			}
+			if m := gjson.Get(chunks[0], "model").Str; m != c.wantChunk {
+				t.Errorf("chunk model %q, want %q", m, c.wantChunk)
+			}
+			if m := resp.Stream.Usage().Model; m != c.wantUsage {
+				t.Errorf("usage model %q, want %q", m, c.wantUsage)
+			}
+		})
+	}
+}
 
 func TestStream(t *testing.T) {
 	tests := []struct {
@@ -148,8 +182,10 @@ func TestStream(t *testing.T) {
 			if _, err := resp.Stream.Next(); err != io.EOF {
 				t.Errorf("got %v after the end, want io.EOF again", err)
 			}
-			if u := resp.Stream.Usage(); u != tt.wantUsage {
-				t.Errorf("got usage %+v, want %+v", u, tt.wantUsage)
+			want := tt.wantUsage
+			want.Model = "gemini-2.5-flash" // every event's modelVersion
+			if u := resp.Stream.Usage(); u != want {
+				t.Errorf("got usage %+v, want %+v", u, want)
 			}
 		})
 	}

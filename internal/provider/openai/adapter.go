@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -320,10 +321,10 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 			return nil, fmt.Errorf("%s: %w", what, a.jsonInsteadOfStream(resp))
 		}
 		if req.Op == provider.OpResponses {
-			out.Stream = newEventStream(ctx, resp.Body, what)
+			out.Stream = newEventStream(ctx, resp.Body, what, req.Model)
 			return out, nil
 		}
-		st := newStream(ctx, resp.Body, what)
+		st := newStream(ctx, resp.Body, what, req.Model)
 		st.hideUsage = hideUsage
 		out.Stream = st
 		return out, nil
@@ -344,9 +345,9 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		return nil, fmt.Errorf("%s: %w", what, ClassifyError(0, resp.Header, raw, a.clock()))
 	}
 	out.Body = raw
-	if u := gjson.GetBytes(raw, "usage"); u.IsObject() {
-		out.Usage = readUsage(req.Op, u)
-	}
+	// raw is not modified while the view is in use; Usage keeps numbers
+	// and an interned name only.
+	out.Usage = readAnswer(req.Op, gjson.Parse(unsafeString(raw)), req.Model)
 	return out, nil
 }
 
@@ -466,6 +467,35 @@ func (a *Adapter) Probe(ctx context.Context) error {
 	provider.ReadErrorBody(resp)
 	return nil
 }
+
+// models keeps the model names the family's answers report.
+var models provider.ModelNames
+
+// readAnswer reads a whole answer (or a Responses event's response) in one
+// pass over its members: its usage object and the model it names, target
+// being the model asked for. The model is "" when doc names none.
+func readAnswer(op provider.Op, doc gjson.Result, target string) outcome.Usage {
+	var usage, model gjson.Result
+	doc.ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case k.Str == "usage" && !usage.Exists():
+			usage = v
+		case k.Str == "model" && !model.Exists():
+			model = v
+		}
+		return !usage.Exists() || !model.Exists()
+	})
+	var u outcome.Usage
+	if usage.IsObject() {
+		u = readUsage(op, usage)
+	}
+	u.Model = models.Name(model.Str, target)
+	return u
+}
+
+// unsafeString views b as a string without copying. b must not change while
+// the string or anything sliced from it is in use.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // readUsage reads a usage object: the Responses API names its counts
 // input_tokens and output_tokens, the other operations prompt_tokens and

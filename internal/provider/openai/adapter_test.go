@@ -121,10 +121,11 @@ func TestDoNonStream(t *testing.T) {
 		body, answer     string
 		path             string
 		prompt, complete int64
+		model            string // the model the answer names
 	}{
-		{provider.OpChat, chatBody, chatAnswer, "/chat/completions", 12, 3},
-		{provider.OpEmbeddings, embedBody, embedAnswer, "/embeddings", 2, 0},
-		{provider.OpCompletions, completionBody, completionAnswer, "/completions", 5, 7},
+		{provider.OpChat, chatBody, chatAnswer, "/chat/completions", 12, 3, "gpt-4o-mini-2024-07-18"},
+		{provider.OpEmbeddings, embedBody, embedAnswer, "/embeddings", 2, 0, "text-embedding-3-small"},
+		{provider.OpCompletions, completionBody, completionAnswer, "/completions", 5, 7, "gpt-3.5-turbo-instruct"},
 	}
 	flavors := []struct {
 		name       string
@@ -171,7 +172,8 @@ func TestDoNonStream(t *testing.T) {
 				if resp.Stream != nil {
 					t.Error("non-stream answer has a Stream")
 				}
-				if want := (outcome.Usage{PromptTokens: o.prompt, CompletionTokens: o.complete}); resp.Usage != want {
+				// The model that answered, not the one asked for.
+				if want := (outcome.Usage{PromptTokens: o.prompt, CompletionTokens: o.complete, Model: o.model}); resp.Usage != want {
 					t.Errorf("usage = %+v, want %+v", resp.Usage, want)
 				}
 				if resp.RateLimit.LimitRequests != 5000 || resp.RateLimit.RemainingRequests != 4998 || resp.RateLimit.ResetRequests != 24*time.Millisecond {

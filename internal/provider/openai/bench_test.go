@@ -114,7 +114,7 @@ func BenchmarkStreamNext(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rd.Reset(raw)
-		s := newStream(context.Background(), io.NopCloser(rd), "calling openai chat completions")
+		s := newStream(context.Background(), io.NopCloser(rd), "calling openai chat completions", "gpt-4o-mini")
 		for {
 			if _, err := s.Next(); err != nil {
 				if err != io.EOF {

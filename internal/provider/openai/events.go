@@ -26,12 +26,15 @@ var errNoTerminal = fmt.Errorf("stream ended before response.completed: %w", io.
 // An error event, or response.failed, is the provider's failure, classified
 // from the error it carries; a body that ends before the terminal event is
 // a cut (outcome.Network). Next, Usage and Close belong to one goroutine.
-type eventStream struct{ sseBody }
+type eventStream struct {
+	sseBody
+	target string // the model asked for
+}
 
 var _ provider.Stream = (*eventStream)(nil)
 
-func newEventStream(ctx context.Context, body io.ReadCloser, what string) *eventStream {
-	return &eventStream{newSSEBody(ctx, body, what+" (stream)")}
+func newEventStream(ctx context.Context, body io.ReadCloser, what, target string) *eventStream {
+	return &eventStream{newSSEBody(ctx, body, what+" (stream)"), target}
 }
 
 // Next returns the next event's data, valid until the next call.
@@ -67,10 +70,17 @@ func (s *eventStream) Next() ([]byte, error) {
 		case "error", "response.failed":
 			s.err = fmt.Errorf("%s: %w", s.what, eventError(typ, data))
 			return nil, s.err
+		case "response.created":
+			// The model is known from the start: a stream the client
+			// leaves early has it too.
+			s.usage.Model = models.Name(gjson.Get(unsafeString(data), "response.model").Str, s.target)
 		case "response.completed", "response.incomplete":
-			if u := gjson.GetBytes(data, "response.usage"); u.IsObject() {
-				s.usage = readUsage(provider.OpResponses, u)
+			// data is not modified while the view is in use.
+			u := readAnswer(provider.OpResponses, gjson.Get(unsafeString(data), "response"), s.target)
+			if u.Model == "" {
+				u.Model = s.usage.Model
 			}
+			s.usage = u
 			s.err = io.EOF // the next call ends the stream
 		}
 		return data, nil

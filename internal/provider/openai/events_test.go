@@ -51,7 +51,7 @@ func TestDoResponses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(resp.Body) != responsesAnswer || resp.Usage != (outcome.Usage{PromptTokens: 9, CompletionTokens: 4}) {
+			if string(resp.Body) != responsesAnswer || resp.Usage != (outcome.Usage{PromptTokens: 9, CompletionTokens: 4, Model: "gpt-5-2025-08-07"}) {
 				t.Errorf("body %s usage %+v", resp.Body, resp.Usage)
 			}
 			s := up.Last(t)
@@ -77,14 +77,16 @@ func respEvents(payloads ...string) []string {
 }
 
 var respStream = []string{
-	`{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[],"usage":null}}`,
+	`{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","model":"gpt-5-2025-08-07","output":[],"usage":null}}`,
 	`{"type":"response.output_text.delta","sequence_number":1,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"hi"}`,
-	`{"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","status":"completed","output":[],"usage":{"input_tokens":9,"output_tokens":4,"total_tokens":13}}}`,
+	`{"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","status":"completed","model":"gpt-5-2025-08-07","output":[],"usage":{"input_tokens":9,"output_tokens":4,"total_tokens":13}}}`,
 }
 
 // TestEventStream: a Responses stream yields every event's data unchanged
 // and ends with its terminal event, not reading on (there is no [DONE]);
-// the usage comes from the terminal response. Ending before it is a cut;
+// the usage comes from the terminal response, the model (the snapshot
+// that answered, not gpt-5 asked for) from the first, so a stream that
+// ends early has it too. Ending before the terminal event is a cut;
 // an error event or response.failed is the provider's failure, classified
 // from its code.
 func TestEventStream(t *testing.T) {
@@ -121,10 +123,13 @@ func TestEventStream(t *testing.T) {
 				}
 			}
 			if tt.wantKind == outcome.OK {
-				if err != io.EOF || resp.Stream.Usage() != (outcome.Usage{PromptTokens: 9, CompletionTokens: 4}) {
+				if err != io.EOF || resp.Stream.Usage() != (outcome.Usage{PromptTokens: 9, CompletionTokens: 4, Model: "gpt-5-2025-08-07"}) {
 					t.Errorf("end %v usage %+v; want io.EOF and the terminal usage", err, resp.Stream.Usage())
 				}
 				return
+			}
+			if m := resp.Stream.Usage().Model; m != "gpt-5-2025-08-07" {
+				t.Errorf("model %q, want response.created's gpt-5-2025-08-07", m)
 			}
 			if errors.Is(err, io.EOF) || outcome.KindOf(err) != tt.wantKind {
 				t.Errorf("end %v (kind %v), want kind %v", err, outcome.KindOf(err), tt.wantKind)

@@ -184,7 +184,7 @@ func FuzzStream(f *testing.F) {
 		f.Add([]byte(seed.in), seed.hide)
 	}
 	f.Fuzz(func(t *testing.T, in []byte, hide bool) {
-		s := newStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "calling openai chat completions")
+		s := newStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "calling openai chat completions", "gpt-4o-mini")
 		s.hideUsage = hide
 		_, err := fuzzDrain(t, s, len(in)+2, func(p []byte) {
 			if len(p) == 0 || !json.Valid(p) {
@@ -223,7 +223,7 @@ func FuzzEventStream(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		s := newEventStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "calling openai responses")
+		s := newEventStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "calling openai responses", "gpt-4o-mini")
 		var last []byte
 		_, err := fuzzDrain(t, s, len(in)+2, func(p []byte) {
 			if len(p) == 0 || !json.Valid(p) {

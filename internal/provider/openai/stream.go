@@ -72,12 +72,30 @@ type stream struct {
 	// hideUsage drops the usage-only chunk (choices: []) the adapter asked
 	// for on the client's behalf; its usage is still recorded.
 	hideUsage bool
+	target    string // the model asked for
+	// modelLooks counts the chunks read for a model name (see readModel).
+	modelLooks uint8
 }
 
 var _ provider.Stream = (*stream)(nil)
 
-func newStream(ctx context.Context, body io.ReadCloser, what string) *stream {
-	return &stream{sseBody: newSSEBody(ctx, body, what)}
+func newStream(ctx context.Context, body io.ReadCloser, what, target string) *stream {
+	return &stream{sseBody: newSSEBody(ctx, body, what), target: target}
+}
+
+// maxModelLooks bounds the chunks read for a model name: a server whose
+// chunks name none costs that many lookups, not one per chunk.
+const maxModelLooks = 4
+
+// readModel records the model a chunk names until one does. Every chunk
+// names it, near its start, and the same; Azure's first chunk (its prompt
+// filter results) names "".
+func (s *stream) readModel(data []byte) {
+	if s.usage.Model != "" || s.modelLooks >= maxModelLooks {
+		return
+	}
+	s.modelLooks++
+	s.usage.Model = models.Name(gjson.Get(unsafeString(data), "model").Str, s.target)
 }
 
 // Next returns the next data payload, valid until the next call. It
@@ -124,6 +142,7 @@ func (s *stream) Next() ([]byte, error) {
 			s.err = fmt.Errorf("%s (stream): %w", s.what, e)
 			return nil, s.err
 		}
+		s.readModel(data)
 		if s.readUsage(data) && s.hideUsage && gjson.GetBytes(data, "choices.#").Int() == 0 {
 			continue
 		}
@@ -140,7 +159,7 @@ func (s *stream) readUsage(data []byte) bool {
 	if !hasUsageObject(data) {
 		return false
 	}
-	u := gjson.GetBytes(data, "usage")
+	u := gjson.Get(unsafeString(data), "usage") // read at once: numbers only
 	if !u.IsObject() {
 		return false // the object found was nested, not the chunk's own usage
 	}

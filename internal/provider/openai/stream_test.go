@@ -106,8 +106,8 @@ func TestStream(t *testing.T) {
 			if _, err := resp.Stream.Next(); err != io.EOF {
 				t.Errorf("Next after the end = %v, want io.EOF again", err)
 			}
-			if u := resp.Stream.Usage(); u != (outcome.Usage{PromptTokens: 12, CompletionTokens: 3}) {
-				t.Errorf("usage = %+v, want 12/3", u)
+			if u := resp.Stream.Usage(); u != (outcome.Usage{PromptTokens: 12, CompletionTokens: 3, Model: "gpt-4o-mini"}) {
+				t.Errorf("usage = %+v, want 12/3 by gpt-4o-mini (the chunks' model, not dep)", u)
 			}
 			s := up.Last(t)
 			if s.Path != fl.path || s.Header.Get("Accept") != "text/event-stream" {
@@ -115,6 +115,43 @@ func TestStream(t *testing.T) {
 			}
 			if want := withModel(streamBody, "dep"); string(s.Body) != want {
 				t.Errorf("forwarded body %s, want %s", s.Body, want)
+			}
+		})
+	}
+}
+
+// TestStreamModel: a stream's model is the one its chunks name, read
+// from the first chunks until one names it (Azure's first chunk, its
+// prompt filter results, names ""); "" when none of them does.
+func TestStreamModel(t *testing.T) {
+	const (
+		filter = `{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,"content_filter_results":{}}]}`
+		role   = `{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o-2024-11-20","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`
+		text   = `{"id":"c","object":"chat.completion.chunk","created":1,"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`
+	)
+	for _, c := range []struct {
+		name   string
+		chunks []string
+		want   string
+	}{
+		{"every chunk names it", []string{role, role}, "gpt-4o-2024-11-20"},
+		{"after azure's prompt filter results", []string{filter, role, role}, "gpt-4o-2024-11-20"},
+		{"none names it", []string{text, text}, ""},
+		{"named first past the chunks looked at", []string{text, text, text, text, role}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := providertest.NewUpstream(t, sseHandler(append(events(c.chunks...), "data: [DONE]\n\n"), false))
+			a := newTestAdapter(t, Compatible, up.Server.URL+"/v1", "", Config{})
+			resp, err := a.Do(context.Background(), request(provider.OpChat, streamBody, "gpt-4o", true))
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			defer resp.Stream.Close()
+			if _, err := drain(t, resp.Stream); err != io.EOF {
+				t.Fatalf("end = %v, want io.EOF", err)
+			}
+			if got := resp.Stream.Usage().Model; got != c.want {
+				t.Errorf("model %q, want %q", got, c.want)
 			}
 		})
 	}

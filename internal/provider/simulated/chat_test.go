@@ -49,6 +49,7 @@ func chat(t testing.TB, a *Adapter, body string, stream bool) chatResult {
 				} `json:"message"`
 				FinishReason string `json:"finish_reason"`
 			} `json:"choices"`
+			Model string `json:"model"`
 			Usage struct {
 				PromptTokens     int64 `json:"prompt_tokens"`
 				CompletionTokens int64 `json:"completion_tokens"`
@@ -59,7 +60,7 @@ func chat(t testing.TB, a *Adapter, body string, stream bool) chatResult {
 		}
 		m := c.Choices[0].Message
 		r := chatResult{content: m.Content, finish: c.Choices[0].FinishReason, adapter: resp.Usage,
-			usage: outcome.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}}
+			usage: outcome.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens, Model: c.Model}}
 		for _, tc := range m.ToolCalls {
 			r.calls = append(r.calls, call{tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments})
 		}
@@ -98,6 +99,7 @@ func chat(t testing.TB, a *Adapter, body string, stream bool) chatResult {
 				} `json:"delta"`
 				FinishReason *string `json:"finish_reason"`
 			} `json:"choices"`
+			Model string `json:"model"`
 			Usage *struct {
 				PromptTokens     int64 `json:"prompt_tokens"`
 				CompletionTokens int64 `json:"completion_tokens"`
@@ -110,7 +112,7 @@ func chat(t testing.TB, a *Adapter, body string, stream bool) chatResult {
 			if len(c.Choices) != 0 {
 				t.Errorf("usage chunk %s has choices", p)
 			}
-			r.usage = outcome.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}
+			r.usage = outcome.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens, Model: c.Model}
 		}
 		for _, ch := range c.Choices {
 			if ch.FinishReason != nil {

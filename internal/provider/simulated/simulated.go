@@ -163,14 +163,15 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 			Stream: &stream{
 				ctx: ctx, cfg: &a.cfg, op: req.Op, model: req.Model,
 				id: newID(), created: time.Now().Unix(), ans: ans,
-				includeUsage: req.IncludeUsage, usage: outcome.Usage{PromptTokens: prompt},
+				includeUsage: req.IncludeUsage, usage: outcome.Usage{PromptTokens: prompt, Model: req.Model},
 			},
 		}, nil
 	}
 	if err := wait(ctx, a.cfg.Latency); err != nil {
 		return nil, provider.TransportError(ctx, "waiting for simulated answer", err)
 	}
-	usage := outcome.Usage{PromptTokens: prompt, CompletionTokens: ans.completionTokens()}
+	// The simulated model answers as the model asked for.
+	usage := outcome.Usage{PromptTokens: prompt, CompletionTokens: ans.completionTokens(), Model: req.Model}
 	var body []byte
 	var err error
 	switch req.Op {

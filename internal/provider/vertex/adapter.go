@@ -161,14 +161,14 @@ func (a *Adapter) rawNative(ctx context.Context, req *provider.Request) (*provid
 	}
 	out := &provider.Response{RateLimit: outcome.UnknownRateLimit}
 	if req.Stream {
-		out.Stream = anthropic.NewNativeStream(ctx, sse.NewReader(resp.Body), resp.Body)
+		out.Stream = anthropic.NewNativeStream(ctx, sse.NewReader(resp.Body), resp.Body, req.Model)
 		return out, nil
 	}
 	raw, err := provider.ReadBody(ctx, "reading vertex rawPredict answer", resp)
 	if err != nil {
 		return nil, err
 	}
-	if out.Usage, err = anthropic.ReadNativeMessage(raw); err != nil {
+	if out.Usage, err = anthropic.ReadNativeMessage(raw, req.Model); err != nil {
 		return nil, err
 	}
 	out.Body = raw
@@ -200,7 +200,7 @@ func (a *Adapter) rawChat(ctx context.Context, req *provider.Request) (*provider
 	if err != nil {
 		return nil, err
 	}
-	if out.Body, out.Usage, err = anthropic.ConvertMessage(make([]byte, 0, len(raw)+256), raw, now.Unix()); err != nil {
+	if out.Body, out.Usage, err = anthropic.ConvertMessage(make([]byte, 0, len(raw)+256), raw, req.Model, now.Unix()); err != nil {
 		return nil, err
 	}
 	return out, nil

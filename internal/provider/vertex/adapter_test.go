@@ -97,7 +97,8 @@ func TestGemini(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(resp.Body), `"content":"hello from `+gem+`"`) || resp.Usage.PromptTokens != 9 || resp.Usage.CompletionTokens != 4 {
+	// The fake's modelVersion is the model asked for.
+	if !strings.Contains(string(resp.Body), `"content":"hello from `+gem+`"`) || resp.Usage != (outcome.Usage{PromptTokens: 9, CompletionTokens: 4, Model: gem}) {
 		t.Errorf("answer %s, usage %+v", resp.Body, resp.Usage)
 	}
 	r := fake.Requests()[0]
@@ -109,8 +110,8 @@ func TestGemini(t *testing.T) {
 		t.Fatal(err)
 	}
 	chunks, err := drain(t, resp.Stream)
-	if err != io.EOF || !strings.Contains(strings.Join(chunks, ""), `"finish_reason":"stop"`) {
-		t.Errorf("stream: %v\n%s", err, strings.Join(chunks, "\n"))
+	if err != io.EOF || !strings.Contains(strings.Join(chunks, ""), `"finish_reason":"stop"`) || resp.Stream.Usage().Model != gem {
+		t.Errorf("stream: %v, model %q\n%s", err, resp.Stream.Usage().Model, strings.Join(chunks, "\n"))
 	}
 	if fake.Minted() != 1 || fake.Refused() != 0 {
 		t.Errorf("tokens minted %d, refused %d; want one, reused", fake.Minted(), fake.Refused())
@@ -137,7 +138,7 @@ func TestClaudeNative(t *testing.T) {
 	if got.Method != "rawPredict" || got.Model != claude || string(got.Body) != want || got.Header.Get("Anthropic-Beta") != "context-1m-2025-08-07" {
 		t.Errorf("rawPredict: got %s %s, anthropic-beta %q\n%s\nwant\n%s", got.Method, got.Model, got.Header.Get("Anthropic-Beta"), got.Body, want)
 	}
-	if !strings.Contains(string(resp.Body), `"id":"msg_vrtx_1"`) || resp.Usage.PromptTokens != 9 {
+	if !strings.Contains(string(resp.Body), `"id":"msg_vrtx_1"`) || resp.Usage.PromptTokens != 9 || resp.Usage.Model != claude {
 		t.Errorf("answer %s usage %+v", resp.Body, resp.Usage)
 	}
 	req.Body, req.Stream = []byte(strings.Replace(body, "%s", "true", 1)), true
@@ -146,8 +147,8 @@ func TestClaudeNative(t *testing.T) {
 		t.Fatal(err)
 	}
 	events, err := drain(t, resp.Stream)
-	if err != io.EOF || len(events) != 6 || !strings.Contains(events[5], "message_stop") {
-		t.Errorf("stream: %v\n%s", err, strings.Join(events, "\n"))
+	if err != io.EOF || len(events) != 6 || !strings.Contains(events[5], "message_stop") || resp.Stream.Usage().Model != claude {
+		t.Errorf("stream: %v, model %q\n%s", err, resp.Stream.Usage().Model, strings.Join(events, "\n"))
 	}
 	if got := fake.Requests()[1]; got.Method != "streamRawPredict" || !strings.Contains(string(got.Body), `"stream":true`) {
 		t.Errorf("streamRawPredict: got %s %s", got.Method, got.Body)
@@ -158,8 +159,9 @@ func TestClaudeNative(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := fake.Requests()[2]; got.Method != "rawPredict" || strings.Contains(string(got.Body), `"model"`) ||
-		!strings.Contains(string(got.Body), `"anthropic_version":"vertex-2023-10-16"`) || !strings.Contains(string(resp.Body), `"object":"chat.completion"`) {
-		t.Errorf("chat for claude: sent %s, answered %s", got.Body, resp.Body)
+		!strings.Contains(string(got.Body), `"anthropic_version":"vertex-2023-10-16"`) || !strings.Contains(string(resp.Body), `"object":"chat.completion"`) ||
+		resp.Usage.Model != claude {
+		t.Errorf("chat for claude: sent %s, answered %s, model %q", got.Body, resp.Body, resp.Usage.Model)
 	}
 }
 
