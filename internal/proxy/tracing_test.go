@@ -100,6 +100,7 @@ func BenchmarkPathTracing(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(exports.Swap(0)), "exports")
 			if c.on {
 				dropped := 0.0
 				if mfs, err := reg.Gather(); err == nil {

@@ -199,26 +199,32 @@ func (t *Tracer) run() {
 	for {
 		select {
 		case <-t.wake:
+			t.exportAll(context.Background(), false)
+			continue // the schedule's delay runs on for what is left
 		case <-tick.C:
 		case ch := <-t.flushc:
-			t.exportAll(context.Background())
+			t.exportAll(context.Background(), true)
 			close(ch)
 			continue
 		case <-t.stop:
-			t.exportAll(t.stopCtx)
+			t.exportAll(t.stopCtx, true)
 			return
 		}
-		t.exportAll(context.Background())
+		t.exportAll(context.Background(), true)
 		tick.Reset(t.delay)
 	}
 }
 
-// exportAll sends every span waiting, a batch at a time, within ctx.
-func (t *Tracer) exportAll(ctx context.Context) {
+// exportAll sends the spans waiting, a batch at a time, within ctx: the
+// full batches, and with all the partial one that remains (the
+// schedule's delay has passed, or everything must go). Spans that end
+// meanwhile make batches of their own: a partial batch is sent once, so
+// a busy router sends full batches, not a stream of small ones.
+func (t *Tracer) exportAll(ctx context.Context, all bool) {
 	for {
 		t.mu.Lock()
 		n := min(len(t.pending), t.batchSize)
-		if n == 0 {
+		if n == 0 || (n < t.batchSize && !all) {
 			t.mu.Unlock()
 			return
 		}
@@ -227,6 +233,9 @@ func (t *Tracer) exportAll(ctx context.Context) {
 		t.pending = append(t.pending[:0], t.pending[n:]...)
 		t.mu.Unlock()
 		t.export(ctx, batch)
+		if n < t.batchSize {
+			return
+		}
 	}
 }
 
