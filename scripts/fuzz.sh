@@ -32,6 +32,7 @@ targets=(
   "./internal/messages/api FuzzMessages"
   "./internal/jsoncheck FuzzCheck"
   "./internal/affinity FuzzOpening"
+  "./internal/tracing FuzzSpans"
   "./internal/h1 FuzzAnswer"
   "./internal/openaiwire FuzzChunkEncoding"
   "./internal/sse FuzzReader"

@@ -162,9 +162,8 @@ func (t *Tracer) Start(ctx context.Context, h http.Header, api, route string) (c
 	if tp := h["Traceparent"]; len(tp) == 1 {
 		// Parent-based: the client's decision stands. (Two traceparent
 		// lines are no trace context at all.)
-		var ok bool
-		if s.id.trace, s.parent, s.id.sampled, ok = parseTraceparent(tp[0]); ok {
-			s.remote = true
+		if trace, parent, sampled, ok := parseTraceparent(tp[0]); ok {
+			s.id.trace, s.parent, s.id.sampled, s.remote = trace, parent, sampled, true
 			s.id.state = tracestate(h)
 		}
 	}

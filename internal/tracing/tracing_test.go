@@ -400,17 +400,25 @@ func TestTraceparent(t *testing.T) {
 			t.Errorf("%q: %q, want %q", v, got, want)
 		}
 	}
-	// A traceparent that is ignored starts a new trace; so do two.
-	tr, _ := newTest(t, 1, nil)
+	// A traceparent that is ignored starts a new trace, a root (its
+	// parent id is not kept: FuzzSpans found that); so do two.
+	tr, col := newTest(t, 1, nil)
 	for _, h := range []http.Header{
 		{"Traceparent": {"00-" + tid + "-" + sid + "-0"}},
 		{"Traceparent": {"00-" + tid + "-" + sid + "-01", "00-" + tid + "-" + sid + "-01"}},
+		{"Traceparent": {"00-00000000000000000000000000000000-" + sid + "-01"}},
 	} {
 		ctx, r := tr.Start(context.Background(), h, "chat", "")
 		if got, _ := IDs(ctx); got == tid || len(got) != 32 {
 			t.Errorf("%v: trace %s, want a new one", h, got)
 		}
 		r.End(Answered{})
+	}
+	tr.flush()
+	for _, s := range col.got() {
+		if len(s.ParentSpanId) != 0 || s.Flags&flagsIsRemote != 0 {
+			t.Errorf("a new trace's span has parent %x, flags %#x; want a root", s.ParentSpanId, s.Flags)
+		}
 	}
 	// A tracestate that does not parse is dropped; several lines are one.
 	if got := tracestate(http.Header{"Tracestate": {"a=1", "b=2"}}); got != "a=1,b=2" {

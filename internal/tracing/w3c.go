@@ -49,7 +49,7 @@ func putUint64(b []byte, v uint64) {
 // (version-traceid-parentid-flags, lowercase hex): ok is false for one
 // the Trace Context specification says to ignore (a malformed value,
 // version ff, an all-zero id). A version above 00 may carry more after
-// its flags, behind a dash.
+// its flags, behind a dash. When ok is false the ids mean nothing.
 func parseTraceparent(v string) (trace [16]byte, span [8]byte, sampled, ok bool) {
 	if len(v) < 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' {
 		return trace, span, false, false
