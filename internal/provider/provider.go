@@ -76,6 +76,14 @@ type Request struct {
 	Stream       bool // the client asked for an SSE stream
 	IncludeUsage bool // stream_options.include_usage was true
 
+	// MaxOutputTokens is the target's cap on the answer's length
+	// (route.Target.MaxOutputTokens), set with Model for each attempt: an
+	// output limit in Body above it is sent as MaxOutputTokens (by
+	// AppendBody, and by the translating adapters in their provider's
+	// field), and so is a default an adapter sends when the client set
+	// none (docs/ARCHITECTURE.md, "Output limits"). 0 means no cap.
+	MaxOutputTokens int64
+
 	// AnthropicVersion and AnthropicBeta are the client's anthropic-version
 	// and anthropic-beta headers, forwarded as sent by adapters serving
 	// OpMessages ("" means the client sent none).
@@ -88,8 +96,15 @@ type Request struct {
 	Alt *Request
 }
 
-// AppendBody appends Body with the model value replaced by r.Model to dst.
+// AppendBody appends Body with the model value replaced by r.Model to dst
+// and, when r.MaxOutputTokens is set, each of the op's output limits
+// above it (chat's max_completion_tokens and max_tokens, completions' and
+// Messages' max_tokens, the Responses API's max_output_tokens) written as
+// r.MaxOutputTokens.
 func (r *Request) AppendBody(dst []byte) []byte {
+	if r.MaxOutputTokens > 0 {
+		return r.appendCapped(dst)
+	}
 	if r.ModelEnd <= r.ModelStart {
 		return append(dst, r.Body...)
 	}
