@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
@@ -154,6 +155,7 @@ func (l *Loop) admit(r *Run, c *candidate, maxAttempts int, now time.Time, left 
 		w.until(c.notUntil)
 		return nil
 	}
+	tokens = r.tokensFor(c.tg, tokens)
 	permit, err := c.p.Up.Acquire(now, tokens)
 	if errors.Is(err, upstream.ErrFull) && w.freed == nil {
 		w.freed = l.freed()
@@ -174,6 +176,19 @@ func (l *Loop) admit(r *Run, c *candidate, maxAttempts int, now time.Time, left 
 		w.until(now.Add(d.wait))
 	}
 	return nil
+}
+
+// tokensFor is the request's token estimate, tokens, as target tg is
+// sent the request: with its output limit lowered to tg's
+// max_output_tokens when above it (docs/ARCHITECTURE.md, "Output
+// limits"), since that is what the provider counts, and a request a
+// target caps must not be refused as larger than its whole budget. A
+// saturated estimate stays saturated.
+func (r *Run) tokensFor(tg route.Target, tokens int64) int64 {
+	if c := tg.MaxOutputTokens; c > 0 && r.MaxTokens > c && tokens != math.MaxInt64 {
+		return tokens - (r.MaxTokens - c)
+	}
+	return tokens
 }
 
 // note records that c is about to be attempted: every retry and failover
