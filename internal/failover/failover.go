@@ -239,7 +239,7 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 				sv, by, fs = l.race(ctx, r, p, c, permit, end, tokens, &w)
 			} else {
 				var oe *outcome.Error
-				if sv, oe = l.attempt(ctx, r, c.p, c.tg, c.req, permit); oe != nil {
+				if sv, oe = l.attempt(ctx, r, c.p, *c.tg, c.req, permit); oe != nil {
 					fs.add(c, oe)
 				}
 			}

@@ -574,7 +574,7 @@ func TestKeep(t *testing.T) {
 			state := map[*Provider]cand{}
 			for i, c := range tt.cands {
 				p := &Provider{Name: c.name}
-				cands[i] = candidate{i: i, tg: route.Target{Provider: c.name, Model: c.name + "-model", Tier: c.tier}, p: p}
+				cands[i] = candidate{i: i, tg: &route.Target{Provider: c.name, Model: c.name + "-model", Tier: c.tier}, p: p}
 				state[p] = c
 			}
 			keep(cands, affinity.Target{Provider: tt.last, Model: tt.last + "-model"},

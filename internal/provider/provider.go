@@ -64,7 +64,13 @@ func (o Op) Path() string {
 // received; the proxy validated it and read the fields below from it. The
 // adapter must not modify Body: the same bytes serve every retry.
 type Request struct {
-	Op    Op
+	Op Op
+	// Stream and IncludeUsage share Op's word: a request is allocated
+	// for every client request, and one word more would take it into
+	// the next size class.
+	Stream       bool // the client asked for an SSE stream
+	IncludeUsage bool // stream_options.include_usage was true
+
 	Model string // the provider's model name for this target (replaces the client's)
 	Body  []byte
 
@@ -72,9 +78,6 @@ type Request struct {
 	// (the JSON string including its quotes), so that OpenAI-family adapters
 	// can swap the model name without re-encoding the document.
 	ModelStart, ModelEnd int
-
-	Stream       bool // the client asked for an SSE stream
-	IncludeUsage bool // stream_options.include_usage was true
 
 	// MaxOutputTokens is the target's cap on the answer's length
 	// (route.Target.MaxOutputTokens), set with Model for each attempt: an
