@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,24 @@ func TestCapOutput(t *testing.T) {
 		if got := CapOutput(tt.n, tt.limit); got != tt.want {
 			t.Errorf("CapOutput(%d, %d) = %d, want %d", tt.n, tt.limit, got, tt.want)
 		}
+	}
+}
+
+// BenchmarkAppendBody: what a cap costs a body passed through, the size
+// of a Claude Code turn translated onto chat (about 100 KB, the limit
+// last): the scan for the limit fields, against the model's splice alone.
+func BenchmarkAppendBody(b *testing.B) {
+	msgs := strings.Repeat(`{"role":"user","content":"a line of a long conversation with \"quotes\" and more text"},`, 1200)
+	body := []byte(`{"model":"claude-sonnet-4-5","messages":[` + msgs[:len(msgs)-1] + `],"stream":true,"max_tokens":64000}`)
+	for _, c := range []int64{0, 16384} {
+		b.Run("cap="+strconv.FormatInt(c, 10), func(b *testing.B) {
+			r := &Request{Op: OpChat, Model: "gpt-4o", Body: body, ModelStart: 9, ModelEnd: 28, MaxOutputTokens: c}
+			dst := make([]byte, 0, 2*len(body))
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = r.AppendBody(dst[:0])
+			}
+		})
 	}
 }
