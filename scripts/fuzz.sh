@@ -38,6 +38,7 @@ targets=(
   "./internal/sse FuzzReader"
   "./internal/provider FuzzRetryAfter"
   "./internal/provider FuzzParseCount"
+  "./internal/provider FuzzAppendBodyCapped"
   "./internal/provider/openai FuzzClassifyError"
   "./internal/provider/openai FuzzParseRateLimit"
   "./internal/provider/openai FuzzStream"

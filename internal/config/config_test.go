@@ -62,6 +62,19 @@ func TestLoadFileKeepsDefaultScalarsNotLists(t *testing.T) {
 	}
 }
 
+// TestTargetMaxOutputTokens: a target's cap is read as given; absent is 0
+// (no cap).
+func TestTargetMaxOutputTokens(t *testing.T) {
+	c, err := Load(writeFile(t, "c.yaml", strings.Replace(minimal, "model: x}", "model: x, max_output_tokens: 16384}, {provider: p, model: y, tier: 1}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := c.Models[0].Targets
+	if len(tg) != 2 || tg[0].MaxOutputTokens != 16384 || tg[1].MaxOutputTokens != 0 {
+		t.Errorf("targets = %+v, want max_output_tokens 16384 then 0", tg)
+	}
+}
+
 func TestEnvOverride(t *testing.T) {
 	t.Setenv("LLMROUTER_LISTEN", "127.0.0.1:18080")
 	t.Setenv("LLMROUTER_LIMITS_REQUEST_TIMEOUT", "45s")
@@ -109,6 +122,9 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"tracing endpoint", "tracing: {otlp_endpoint: otel-collector:4318}\n" + minimal, `tracing.otlp_endpoint: must be an http:// or https:// URL such as http://otel-collector:4318, got "otel-collector:4318"`},
 		{"tracing ratio", "tracing: {sample_ratio: 2}\n" + minimal, "tracing.sample_ratio: must be between 0 and 1, got 2"},
 		{"tracing typo", "tracing: {otlp_endpont: http://x:4318}\n" + minimal, "unknown key tracing.otlp_endpont"},
+		{"negative max_output_tokens", strings.Replace(minimal, "model: x}", "model: x, max_output_tokens: -1}", 1), "models[0].targets[0].max_output_tokens: must not be negative, got -1"},
+		{"max_output_tokens not a number", strings.Replace(minimal, "model: x}", "model: x, max_output_tokens: lots}", 1), `models[0].targets[0].max_output_tokens: must be a whole number, got "lots"`},
+		{"max_output_tokens typo", strings.Replace(minimal, "model: x}", "model: x, max_output_token: 16384}", 1), "unknown key models[0].targets[0].max_output_token"},
 		{"duplicate provider", strings.Replace(minimal, "providers:\n", "providers:\n  - {name: p, type: simulated}\n", 1), `providers[1].name: duplicate provider name "p"`},
 	}
 	for _, tt := range tests {

@@ -101,7 +101,7 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 // loser of a hedge, abandon) ends it.
 func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target, req *provider.Request, permit *upstream.Permit, hedge bool) *Served {
 	r.Attempts++
-	req.Model = tg.Model
+	req.Model, req.MaxOutputTokens = tg.Model, tg.MaxOutputTokens
 	// One context and one timer bound the attempt: first the first-token
 	// deadline (streams), then the attempt timeout. The timer's cause
 	// says which one fired.
@@ -111,6 +111,12 @@ func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target,
 	// carries its traceparent (docs/ARCHITECTURE.md, "Tracing").
 	sv.ctx, sv.span = r.Trace.Attempt(sv.ctx, tracing.Try{Op: req.Op.String(), Provider: up.Name, Type: up.Config.Type,
 		Model: tg.Model, Tier: tg.Tier, N: r.Attempts, Degraded: tg.Tier > r.Model.BestTier, Hedge: hedge})
+	if c := tg.MaxOutputTokens; c > 0 && r.MaxTokens > c {
+		// Expected once configured (docs/ARCHITECTURE.md, "Output
+		// limits"): said at debug, per attempt, not per request.
+		l.log.DebugContext(sv.ctx, "output limit lowered", "request_id", r.ID, "attempt", r.Attempts, "provider", up.Name,
+			"model", tg.Model, "max_tokens", r.MaxTokens, "max_output_tokens", c)
+	}
 	sv.cause.Store(errAttemptTimeout)
 	limit := up.Config.Timeout
 	if req.Stream && up.Config.FirstTokenTimeout < limit {

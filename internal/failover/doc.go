@@ -16,6 +16,11 @@
 // (Options.Now), the request's deadline converted onto it once; only the
 // waits use real timers.
 //
+// Each attempt sends the request with its target's model and its cap on
+// the answer's length (Target.MaxOutputTokens, on provider.Request), which
+// the adapter writes into the body; the target's buckets are charged the
+// output limit as lowered (docs/ARCHITECTURE.md, "Output limits").
+//
 // Walk writes nothing to a client. It returns how the attempts ended: an
 // answer to write (Served, whose Done releases a stream's permit once the
 // stream is over), a provider's client error to pass through, the client

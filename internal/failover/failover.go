@@ -110,12 +110,18 @@ type Failure struct {
 	Err      *outcome.Error
 }
 
-// Run is one request's progress through its attempts. Fill ID, Op and
-// Model; the loop fills the rest.
+// Run is one request's progress through its attempts. Fill ID, Op, Model
+// and MaxTokens; the loop fills the rest.
 type Run struct {
 	ID    string
 	Op    provider.Op
 	Model *route.Model
+	// MaxTokens is the output limit the request set (max_tokens,
+	// max_completion_tokens, max_output_tokens), 0 for none. A target's
+	// max_output_tokens lowers it per attempt (docs/ARCHITECTURE.md,
+	// "Output limits"): the loop charges that target's buckets the
+	// lowered limit and says so at debug.
+	MaxTokens int64
 	// Affinity is the request's conversation identity (its dialect's);
 	// the zero ID has none.
 	Affinity affinity.ID
@@ -199,7 +205,7 @@ func (r *Run) end(ctx context.Context) Result {
 // bucket refill, or for a bulkhead to free a slot. The last attempt is
 // kept for the model's last tier (the local fallback) when that tier has
 // not been tried yet. providers finds a target's provider; tokens is the
-// request's token estimate. Every decision reads the loop's clock
+// request's token estimate (r.MaxTokens included). Every decision reads the loop's clock
 // (Options.Now), the request's deadline included; only the waits use real
 // timers. Walk writes nothing: it returns how the attempts ended.
 func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name string) *Provider, req *provider.Request, tokens int64) Result {
@@ -233,7 +239,7 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 				sv, by, fs = l.race(ctx, r, p, c, permit, end, tokens, &w)
 			} else {
 				var oe *outcome.Error
-				if sv, oe = l.attempt(ctx, r, c.p, c.tg, c.req, permit); oe != nil {
+				if sv, oe = l.attempt(ctx, r, c.p, *c.tg, c.req, permit); oe != nil {
 					fs.add(c, oe)
 				}
 			}

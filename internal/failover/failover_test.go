@@ -2,6 +2,9 @@ package failover
 
 import (
 	"context"
+	"log/slog"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,11 +111,24 @@ func TestDecideRefusal(t *testing.T) {
 type fake struct {
 	calls atomic.Int32
 	do    func(ctx context.Context, n int) (*provider.Response, error) // n: this call's number, from 1
+
+	mu   sync.Mutex // guards caps
+	caps []int64    // each call's Request.MaxOutputTokens
 }
 
 func (f *fake) Supports(provider.Op) bool { return true }
-func (f *fake) Do(ctx context.Context, _ *provider.Request) (*provider.Response, error) {
+func (f *fake) Do(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	f.mu.Lock()
+	f.caps = append(f.caps, req.MaxOutputTokens)
+	f.mu.Unlock()
 	return f.do(ctx, int(f.calls.Add(1)))
+}
+
+// sent returns the MaxOutputTokens of each call, in order.
+func (f *fake) sent() []int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]int64(nil), f.caps...)
 }
 
 func answers(context.Context, int) (*provider.Response, error) {
@@ -127,10 +143,11 @@ func fails(kind outcome.Kind, status int) func(context.Context, int) (*provider.
 
 // tgt is one target of a rig's model, on a provider of its own.
 type tgt struct {
-	name string
-	tier int
-	a    *fake
-	cfg  provider.Config
+	name   string
+	tier   int
+	a      *fake
+	cfg    provider.Config
+	maxOut int64 // the target's max_output_tokens
 }
 
 // rig is a Loop over real provider runtimes (internal/upstream) with
@@ -186,7 +203,7 @@ func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
 		up := upstream.New(upstream.Spec{Settings: upstream.Settings{Provider: cfg, Policy: upstream.Policy{}.WithDefaults()}},
 			upstream.Options{Freed: freed, Observer: observer{tg.name, rg.done}})
 		rg.provs[tg.name] = &Provider{Name: tg.name, Adapter: tg.a, Config: cfg, Up: up}
-		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier})
+		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier, MaxOutputTokens: tg.maxOut})
 	}
 	table, err := route.NewTable([]route.ModelConfig{mc})
 	if err != nil {
@@ -199,11 +216,17 @@ func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
 
 // walk runs one request of model m within timeout.
 func (rg *rig) walk(ctx context.Context, timeout time.Duration) (*Run, Result) {
+	return rg.walkLimited(ctx, timeout, 0, 100)
+}
+
+// walkLimited is walk for a request whose output limit is maxTokens and
+// whose token estimate is tokens.
+func (rg *rig) walkLimited(ctx context.Context, timeout time.Duration, maxTokens, tokens int64) (*Run, Result) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model}
+	r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, MaxTokens: maxTokens}
 	res := rg.loop.Walk(ctx, r, rg.pol, func(name string) *Provider { return rg.provs[name] },
-		&provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}, 100)
+		&provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}, tokens)
 	if res.Served != nil {
 		res.Served.Done(outcome.OK)
 	}
@@ -433,6 +456,93 @@ func TestWalkTargetMissingDisablesTarget(t *testing.T) {
 	})
 }
 
+// TestWalkCapsOutputPerTarget: each attempt carries its own target's
+// max_output_tokens; a cap does not outlive its attempt on the request
+// the next target is sent.
+func TestWalkCapsOutputPerTarget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b, c := &fake{do: fails(outcome.ServerError, 500)}, &fake{do: fails(outcome.ServerError, 500)}, &fake{do: answers}
+		rg := newRig(t, retryEvery, tgt{name: "a", a: a, maxOut: 16384}, tgt{name: "b", tier: 1, a: b},
+			tgt{name: "c", tier: 2, a: c, maxOut: 8192})
+		var log strings.Builder
+		rg.loop.log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		r, res := rg.walkLimited(t.Context(), time.Minute, 64000, 64100)
+		if servedBy(res) != "c" || r.Attempts != 3 {
+			t.Fatalf("served by %q after %d attempts, want c after 3", servedBy(res), r.Attempts)
+		}
+		var lowered []string
+		for line := range strings.Lines(log.String()) {
+			if strings.Contains(line, `msg="output limit lowered"`) {
+				lowered = append(lowered, strings.TrimSpace(line[strings.Index(line, "attempt="):]))
+			}
+		}
+		want := []string{
+			"attempt=1 provider=a model=a-model max_tokens=64000 max_output_tokens=16384",
+			"attempt=3 provider=c model=c-model max_tokens=64000 max_output_tokens=8192",
+		}
+		if !slices.Equal(lowered, want) {
+			t.Errorf("debug lines %q, want %q", lowered, want)
+		}
+		for _, tt := range []struct {
+			name string
+			f    *fake
+			want int64
+		}{{"a", a, 16384}, {"b", b, 0}, {"c", c, 8192}} {
+			if got := tt.f.sent(); len(got) != 1 || got[0] != tt.want {
+				t.Errorf("%s was sent max_output_tokens %v, want [%d]", tt.name, got, tt.want)
+			}
+		}
+	})
+}
+
+// TestWalkChargesTheCappedLimit: a provider's buckets are charged the
+// output limit its target is sent, so a request asking more than a whole
+// minute's budget is still served by a target whose cap fits in it.
+func TestWalkChargesTheCappedLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		maxOut int64
+		served bool
+	}{
+		{"no cap: larger than the budget", 0, false},
+		{"cap above the budget", 25000, false},
+		{"capped into the budget", 16384, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a := &fake{do: answers}
+				rg := newRig(t, retryEvery, tgt{name: "a", a: a, maxOut: tt.maxOut, cfg: provider.Config{TPM: 20000}})
+				_, res := rg.walkLimited(t.Context(), time.Minute, 64000, 64100)
+				if got := res.Served != nil; got != tt.served {
+					t.Errorf("served %v, want %v (a called %d times)", got, tt.served, a.calls.Load())
+				}
+			})
+		})
+	}
+}
+
+// TestTokensFor: the estimate a target is charged.
+func TestTokensFor(t *testing.T) {
+	for _, tt := range []struct {
+		name              string
+		maxTokens, tokens int64
+		cap               int64
+		want              int64
+	}{
+		{"no cap", 64000, 64100, 0, 64100},
+		{"above the cap", 64000, 64100, 16384, 16484},
+		{"at the cap", 16384, 16484, 16384, 16484},
+		{"under the cap", 1000, 1100, 16384, 1100},
+		{"no limit: the estimate's default stays", 0, 356, 100, 356},
+		{"saturated stays saturated", math.MaxInt64, math.MaxInt64, 16384, math.MaxInt64},
+	} {
+		r := &Run{MaxTokens: tt.maxTokens}
+		if got := r.tokensFor(route.Target{MaxOutputTokens: tt.cap}, tt.tokens); got != tt.want {
+			t.Errorf("%s: tokensFor = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
 // TestKeep is affinity's step table in the plan step: where the target
 // that served a conversation last goes in the ranked candidates.
 func TestKeep(t *testing.T) {
@@ -464,7 +574,7 @@ func TestKeep(t *testing.T) {
 			state := map[*Provider]cand{}
 			for i, c := range tt.cands {
 				p := &Provider{Name: c.name}
-				cands[i] = candidate{i: i, tg: route.Target{Provider: c.name, Model: c.name + "-model", Tier: c.tier}, p: p}
+				cands[i] = candidate{i: i, tg: &route.Target{Provider: c.name, Model: c.name + "-model", Tier: c.tier}, p: p}
 				state[p] = c
 			}
 			keep(cands, affinity.Target{Provider: tt.last, Model: tt.last + "-model"},

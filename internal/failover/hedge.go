@@ -109,7 +109,7 @@ func sameDomain(a, b *Provider) bool {
 func (l *Loop) race(ctx context.Context, r *Run, p Policy, c *candidate, permit *upstream.Permit, end time.Time, tokens int64, w *wake) (*Served, *candidate, failures) {
 	var fs failures
 	done := make(chan *leg, 2)
-	first := &leg{c: c, sv: l.begin(ctx, r, c.p, c.tg, c.req, permit, false)}
+	first := &leg{c: c, sv: l.begin(ctx, r, c.p, *c.tg, c.req, permit, false)}
 	t0 := first.sv.t0
 	go first.run(done)
 	timer := time.NewTimer(p.Hedge.After)
@@ -126,7 +126,7 @@ func (l *Loop) race(ctx context.Context, r *Run, p Policy, c *candidate, permit 
 			// The twin sends its own copy: the two attempts name
 			// different models.
 			req := *tw.req
-			second = &leg{c: tw, sv: l.begin(ctx, r, tw.p, tw.tg, &req, tp, true)}
+			second = &leg{c: tw, sv: l.begin(ctx, r, tw.p, *tw.tg, &req, tp, true)}
 			r.hedged = true
 			l.log.Debug("hedging", "request_id", r.ID, "attempt", r.Attempts, "from", c.p.Name, "to", tw.p.Name,
 				"after_ms", p.Hedge.After.Milliseconds())

@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
@@ -17,8 +18,10 @@ import (
 
 // candidate is one target's progress within a request.
 type candidate struct {
-	i        int // the target's index in the model's targets
-	tg       route.Target
+	i int // the target's index in the model's targets
+	// tg is the model's target i, which is immutable: a pointer keeps a
+	// request's candidates small (one is allocated per target).
+	tg       *route.Target
 	p        *Provider
 	req      *provider.Request // what this target is sent: the request or its Alt
 	tries    int
@@ -51,7 +54,7 @@ func (l *Loop) plan(r *Run, p Policy, providers func(name string) *Provider, req
 	}, func() float64 { return 1 - l.rnd() }, orderBuf[:0])
 	cands := make([]candidate, 0, len(order))
 	for _, i := range order {
-		tg := m.Targets[i]
+		tg := &m.Targets[i]
 		pr := providers(tg.Provider)
 		treq := req
 		if !provider.Serves(pr.Adapter, req.Op, tg.Model) {
@@ -154,6 +157,7 @@ func (l *Loop) admit(r *Run, c *candidate, maxAttempts int, now time.Time, left 
 		w.until(c.notUntil)
 		return nil
 	}
+	tokens = r.tokensFor(*c.tg, tokens)
 	permit, err := c.p.Up.Acquire(now, tokens)
 	if errors.Is(err, upstream.ErrFull) && w.freed == nil {
 		w.freed = l.freed()
@@ -174,6 +178,19 @@ func (l *Loop) admit(r *Run, c *candidate, maxAttempts int, now time.Time, left 
 		w.until(now.Add(d.wait))
 	}
 	return nil
+}
+
+// tokensFor is the request's token estimate, tokens, as target tg is
+// sent the request: with its output limit lowered to tg's
+// max_output_tokens when above it (docs/ARCHITECTURE.md, "Output
+// limits"), since that is what the provider counts, and a request a
+// target caps must not be refused as larger than its whole budget. A
+// saturated estimate stays saturated.
+func (r *Run) tokensFor(tg route.Target, tokens int64) int64 {
+	if c := tg.MaxOutputTokens; c > 0 && r.MaxTokens > c && tokens != math.MaxInt64 {
+		return tokens - (r.MaxTokens - c)
+	}
+	return tokens
 }
 
 // note records that c is about to be attempted: every retry and failover

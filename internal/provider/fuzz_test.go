@@ -1,11 +1,17 @@
 package provider
 
 import (
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 )
 
 // fuzzNow maps a fuzzed number of seconds to a time between 1970 and
@@ -90,6 +96,72 @@ func FuzzParseCount(f *testing.F) {
 		}
 		if err == nil && fv < 0 && got != -1 {
 			t.Fatalf("ParseCount(%q, %v) = %d for a negative value, want -1", v, zeroUnknown, got)
+		}
+	})
+}
+
+// FuzzAppendBodyCapped feeds arbitrary checked bodies, ops and caps to
+// AppendBody (docs/ARCHITECTURE.md, "Output limits"). The output is valid
+// JSON with the body's top-level keys in their order; the model is the
+// target's; each of the op's limit fields holding a number above a cap
+// is the cap; every other value is the body's, byte for byte.
+func FuzzAppendBodyCapped(f *testing.F) {
+	for _, seed := range []struct {
+		body  string
+		op    uint8
+		limit int64
+	}{
+		{`{"model":"m","max_tokens":64000,"messages":[]}`, uint8(OpChat), 16384},
+		{`{"max_completion_tokens":2e5, "model" : "m","max_tokens":null}`, uint8(OpChat), 100},
+		{`{"model":"m","max_output_tokens":500,"input":"hi"}`, uint8(OpResponses), 100},
+		{`{"model":"m","max\u005ftokens":20,"x":{"max_tokens":30}}`, uint8(OpMessages), 10},
+		{`{"model":"m","max_tokens":-1.5e3}`, uint8(OpCompletions), 1},
+		{`{"model":"m","max_tokens":5}`, uint8(OpEmbeddings), 1},
+		{`{}`, uint8(OpChat), 0},
+	} {
+		f.Add(seed.body, seed.op, seed.limit)
+	}
+	f.Fuzz(func(t *testing.T, body string, op uint8, limit int64) {
+		if jsoncheck.Check([]byte(body)) != nil || !gjson.Parse(body).IsObject() {
+			return // the router sends only checked objects
+		}
+		r := &Request{Op: Op(op % 5), Model: "target", Body: []byte(body), MaxOutputTokens: limit}
+		model := gjson.Get(body, "model")
+		if model.Type == gjson.String {
+			r.ModelStart, r.ModelEnd = model.Index, model.Index+len(model.Raw)
+		}
+		out := r.AppendBody(nil)
+		if !json.Valid(out) {
+			t.Fatalf("AppendBody(%s, cap %d) = %s, not JSON", body, limit, out)
+		}
+		type member struct{ key, raw string }
+		members := func(doc string) []member {
+			var m []member
+			gjson.Parse(doc).ForEach(func(k, v gjson.Result) bool {
+				m = append(m, member{k.Raw, v.Raw})
+				return true
+			})
+			return m
+		}
+		in, got := members(body), members(string(out))
+		if len(in) != len(got) {
+			t.Fatalf("AppendBody(%s, cap %d) = %s: %d members, want %d", body, limit, out, len(got), len(in))
+		}
+		doc := gjson.Parse(body)
+		for i, m := range in {
+			want := m.raw
+			var name string
+			_ = json.Unmarshal([]byte(m.key), &name)
+			v := doc.Get(gjson.Escape(name))
+			switch {
+			case name == "model" && r.ModelEnd > r.ModelStart:
+				want = `"target"`
+			case limit > 0 && slices.Contains(limitFields(r.Op), name) && v.Type == gjson.Number && v.Num > float64(limit):
+				want = strconv.FormatInt(limit, 10)
+			}
+			if got[i].key != m.key || got[i].raw != want {
+				t.Fatalf("AppendBody(%s, op %s, cap %d) = %s: member %d is %s:%s, want %s:%s", body, r.Op, limit, out, i, got[i].key, got[i].raw, m.key, want)
+			}
 		}
 	})
 }

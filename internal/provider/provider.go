@@ -64,7 +64,13 @@ func (o Op) Path() string {
 // received; the proxy validated it and read the fields below from it. The
 // adapter must not modify Body: the same bytes serve every retry.
 type Request struct {
-	Op    Op
+	Op Op
+	// Stream and IncludeUsage share Op's word: a request is allocated
+	// for every client request, and one word more would take it into
+	// the next size class.
+	Stream       bool // the client asked for an SSE stream
+	IncludeUsage bool // stream_options.include_usage was true
+
 	Model string // the provider's model name for this target (replaces the client's)
 	Body  []byte
 
@@ -73,8 +79,13 @@ type Request struct {
 	// can swap the model name without re-encoding the document.
 	ModelStart, ModelEnd int
 
-	Stream       bool // the client asked for an SSE stream
-	IncludeUsage bool // stream_options.include_usage was true
+	// MaxOutputTokens is the target's cap on the answer's length
+	// (route.Target.MaxOutputTokens), set with Model for each attempt: an
+	// output limit in Body above it is sent as MaxOutputTokens (by
+	// AppendBody, and by the translating adapters in their provider's
+	// field), and so is a default an adapter sends when the client set
+	// none (docs/ARCHITECTURE.md, "Output limits"). 0 means no cap.
+	MaxOutputTokens int64
 
 	// AnthropicVersion and AnthropicBeta are the client's anthropic-version
 	// and anthropic-beta headers, forwarded as sent by adapters serving
@@ -88,8 +99,15 @@ type Request struct {
 	Alt *Request
 }
 
-// AppendBody appends Body with the model value replaced by r.Model to dst.
+// AppendBody appends Body with the model value replaced by r.Model to dst
+// and, when r.MaxOutputTokens is set, each of the op's output limits
+// above it (chat's max_completion_tokens and max_tokens, completions' and
+// Messages' max_tokens, the Responses API's max_output_tokens) written as
+// r.MaxOutputTokens.
 func (r *Request) AppendBody(dst []byte) []byte {
+	if r.MaxOutputTokens > 0 {
+		return r.appendCapped(dst)
+	}
 	if r.ModelEnd <= r.ModelStart {
 		return append(dst, r.Body...)
 	}

@@ -65,7 +65,9 @@ type Call struct {
 	Tokens int64
 	// MaxTokens is the completion budget the request set (0: none); the
 	// rest of Tokens is the prompt's estimate. A client key's budget
-	// reserves both at the model's prices.
+	// reserves both at the model's prices; the attempt loop charges a
+	// target with max_output_tokens the budget lowered to it
+	// (failover.Run.MaxTokens).
 	MaxTokens int64
 	// Shape, when not nil, adapts the result before it is answered (a
 	// translated answer reshaped, a stream's framer).

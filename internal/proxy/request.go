@@ -82,7 +82,7 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 		return
 	}
 	defer func() { key.Settle(s.now(), tk, q.Ex.Usage.Total(), q.Ex.Cost) }()
-	q.Ex.Op, q.Ex.Affinity = c.Req.Op, c.Affinity
+	q.Ex.Op, q.Ex.Affinity, q.Ex.MaxTokens = c.Req.Op, c.Affinity, c.MaxTokens
 	res := s.walk(ctx, q.Ex, q.st, c.Req, c.Tokens)
 	if body != nil {
 		c.Req.Body = nil

@@ -2,9 +2,11 @@
 // a model's targets for one request.
 //
 // A model names the targets that may serve it, each a (provider, provider's
-// model, tier) triple. Tier 0 is tried first; higher tiers are fallbacks,
-// the last usually a local model. The table is immutable once built: a
-// reload builds a new one, so a request keeps the table it started with.
+// model, tier) triple, with an optional cap on its answers' length
+// (max_output_tokens, applied per attempt by the attempt loop and the
+// adapters). Tier 0 is tried first; higher tiers are fallbacks, the last
+// usually a local model. The table is immutable once built: a reload
+// builds a new one, so a request keeps the table it started with.
 //
 // A model name ending in `*` is a pattern serving every requested name
 // with its prefix; a lone "*" is a catch-all. Lookup tries the exact name

@@ -17,6 +17,13 @@ type Target struct {
 	// Tier orders fallbacks: 0 first, then 1, ... Targets of one tier
 	// share the load; a later tier serves only when earlier ones cannot.
 	Tier int `mapstructure:"tier"`
+	// MaxOutputTokens caps the answer's length on this target: an output
+	// limit the request sets above it (max_tokens, max_completion_tokens,
+	// max_output_tokens), or one an adapter would send by default, is sent
+	// to the provider as MaxOutputTokens (docs/ARCHITECTURE.md, "Output
+	// limits"). A limit at or under it, and a request without one, are
+	// sent as they are. 0 means no cap; negative is invalid.
+	MaxOutputTokens int64 `mapstructure:"max_output_tokens"`
 }
 
 // ModelConfig is one entry of the `models:` list: a name clients may ask
@@ -60,10 +67,16 @@ func (m ModelConfig) Validate(providers map[string]bool) error {
 		if t.Tier < 0 {
 			errs = append(errs, fmt.Errorf("targets[%d].tier: must not be negative, got %d", i, t.Tier))
 		}
-		if seen[t] {
+		if t.MaxOutputTokens < 0 {
+			errs = append(errs, fmt.Errorf("targets[%d].max_output_tokens: must not be negative, got %d", i, t.MaxOutputTokens))
+		}
+		// A target is its provider, model and tier: two that differ only
+		// in their cap are still one target.
+		key := Target{Provider: t.Provider, Model: t.Model, Tier: t.Tier}
+		if seen[key] {
 			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %s/%s tier %d", i, t.Provider, t.Model, t.Tier))
 		}
-		seen[t] = true
+		seen[key] = true
 	}
 	return errors.Join(errs...)
 }

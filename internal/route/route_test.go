@@ -46,6 +46,9 @@ func TestValidate(t *testing.T) {
 		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a"}}}, "targets[0].model"},
 		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", Tier: -1}}}, "targets[0].tier"},
 		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x"}, {Provider: "a", Model: "x"}}}, "targets[1]: duplicate"},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", MaxOutputTokens: 16384}}}, ""},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", MaxOutputTokens: -1}}}, "targets[0].max_output_tokens: must not be negative, got -1"},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x"}, {Provider: "a", Model: "x", MaxOutputTokens: 8192}}}, "targets[1]: duplicate target a/x tier 0"},
 	}
 	for _, tt := range tests {
 		err := tt.m.Validate(provs)

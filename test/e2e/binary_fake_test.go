@@ -50,6 +50,9 @@ type binEvent struct {
 	resetAt   time.Time
 	// traceparent is the W3C trace context the call carried ("": none).
 	traceparent string
+	// limit is the output limit an API call asked for: the larger of its
+	// max_tokens and max_completion_tokens (0: none).
+	limit int64
 }
 
 // windowLimit is a provider's own fixed-window budget: requests and
@@ -114,6 +117,10 @@ type binFake struct {
 	// byModel, when set, picks the answer instead of api, by the model the
 	// call names (setAPIByModel).
 	byModel atomic.Pointer[func(model string, n int, stream bool) binFault]
+	// maxOutput, when above 0, is the most output tokens the fake's model
+	// writes: a call asking for more is refused with a 400, as gpt-4o
+	// refuses max_tokens above 16384 (setMaxOutput).
+	maxOutput atomic.Int64
 
 	mu       sync.Mutex // guards every field below
 	events   []binEvent
@@ -149,6 +156,22 @@ func (f *binFake) setProbe(fn func(n int) int)                 { f.probe.Store(&
 // model the call names, in place of the function setAPI gave.
 func (f *binFake) setAPIByModel(fn func(model string, n int, stream bool) binFault) {
 	f.byModel.Store(&fn)
+}
+
+// setMaxOutput makes the fake's model write at most n output tokens: a
+// call asking for more gets a 400 in the dialect's words (0: no ceiling).
+func (f *binFake) setMaxOutput(n int64) { f.maxOutput.Store(n) }
+
+// limits returns the output limit of each API call so far (0: none), in
+// arrival order.
+func (f *binFake) limits() []int64 {
+	var out []int64
+	for _, e := range f.timeline() {
+		if !e.probe {
+			out = append(out, e.limit)
+		}
+	}
+	return out
 }
 
 // countModel returns how many API calls for model answered with status
@@ -274,6 +297,23 @@ func (f *binFake) serve(w http.ResponseWriter, r *http.Request) {
 	idx, n := f.arrive(false, model, now)
 	status := http.StatusOK
 	defer func() { f.leave(idx, status) }()
+	limit := max(gjson.GetBytes(body, "max_tokens").Int(), gjson.GetBytes(body, "max_completion_tokens").Int())
+	f.mu.Lock()
+	f.events[idx].limit = limit
+	f.mu.Unlock()
+	if most := f.maxOutput.Load(); most > 0 && limit > most {
+		status = http.StatusBadRequest
+		ft := oaiError(status, "invalid_request_error", "invalid_value",
+			fmt.Sprintf("max_tokens is too large: %d. This model supports at most %d completion tokens, whereas you provided %d.", limit, most, limit))
+		if f.d == anthropicAPI {
+			ft = antError(status, "invalid_request_error",
+				fmt.Sprintf("max_tokens: %d > %d, which is the maximum allowed number of output tokens for %s", limit, most, model))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, ft.body)
+		return
+	}
 	if tp := r.Header.Get("Traceparent"); tp != "" {
 		f.mu.Lock()
 		f.events[idx].traceparent = tp

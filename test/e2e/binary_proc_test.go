@@ -97,6 +97,7 @@ type binModel struct {
 type binTarget struct {
 	provider, model string
 	tier            int
+	maxOutput       int64 // max_output_tokens; 0: none
 }
 
 // binConfig is a binary scenario's config: providers for model "m",
@@ -214,7 +215,11 @@ func (c binConfig) yaml(listen, admin string) string {
 	for _, m := range c.models {
 		fmt.Fprintf(&b, "  - name: %s\n    targets:\n", m.name)
 		for _, tg := range m.targets {
-			fmt.Fprintf(&b, "      - {provider: %s, model: %s, tier: %d}\n", tg.provider, tg.model, tg.tier)
+			fmt.Fprintf(&b, "      - {provider: %s, model: %s, tier: %d", tg.provider, tg.model, tg.tier)
+			if tg.maxOutput > 0 {
+				fmt.Fprintf(&b, ", max_output_tokens: %d", tg.maxOutput)
+			}
+			b.WriteString("}\n")
 		}
 	}
 	return b.String()

@@ -34,6 +34,7 @@ func TestBinary(t *testing.T) {
 	t.Run("hedge", func(t *testing.T) { testBinaryHedge(t, bin) })
 	t.Run("tracing", func(t *testing.T) { testBinaryTracing(t, bin) })
 	t.Run("affinity", func(t *testing.T) { testBinaryAffinity(t, bin) })
+	t.Run("output limits", func(t *testing.T) { testBinaryOutputLimits(t, bin) })
 }
 
 // providerType is the config type the binary scenarios use for d.

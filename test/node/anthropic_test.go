@@ -11,10 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // The Anthropic Messages front door (POST /v1/messages) proved with real
@@ -27,9 +30,12 @@ import (
 // Anthropic (fakes_test.go): it proves the fake and the script, so that
 // a failure of TestAnthropicFrontDoor is the router's.
 // TestAnthropicFrontDoor runs the router binary in front of the fakes in
-// three setups: native (claude-* → the Anthropic fake), translated
-// (claude-* → the OpenAI fake) and failover (claude-* → an Anthropic fake
-// answering 529 to everything in tier 0, the OpenAI fake in tier 1). In
+// four setups: native (claude-* → the Anthropic fake), translated
+// (claude-* → the OpenAI fake), failover (claude-* → an Anthropic fake
+// answering 529 to everything in tier 0, the OpenAI fake in tier 1) and
+// capped (claude-* → an OpenAI fake whose model writes at most 16384
+// tokens and answers 400 past them, as gpt-4o does, through a target with
+// max_output_tokens: 16384: Claude Code asks for more). In
 // each, Claude Code must finish its tool loop without the router refusing
 // any of its requests (it would retry without what was refused, losing
 // it quietly), the script must pass, and no provider may see the client's
@@ -237,6 +243,9 @@ type frontDoor struct {
 	anthropic, openai int
 	// dead makes the Anthropic fake answer everything with 529.
 	dead bool
+	// capped, when above 0, is the most output tokens the OpenAI fake's
+	// model writes (a 400 past it) and its target's max_output_tokens.
+	capped int64
 }
 
 // servedByAnthropic reports whether the Anthropic fake answers in s (a
@@ -266,7 +275,11 @@ providers:
 		fmt.Fprintf(&b, "      - {provider: anthropic-fake, model: claude-upstream-1, tier: %d}\n", s.anthropic)
 	}
 	if s.openai >= 0 {
-		fmt.Fprintf(&b, "      - {provider: openai-fake, model: gpt-upstream-1, tier: %d}\n", s.openai)
+		fmt.Fprintf(&b, "      - {provider: openai-fake, model: gpt-upstream-1, tier: %d", s.openai)
+		if s.capped > 0 {
+			fmt.Fprintf(&b, ", max_output_tokens: %d", s.capped)
+		}
+		b.WriteString("}\n")
 	}
 	return b.String()
 }
@@ -279,12 +292,14 @@ func TestAnthropicFrontDoor(t *testing.T) {
 		{name: "native", anthropic: 0, openai: -1},
 		{name: "translated", anthropic: -1, openai: 0},
 		{name: "failover", anthropic: 0, openai: 1, dead: true},
+		{name: "capped", anthropic: -1, openai: 0, capped: 16384},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			dir, read := claudeRead(t)
 			ant := newFakeAnthropic(t, "anthropic", anthropicKey, read)
 			ant.overloaded = s.dead
 			oai := newFakeOpenAI(t, "openai", openaiKey, read)
+			oai.maxOutput = s.capped
 			path := filepath.Join(t.TempDir(), "router.yaml")
 			if err := os.WriteFile(path, []byte(s.config(ant, oai)), 0o600); err != nil {
 				t.Fatal(err)
@@ -315,8 +330,14 @@ func TestAnthropicFrontDoor(t *testing.T) {
 				if s.name == "native" {
 					checkForwardedBetas(t, ant)
 				}
+				if s.capped > 0 {
+					checkCapped(t, oai, s.capped)
+				}
 			})
-			t.Run("sdks", func(t *testing.T) { runScript(t, node, router.api, frontClientKey) })
+			if s.capped == 0 {
+				// The script's limits are small: a cap has nothing to do.
+				t.Run("sdks", func(t *testing.T) { runScript(t, node, router.api, frontClientKey) })
+			}
 
 			checkProviderKeys(t, ant, oai)
 			if s.dead {
@@ -339,6 +360,23 @@ func checkForwardedBetas(t *testing.T, ant *fakeAnthropic) {
 		}
 	}
 	t.Error("no Messages request reached the Anthropic fake with Claude Code's anthropic-beta header")
+}
+
+// checkCapped: the OpenAI fake got Claude Code's requests with their
+// output limit at most capped (docs/ARCHITECTURE.md, "Output limits"),
+// and at least one at capped exactly: Claude Code asked for more than
+// the model writes, and the router lowered it.
+func checkCapped(t *testing.T, oai *fakeOpenAI, capped int64) {
+	t.Helper()
+	var limits []int64
+	for _, e := range oai.requests() {
+		if e.Method == "POST" {
+			limits = append(limits, max(gjson.GetBytes(e.Body, "max_tokens").Int(), gjson.GetBytes(e.Body, "max_completion_tokens").Int()))
+		}
+	}
+	if len(limits) == 0 || slices.Max(limits) != capped {
+		t.Errorf("the OpenAI fake was asked for %v output tokens, want each at most %d and one at %d", limits, capped, capped)
+	}
 }
 
 // checkProviderKeys: every request a fake got carried that provider's own

@@ -396,6 +396,11 @@ type fakeOpenAI struct {
 	key    string
 	prefer []toolCall
 	ids    atomic.Int64
+	// maxOutput, when above 0, is the most output tokens the fake's model
+	// writes: a chat request asking for more (max_tokens or
+	// max_completion_tokens) gets the 400 gpt-4o answers past its 16384.
+	// Set it before the first request.
+	maxOutput int64
 }
 
 // newFakeOpenAI starts a fake OpenAI accepting key; it stops when t ends.
@@ -437,6 +442,11 @@ func (f *fakeOpenAI) chat(w http.ResponseWriter, body []byte) {
 	model := req.Get("model").Str
 	if !req.Get("messages").IsArray() {
 		oaiError(w, http.StatusBadRequest, "invalid_request_error", "", "Missing required parameter: 'messages'.")
+		return
+	}
+	if limit := max(req.Get("max_tokens").Int(), req.Get("max_completion_tokens").Int()); f.maxOutput > 0 && limit > f.maxOutput {
+		oaiError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", fmt.Sprintf(
+			"max_tokens is too large: %d. This model supports at most %d completion tokens, whereas you provided %d.", limit, f.maxOutput, limit))
 		return
 	}
 	var offered []offeredTool

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -39,7 +40,8 @@ var _ Events = (*sse.Reader)(nil)
 // TranslateChat appends the Messages request for an OpenAI chat request
 // (provider.OpChat) to dst, as the adapter sends it to /v1/messages: with
 // req.Model as model and stream set when req.Stream is. defaultMaxTokens
-// is the max_tokens sent when the client gave none. Its error is an
+// is the max_tokens sent when the client gave none; either is lowered to
+// req.MaxOutputTokens when above it. Its error is an
 // *outcome.Error of kind ClientError: the request never reaches the
 // network.
 func TranslateChat(dst []byte, req *provider.Request, defaultMaxTokens int64) ([]byte, error) {
@@ -76,8 +78,10 @@ func NewNativeStream(ctx context.Context, events Events, body io.Closer, target 
 // anthropic_beta, the client's anthropic-beta header split on commas,
 // unless the header is empty or body has one. A client that already wrote
 // the cloud's fields (a Bedrock SDK pointed at the router) keeps them.
+// maxTokens, when above 0, is the target's cap (provider.Request's
+// MaxOutputTokens): a max_tokens above it is written as maxTokens.
 // body must be a JSON object: anything else is a ClientError.
-func InvokeBody(body []byte, version, beta string, keepStream bool) ([]byte, error) {
+func InvokeBody(body []byte, version, beta string, keepStream bool, maxTokens int64) ([]byte, error) {
 	doc := gjson.ParseBytes(body)
 	if !doc.IsObject() {
 		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest,
@@ -99,6 +103,10 @@ func InvokeBody(body []byte, version, beta string, keepStream bool) ([]byte, err
 	doc.ForEach(func(k, v gjson.Result) bool {
 		switch {
 		case k.Str == "model", k.Str == "stream" && !keepStream:
+			return true
+		case k.Str == "max_tokens" && maxTokens > 0 && v.Type == gjson.Number && v.Num > float64(maxTokens):
+			out = strconv.AppendInt(append(append(out, k.Raw...), ':'), maxTokens, 10)
+			out = append(out, ',')
 			return true
 		}
 		out = append(append(append(append(out, k.Raw...), ':'), v.Raw...), ',')

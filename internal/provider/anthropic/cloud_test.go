@@ -1,9 +1,11 @@
 package anthropic
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
 func TestInvokeBody(t *testing.T) {
@@ -26,7 +28,7 @@ func TestInvokeBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := InvokeBody([]byte(tt.body), tt.version, tt.beta, tt.keepStream)
+			got, err := InvokeBody([]byte(tt.body), tt.version, tt.beta, tt.keepStream, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,7 +37,29 @@ func TestInvokeBody(t *testing.T) {
 			}
 		})
 	}
-	if _, err := InvokeBody([]byte(`[1]`), "v", "", false); outcome.KindOf(err) != outcome.ClientError {
+	if _, err := InvokeBody([]byte(`[1]`), "v", "", false, 0); outcome.KindOf(err) != outcome.ClientError {
 		t.Errorf("an array: got %v, want a client error", err)
+	}
+}
+
+// TestInvokeBodyCapsMaxTokens: a max_tokens above the cap is written as
+// the cap, in its place; at or under it, or without a cap, byte for byte.
+func TestInvokeBodyCapsMaxTokens(t *testing.T) {
+	for _, tt := range providertest.OutputLimits {
+		t.Run(tt.Name, func(t *testing.T) {
+			limit := func(n int64) string {
+				if n == 0 {
+					return ""
+				}
+				return `"max_tokens":` + strconv.FormatInt(n, 10) + `,`
+			}
+			got, err := InvokeBody([]byte(`{"model":"m",`+limit(tt.Limit)+`"messages":[]}`), "v", "", false, tt.Cap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"anthropic_version":"v",` + limit(tt.Want) + `"messages":[]}`; string(got) != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
 	}
 }

@@ -46,7 +46,9 @@
 //     counting is limited apart from message creation: its answers carry
 //     none.
 //   - Native: the upstream body is the client's with only the model value
-//     replaced (provider.Request.AppendBody); the key is the provider's,
+//     replaced, and a max_tokens above the target's cap lowered to it
+//     (provider.Request.AppendBody); translated, max_tokens is the
+//     client's limit or default_max_tokens, lowered to the cap alike; the key is the provider's,
 //     never the client's; a beta is never filtered. A 200's body, and an
 //     error answer's (bounded by provider.MaxErrorBody, in
 //     outcome.Error.Body), are the provider's bytes, checked as JSON only

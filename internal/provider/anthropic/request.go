@@ -233,6 +233,9 @@ func translate(dst []byte, req *provider.Request, defaultMaxTokens int64) ([]byt
 	case cr.MaxTokens != nil:
 		body.MaxTokens = *cr.MaxTokens
 	}
+	// The target's cap lowers the client's limit and the default alike
+	// (docs/ARCHITECTURE.md, "Output limits").
+	body.MaxTokens = provider.CapOutput(body.MaxTokens, req.MaxOutputTokens)
 	if body.System, err = system(cr.Messages); err != nil {
 		return nil, err
 	}

@@ -137,7 +137,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 // Bedrock's error bodies are not Anthropic's, so they are not kept: the
 // front door words the error from its kind.
 func (a *Adapter) invokeNative(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	body, err := anthropic.InvokeBody(req.Body, AnthropicVersion, req.AnthropicBeta, false)
+	body, err := anthropic.InvokeBody(req.Body, AnthropicVersion, req.AnthropicBeta, false, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (a *Adapter) invokeChat(ctx context.Context, req *provider.Request) (*provi
 	if err != nil {
 		return nil, err
 	}
-	body, err := anthropic.InvokeBody(msg, AnthropicVersion, "", false)
+	body, err := anthropic.InvokeBody(msg, AnthropicVersion, "", false, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}

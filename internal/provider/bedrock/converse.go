@@ -18,7 +18,7 @@ import (
 // Anthropic's: translated into a Converse request (translateConverse),
 // sent to Converse or ConverseStream, and the answer translated back.
 func (a *Adapter) converse(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	body, err := translateConverse(req.Body)
+	body, err := translateConverse(req.Body, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -139,11 +139,12 @@ func clientError(param, format string, args ...any) *outcome.Error {
 // turns as messages, consecutive turns of one role merged (Converse wants
 // them alternating; tool results are the user's); text, images (data: URLs
 // only: Converse takes image bytes, not URLs), tool calls and results;
-// max_completion_tokens (or max_tokens), temperature, top_p and stop as
+// max_completion_tokens (or max_tokens; lowered to maxTokens, the target's
+// cap, when that is set and exceeded), temperature, top_p and stop as
 // inferenceConfig; tools and tool_choice as toolConfig. What Converse has
 // no field for (response_format, seed, penalties, n > 1 refused) is not
 // sent. Its error is an *outcome.Error of kind ClientError.
-func translateConverse(body []byte) ([]byte, error) {
+func translateConverse(body []byte, maxTokens int64) ([]byte, error) {
 	var cr openaiwire.ChatRequest
 	if err := json.Unmarshal(body, &cr); err != nil {
 		var te *json.UnmarshalTypeError
@@ -219,6 +220,9 @@ func translateConverse(body []byte) ([]byte, error) {
 		ic.MaxTokens = cr.MaxCompletionTokens
 	case cr.MaxTokens != nil:
 		ic.MaxTokens = cr.MaxTokens
+	}
+	if n := ic.MaxTokens; n != nil && provider.CapOutput(*n, maxTokens) != *n {
+		ic.MaxTokens = &maxTokens
 	}
 	ic.Temperature, ic.TopP = cr.Temperature, cr.TopP
 	stop, err := stopSequences(cr.Stop)

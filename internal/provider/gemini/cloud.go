@@ -15,9 +15,13 @@ import (
 // "Providers").
 
 // TranslateChat is the generateContent body for an OpenAI chat request
-// (provider.OpChat) to model. Its error is an *outcome.Error of kind
-// ClientError: the request never reaches the network.
-func TranslateChat(body []byte, model string) ([]byte, error) { return translateChat(body, model) }
+// (provider.OpChat) to model, its output limit lowered to maxOutput (the
+// target's cap, provider.Request's MaxOutputTokens) when that is above 0
+// and exceeded. Its error is an *outcome.Error of kind ClientError: the
+// request never reaches the network.
+func TranslateChat(body []byte, model string, maxOutput int64) ([]byte, error) {
+	return translateChat(body, model, maxOutput)
+}
 
 // TranslateCompletion is the OpenAI chat.completion for a
 // GenerateContentResponse, and its usage and the model version that

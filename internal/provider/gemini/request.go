@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 // The Gemini GenerateContentRequest (v1beta REST field names).
@@ -146,9 +147,11 @@ func badRequest(err error, format string, args ...any) *outcome.Error {
 // GenerateContentRequest body for model. The body decodes into
 // openaiwire.ChatRequest; what Gemini cannot express (user,
 // parallel_tool_calls, logprobs…) is not translated. A message's content
-// of the wrong type is refused when that message is translated. Every
-// error is a ClientError.
-func translateChat(body []byte, model string) ([]byte, error) {
+// of the wrong type is refused when that message is translated. maxOutput,
+// when above 0, is the target's cap: a larger max_completion_tokens (or
+// max_tokens) is sent as maxOutputTokens = maxOutput. Every error is a
+// ClientError.
+func translateChat(body []byte, model string, maxOutput int64) ([]byte, error) {
 	var in openaiwire.ChatRequest
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, badRequest(err, "decoding chat request: %v", err)
@@ -160,7 +163,7 @@ func translateChat(body []byte, model string) ([]byte, error) {
 	if err := translateTools(&in, &out); err != nil {
 		return nil, err
 	}
-	gc, err := translateGeneration(&in)
+	gc, err := translateGeneration(&in, maxOutput)
 	if err != nil {
 		return nil, err
 	}
@@ -476,7 +479,7 @@ func translateTools(in *openaiwire.ChatRequest, out *genRequest) error {
 	return nil
 }
 
-func translateGeneration(in *openaiwire.ChatRequest) (*generationConfig, error) {
+func translateGeneration(in *openaiwire.ChatRequest, maxOutput int64) (*generationConfig, error) {
 	gc := generationConfig{
 		Temperature:      in.Temperature,
 		TopP:             in.TopP,
@@ -488,6 +491,9 @@ func translateGeneration(in *openaiwire.ChatRequest) (*generationConfig, error) 
 	}
 	if gc.MaxOutputTokens == nil {
 		gc.MaxOutputTokens = in.MaxTokens
+	}
+	if n := gc.MaxOutputTokens; n != nil && provider.CapOutput(*n, maxOutput) != *n {
+		gc.MaxOutputTokens = &maxOutput
 	}
 	if in.N != nil && *in.N < 1 {
 		return nil, badRequest(nil, "n must be at least 1")

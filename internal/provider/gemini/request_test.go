@@ -215,7 +215,7 @@ func TestTranslateChatRejects(t *testing.T) {
 func TestTranslateDoesNotModifyBody(t *testing.T) {
 	in := `{"messages":[{"role":"user","content":" x "}],"tools":[{"type":"function","function":{"name":"f","parameters":{ "type" : "object" }}}]}`
 	body := []byte(in)
-	if _, err := translateChat(body, "gemini-2.5-flash"); err != nil {
+	if _, err := translateChat(body, "gemini-2.5-flash", 0); err != nil {
 		t.Fatalf("translateChat: %v", err)
 	}
 	if string(body) != in {
@@ -259,7 +259,7 @@ func TestTranslateChatContentWhenReached(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := translateChat([]byte(tt.in), "gemini-2.5-flash")
+			_, err := translateChat([]byte(tt.in), "gemini-2.5-flash", 0)
 			oe := providertest.As[*outcome.Error](t, err)
 			if oe.Kind != outcome.ClientError || !strings.Contains(oe.Message, tt.wantMsg) {
 				t.Errorf("got %v %q, want client_error mentioning %q", oe.Kind, oe.Message, tt.wantMsg)

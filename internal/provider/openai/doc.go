@@ -20,7 +20,8 @@
 //
 // Invariants:
 //   - Bodies pass through unchanged except the model value, which becomes
-//     the target's model (provider.Request.AppendBody). Neither the request
+//     the target's model, and an output limit above the target's cap,
+//     which becomes the cap (provider.Request.AppendBody). Neither the request
 //     nor a non-stream answer is decoded into structs; gjson reads the few
 //     fields the router needs (usage, error fields) from the raw bytes, and
 //     the answer's bytes reach the proxy exactly as the provider sent them.

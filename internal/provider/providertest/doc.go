@@ -1,8 +1,9 @@
 // Package providertest holds the test helpers the provider adapters'
 // tests share: a semantic JSON comparison, a typed errors.As that fails
 // the test, a fake upstream on net/http/httptest that records every
-// request it receives, and a handler that answers with a fixed status,
-// header and body.
+// request it receives, a handler that answers with a fixed status,
+// header and body, and the table of output limits a capped target's
+// adapter must send (OutputLimits) with its check.
 //
 // Model: helpers take a testing.TB, call its Helper, and fail it the way
 // the tests they replace did: Fatal when nothing further can be checked

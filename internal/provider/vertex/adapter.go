@@ -151,7 +151,7 @@ func (a *Adapter) rawNative(ctx context.Context, req *provider.Request) (*provid
 		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest, Type: "invalid_request_error",
 			Message: "calling vertex rawPredict: anthropic-beta holds characters a header cannot carry"}
 	}
-	body, err := anthropic.InvokeBody(req.Body, AnthropicVersion, "", true)
+	body, err := anthropic.InvokeBody(req.Body, AnthropicVersion, "", true, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (a *Adapter) rawChat(ctx context.Context, req *provider.Request) (*provider
 	if err != nil {
 		return nil, err
 	}
-	body, err := anthropic.InvokeBody(msg, AnthropicVersion, "", true)
+	body, err := anthropic.InvokeBody(msg, AnthropicVersion, "", true, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (a *Adapter) rawPredict(ctx context.Context, req *provider.Request, body []
 // package's translation.
 func (a *Adapter) generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 	model := strings.TrimPrefix(req.Model, "models/")
-	body, err := gemini.TranslateChat(req.Body, model)
+	body, err := gemini.TranslateChat(req.Body, model, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}
