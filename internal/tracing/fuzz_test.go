@@ -17,7 +17,9 @@ import (
 // and a provider (its model, its error message) put into a request's
 // spans, the export is a request the official OTLP types decode, with
 // valid UTF-8 of at most maxValueLen bytes in every attribute and status,
-// the client's trace continued only when its traceparent is valid.
+// the client's trace continued only when its traceparent is valid, and
+// nothing exported (but a traceparent sent) when it is valid and
+// unsampled.
 func FuzzSpans(f *testing.F) {
 	f.Add("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "vendor=x", "gpt-4o-mini", "gpt-4o-mini-2024-07-18", "overloaded", 3)
 	f.Add("ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "a=\xff", "claude-\xc3(", strings.Repeat("é", 300), "", 40)
@@ -61,8 +63,15 @@ func FuzzSpans(f *testing.F) {
 				spans = append(spans, ss.Spans...)
 			}
 		}
-		if len(spans) != 2 {
-			t.Fatalf("%d spans exported, want 2", len(spans))
+		_, _, sampled, valid := parseTraceparent(tp)
+		if want := map[bool]int{true: 2, false: 0}[sampled || !valid]; len(spans) != want {
+			t.Fatalf("%d spans exported, want %d (traceparent valid %v, sampled %v)", len(spans), want, valid, sampled)
+		}
+		if got := sent.Get("Traceparent"); len(got) != 55 || !strings.HasPrefix(got, "00-") {
+			t.Errorf("the attempt sent traceparent %q", got)
+		}
+		if len(spans) == 0 {
+			return // the client's trace, not sampled: its attempt still sent a traceparent
 		}
 		check := func(what, v string) {
 			if !utf8.ValidString(v) || len(v) > maxValueLen+len(model)+1 {
@@ -79,13 +88,9 @@ func FuzzSpans(f *testing.F) {
 				t.Errorf("%d events", len(s.Events))
 			}
 		}
-		_, _, _, ok := parseTraceparent(tp)
 		server := spans[1]
-		if continued := len(server.ParentSpanId) > 0; continued != ok {
-			t.Errorf("traceparent %q valid %v, but the server span continued it: %v", tp, ok, continued)
-		}
-		if got := sent.Get("Traceparent"); len(got) != 55 || !strings.HasPrefix(got, "00-") {
-			t.Errorf("the attempt sent traceparent %q", got)
+		if continued := len(server.ParentSpanId) > 0; continued != valid {
+			t.Errorf("traceparent %q valid %v, but the server span continued it: %v", tp, valid, continued)
 		}
 	})
 }
