@@ -188,7 +188,7 @@ func (l *Loop) admit(r *Run, c *candidate, maxAttempts int, now time.Time, left 
 // saturated estimate stays saturated.
 func (r *Run) tokensFor(tg route.Target, tokens int64) int64 {
 	if c := tg.MaxOutputTokens; c > 0 && r.MaxTokens > c && tokens != math.MaxInt64 {
-		return tokens - (r.MaxTokens - c)
+		return max(tokens-(r.MaxTokens-c), 0) // Tokens includes MaxTokens (proxy.Call)
 	}
 	return tokens
 }
