@@ -15,14 +15,14 @@ func TestValidateCommand(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
 	typo := filepath.Join(dir, "typo.yaml")
-	os.WriteFile(good, []byte("providers: [{name: p, type: simulated}]\nmodels: [{name: m, targets: [{provider: p, model: x, tier: 0}]}]\n"), 0o600)
+	os.WriteFile(good, []byte("providers: [{name: p, type: simulated}]\nmodels: [{name: m, targets: [{provider: p, model: x, tier: 0}, {provider: p, model: y, tier: 1, max_output_tokens: 16384}]}]\n"), 0o600)
 	os.WriteFile(typo, []byte("providers: [{name: p, type: simulated, max_concurency: 3}]\nmodels: [{name: m, targets: [{provider: p, model: x}]}]\n"), 0o600)
 	tests := []struct {
 		args     []string
 		code     int
 		out, err string
 	}{
-		{[]string{"validate", "--config", good}, 0, "m      0     p         simulated  x", ""},
+		{[]string{"validate", "--config", good}, 0, "m      0     p         simulated  x               -\nm      1     p         simulated  y               16384", ""},
 		{[]string{"validate"}, 0, "config embedded default (simulated providers) is valid", ""},
 		{[]string{"validate", "--config", typo}, 1, "", "unknown key providers[0].max_concurency"},
 		{[]string{"validate", "--config", filepath.Join(dir, "missing.yaml")}, 1, "", "no such file"},
