@@ -114,6 +114,11 @@ func appendToolCallDelta(b []byte, t *ToolCallDelta) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// AppendString appends s as a JSON string, as Append writes a *string,
+// without Append's interface value: a writer that escapes many strings
+// (the Messages API's translation) calls it directly.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
 // appendString appends s as a JSON string the way encoding/json does with
 // HTML escaping off: '"' and '\\' escaped, control characters as \b, \f,
 // \n, \r, \t or \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029

@@ -41,12 +41,11 @@ func (t *Translation) Answer(chat []byte) ([]byte, error) {
 		return nil, errNoChoice
 	}
 	msg := choice.Get("message")
-	w := &writer{}
 	b := make([]byte, 0, 256+len(chat))
 	b = append(b, `{"id":"`...)
 	b = appendMessageID(b, doc.Get("id").Str)
 	b = append(b, `","type":"message","role":"assistant","model":`...)
-	b = w.str(b, t.model)
+	b = str(b, t.model)
 	b = append(b, `,"content":[`...)
 	n := 0
 	// Refusal: OpenAI's own models put a refusal there instead of content.
@@ -57,7 +56,7 @@ func (t *Translation) Answer(chat []byte) ([]byte, error) {
 			}
 			n++
 			b = append(b, `{"type":"text","text":`...)
-			b = w.str(b, s.Str)
+			b = str(b, s.Str)
 			b = append(b, '}')
 		}
 	}
@@ -75,7 +74,7 @@ func (t *Translation) Answer(chat []byte) ([]byte, error) {
 		b = append(b, `{"type":"tool_use","id":"`...)
 		b = appendToolID(b, tc.Get("id").Str)
 		b = append(b, `","name":`...)
-		b = w.str(b, fn.Get("name").Str)
+		b = str(b, fn.Get("name").Str)
 		b = append(b, `,"input":`...)
 		b = appendInput(b, fn.Get("arguments"))
 		b = append(b, '}')

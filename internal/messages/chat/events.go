@@ -34,7 +34,6 @@ import (
 // event a handler sends during a long silence. An Events serves one
 // stream, from one goroutine.
 type Events struct {
-	w       writer
 	t       *Translation
 	started bool
 	open    int     // index of the open block; -1 none
@@ -173,7 +172,7 @@ func (e *Events) start(dst []byte, chatID string) []byte {
 	dst = append(dst, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\""...)
 	dst = appendMessageID(dst, chatID)
 	dst = append(dst, `","type":"message","role":"assistant","model":`...)
-	dst = e.w.str(dst, e.t.model)
+	dst = str(dst, e.t.model)
 	dst = append(dst, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
 	dst = strconv.AppendInt(dst, e.t.estimate, 10)
 	return append(dst, ",\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0,\"output_tokens\":0}}}\n\n"...)
@@ -239,7 +238,7 @@ func (e *Events) call(dst []byte, tc gjson.Result) []byte {
 		dst = append(dst, `,"content_block":{"type":"tool_use","id":"`...)
 		dst = appendToolID(dst, id.Str)
 		dst = append(dst, `","name":`...)
-		dst = e.w.str(dst, fn.Get("name").Str)
+		dst = str(dst, fn.Get("name").Str)
 		dst = append(dst, ",\"input\":{}}}\n\n"...)
 		e.callIdx, e.callID, e.calls = i, strings.Clone(id.Str), true
 		e.seen = append(e.seen, i)
@@ -257,7 +256,7 @@ func (e *Events) call(dst []byte, tc gjson.Result) []byte {
 	if args.Type == gjson.String {
 		dst = append(dst, args.Raw...) // a JSON string literal, as for text
 	} else {
-		dst = e.w.str(dst, args.Raw)
+		dst = str(dst, args.Raw)
 	}
 	return append(dst, "}}\n\n"...)
 }

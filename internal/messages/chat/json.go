@@ -7,27 +7,15 @@ import (
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 )
 
-// writer appends JSON strings with openaiwire's escaper, which takes a
-// *string: s is a field so that pointing at it costs no allocation.
-type writer struct {
-	enc openaiwire.Encoder
-	s   string
-}
-
-// str appends s as a JSON string.
-func (w *writer) str(dst []byte, s string) []byte {
-	w.s = s
-	dst, _ = w.enc.Append(dst, &w.s) // a string always encodes
-	w.s = ""
-	return dst
-}
+// str appends s as a JSON string, escaped as openaiwire writes strings.
+func str(dst []byte, s string) []byte { return openaiwire.AppendString(dst, s) }
 
 // strPart appends s escaped as the inside of a JSON string, without
 // quotes, for a string written in pieces (escaping works per character,
 // so the pieces join into the escaped whole).
-func (w *writer) strPart(dst []byte, s string) []byte {
+func strPart(dst []byte, s string) []byte {
 	mark := len(dst)
-	dst = w.str(dst, s)
+	dst = str(dst, s)
 	n := copy(dst[mark:], dst[mark+1:len(dst)-1])
 	return dst[:mark+n]
 }

@@ -50,7 +50,7 @@ func Translate(body []byte, req messages.Request) (*Translation, *messages.Error
 	b := make([]byte, 0, len(body)+256)
 	b = append(b, `{"model":`...)
 	start := len(b)
-	b = t.str(b, req.Model)
+	b = str(b, req.Model)
 	end := len(b)
 	b = append(b, `,"messages":[`...)
 	b = t.system(b, f.system)
@@ -116,7 +116,6 @@ func (f *top) set(k string, v gjson.Result) {
 
 // translator writes the chat request's parts.
 type translator struct {
-	writer
 	n int // messages written
 }
 
@@ -148,7 +147,7 @@ func (t *translator) system(b []byte, sys gjson.Result) []byte {
 		}
 		b = t.next(b)
 		b = append(b, `{"role":"system","content":`...)
-		b = t.str(b, sys.Str)
+		b = str(b, sys.Str)
 		return append(b, '}')
 	case !sys.IsArray():
 		return b
@@ -162,7 +161,7 @@ func (t *translator) system(b []byte, sys gjson.Result) []byte {
 			if texts > 0 {
 				b = append(b, `\n\n`...)
 			}
-			b = t.strPart(b, s)
+			b = strPart(b, s)
 			texts++
 		}
 		return true
@@ -193,7 +192,7 @@ func (t *translator) message(b []byte, m gjson.Result) []byte {
 		b = append(b, `{"role":"`...)
 		b = append(b, role...)
 		b = append(b, `","content":`...)
-		b = t.str(b, content.Str)
+		b = str(b, content.Str)
 		return append(b, '}')
 	case !content.IsArray():
 		return b
@@ -279,7 +278,7 @@ func (t *translator) user(b []byte, blocks gjson.Result) []byte {
 		blocks.ForEach(func(_, blk gjson.Result) bool {
 			k, s := userPart(blk)
 			if k == partText {
-				b = t.str(b, s)
+				b = str(b, s)
 				return false
 			}
 			return true
@@ -299,7 +298,7 @@ func (t *translator) user(b []byte, blocks gjson.Result) []byte {
 		n++
 		if k == partText {
 			b = append(b, `{"type":"text","text":`...)
-			b = t.str(b, s)
+			b = str(b, s)
 			b = append(b, '}')
 			return true
 		}
@@ -315,12 +314,12 @@ func (t *translator) user(b []byte, blocks gjson.Result) []byte {
 // as a data: URL, a URL source as it is.
 func (t *translator) imageURL(b []byte, src gjson.Result) []byte {
 	if src.Get("type").Str == "url" {
-		return t.str(b, src.Get("url").Str)
+		return str(b, src.Get("url").Str)
 	}
 	b = append(b, `"data:`...)
-	b = t.strPart(b, src.Get("media_type").Str)
+	b = strPart(b, src.Get("media_type").Str)
 	b = append(b, ";base64,"...)
-	b = t.strPart(b, src.Get("data").Str)
+	b = strPart(b, src.Get("data").Str)
 	return append(b, '"')
 }
 
@@ -331,11 +330,11 @@ func (t *translator) imageURL(b []byte, src gjson.Result) []byte {
 func (t *translator) toolResult(b []byte, blk gjson.Result) []byte {
 	b = t.next(b)
 	b = append(b, `{"role":"tool","tool_call_id":`...)
-	b = t.str(b, blk.Get("tool_use_id").Str)
+	b = str(b, blk.Get("tool_use_id").Str)
 	b = append(b, `,"content":`...)
 	c := blk.Get("content")
 	if c.Type == gjson.String {
-		b = t.str(b, c.Str)
+		b = str(b, c.Str)
 		return append(b, '}')
 	}
 	b = append(b, '"')
@@ -345,7 +344,7 @@ func (t *translator) toolResult(b []byte, blk gjson.Result) []byte {
 			if n > 0 {
 				b = append(b, `\n`...)
 			}
-			b = t.strPart(b, s)
+			b = strPart(b, s)
 			n++
 		}
 		return true
@@ -367,7 +366,7 @@ func (t *translator) assistant(b []byte, blocks gjson.Result) []byte {
 		if blk.Get("type").Str == "tool_use" {
 			calls++
 		} else if s, ok := textOf(blk); ok && s != "" {
-			b = t.strPart(b, s)
+			b = strPart(b, s)
 			texts++
 		}
 		return true
@@ -390,15 +389,15 @@ func (t *translator) assistant(b []byte, blocks gjson.Result) []byte {
 		}
 		n++
 		b = append(b, `{"id":`...)
-		b = t.str(b, blk.Get("id").Str)
+		b = str(b, blk.Get("id").Str)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = t.str(b, blk.Get("name").Str)
+		b = str(b, blk.Get("name").Str)
 		b = append(b, `,"arguments":`...)
 		input := blk.Get("input")
 		if !input.IsObject() {
 			input.Raw = "{}"
 		}
-		b = t.str(b, input.Raw)
+		b = str(b, input.Raw)
 		b = append(b, "}}"...)
 		return true
 	})
@@ -473,10 +472,10 @@ func (t *translator) tools(b []byte, tools, choice gjson.Result) []byte {
 		n++
 		found = found || tl.name.Str == forced
 		b = append(b, `{"type":"function","function":{"name":`...)
-		b = t.str(b, tl.name.Str)
+		b = str(b, tl.name.Str)
 		if d := tl.description; d.Type == gjson.String && d.Str != "" {
 			b = append(b, `,"description":`...)
-			b = t.str(b, d.Str)
+			b = str(b, d.Str)
 		}
 		b = append(b, `,"parameters":`...)
 		// Copied raw only when it is an object that is valid JSON (it is,
@@ -506,7 +505,7 @@ func (t *translator) tools(b []byte, tools, choice gjson.Result) []byte {
 			break
 		}
 		b = append(b, `,"tool_choice":{"type":"function","function":{"name":`...)
-		b = t.str(b, forced)
+		b = str(b, forced)
 		b = append(b, "}}"...)
 	}
 	if choice.Get("disable_parallel_tool_use").Type == gjson.True {
@@ -528,7 +527,7 @@ func (t *translator) stop(b []byte, seqs gjson.Result) []byte {
 			b = append(b, ',')
 		}
 		n++
-		b = t.str(b, s.Str)
+		b = str(b, s.Str)
 		return true
 	})
 	if n > 0 {
