@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/relay"
 )
@@ -109,9 +107,7 @@ func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 		case "usage":
 			// A usage chunk (choices empty) comes last when asked for.
 			w.skip()
-			if w.val != "" && w.val[0] == '{' {
-				e.usage.read(gjson.Parse(w.val))
-			}
+			e.usage.read(w.val)
 		default:
 			w.skip()
 		}

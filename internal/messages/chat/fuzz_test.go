@@ -61,8 +61,8 @@ func FuzzDecodeTranslate(f *testing.F) {
 
 // FuzzAnswerEvents: whatever a provider answers or streams, the message
 // is valid JSON (or an error), and the events are well framed, each one
-// line of JSON, ending in message_stop or one error event; they are the
-// bytes gjsonChunk writes.
+// line of JSON, ending in message_stop or one error event; the message
+// and the events are the bytes gjsonAnswer and gjsonChunk write.
 func FuzzAnswerEvents(f *testing.F) {
 	f.Add([]byte(`{"id":"x","choices":[{"index":0,"message":{"content":"hi","tool_calls":[{"id":"a b","function":{"name":"f","arguments":"{\"k\":1}"}}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":3}}`),
 		[]byte(chunk(`{"content":"hi\n"}`, "")), []byte(chunk(call(0, "c.1", "f", `"{\"a\""`), "tool_calls")), false)
@@ -80,6 +80,7 @@ func FuzzAnswerEvents(f *testing.F) {
 			_, _ = tr.Events().Chunk(nil, c) // not a payload a stream gives, but no panic either
 		}
 		sameAsGJSON(t, tr, valid, fail)
+		sameAnswerAsGJSON(t, tr, answer)
 		if msg, err := tr.Answer(answer); err == nil && !json.Valid(msg) {
 			t.Fatalf("message is not JSON: %s", msg)
 		}

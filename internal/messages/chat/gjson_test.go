@@ -1,12 +1,14 @@
 package chat
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
 
@@ -32,7 +34,7 @@ func (e *Events) gjsonChunk(dst, payload []byte) ([]byte, error) {
 			choices = v
 		case "usage":
 			// A usage chunk (choices empty) comes last when asked for.
-			e.usage.read(v)
+			e.usage.gjsonRead(v)
 		}
 		return true
 	})
@@ -127,6 +129,102 @@ func (e *Events) gjsonCall(dst []byte, tc gjson.Result) []byte {
 	return append(dst, "}}\n\n"...)
 }
 
+// gjsonAnswer is Answer as it was written before its walks: each field
+// read with gjson's Get. Answer must write the same bytes for every
+// answer.
+func (t *Translation) gjsonAnswer(chat []byte) ([]byte, error) {
+	if !jsoncheck.Valid(chat) {
+		return nil, errNotChat
+	}
+	// chat is not modified while doc is in use.
+	doc := gjson.Parse(unsafeString(chat))
+	if !doc.IsObject() {
+		return nil, errNotChat
+	}
+	var choice gjson.Result
+	if choices := doc.Get("choices"); choices.IsArray() {
+		choices.ForEach(func(_, c gjson.Result) bool {
+			choice = c
+			return false
+		})
+	}
+	if !choice.IsObject() {
+		return nil, errNoChoice
+	}
+	msg := choice.Get("message")
+	b := make([]byte, 0, 256+len(chat))
+	b = append(b, `{"id":"`...)
+	b = appendMessageID(b, doc.Get("id").Str)
+	b = append(b, `","type":"message","role":"assistant","model":`...)
+	b = str(b, t.model)
+	b = append(b, `,"content":[`...)
+	n := 0
+	// Refusal: OpenAI's own models put a refusal there instead of content.
+	for _, key := range [...]string{"content", "refusal"} {
+		if s := msg.Get(key); s.Type == gjson.String && s.Str != "" {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, `{"type":"text","text":`...)
+			b = str(b, s.Str)
+			b = append(b, '}')
+		}
+	}
+	calls := 0
+	msg.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
+		fn := tc.Get("function")
+		if !fn.IsObject() {
+			return true // not a function call
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		calls++
+		b = append(b, `{"type":"tool_use","id":"`...)
+		b = appendToolID(b, tc.Get("id").Str)
+		b = append(b, `","name":`...)
+		b = str(b, fn.Get("name").Str)
+		b = append(b, `,"input":`...)
+		b = gjsonInput(b, fn.Get("arguments"))
+		b = append(b, '}')
+		return true
+	})
+	b = append(b, `],"stop_reason":"`...)
+	b = append(b, stopReason(choice.Get("finish_reason").Str, calls > 0)...)
+	b = append(b, `","stop_sequence":null,"usage":`...)
+	var u usage
+	u.gjsonRead(doc.Get("usage"))
+	b = u.append(b, true)
+	return append(b, '}'), nil
+}
+
+// gjsonInput is appendInput with gjson.
+func gjsonInput(b []byte, args gjson.Result) []byte {
+	raw := args.Raw
+	if args.Type == gjson.String {
+		raw = args.Str
+	}
+	in := bytes.TrimSpace(unsafeBytes(raw))
+	if len(in) == 0 || in[0] != '{' || !jsoncheck.Valid(in) {
+		return append(b, "{}"...)
+	}
+	return append(b, in...)
+}
+
+// gjsonRead is usage.read with gjson.
+func (u *usage) gjsonRead(v gjson.Result) {
+	if !v.IsObject() {
+		return
+	}
+	prompt := v.Get("prompt_tokens").Int()
+	u.cacheRead = max(0, min(prompt, v.Get("prompt_tokens_details.cached_tokens").Int()))
+	u.input = max(0, prompt-u.cacheRead)
+	u.output = max(0, v.Get("completion_tokens").Int())
+	u.known = true
+}
+
 // randomID is an id appendRandom made: what two runs cannot share.
 var randomID = regexp.MustCompile(`"(toolu_|msg_)[a-zA-Z0-9]{24}"`)
 
@@ -213,5 +311,40 @@ func TestChunkAsGJSON(t *testing.T) {
 			sameAsGJSON(t, tr, bs, false)
 			sameAsGJSON(t, tr, bs, true)
 		})
+	}
+}
+
+// sameAnswerAsGJSON fails unless Answer and gjsonAnswer write the same
+// bytes (random ids aside), or both refuse.
+func sameAnswerAsGJSON(t testing.TB, tr *Translation, chat []byte) {
+	t.Helper()
+	got, err := tr.Answer(chat)
+	want, refErr := tr.gjsonAnswer(chat)
+	if err != refErr {
+		t.Fatalf("%s: Answer's error %v, gjsonAnswer's %v", chat, err, refErr)
+	}
+	g := randomID.ReplaceAllString(string(got), `"$1random"`)
+	w := randomID.ReplaceAllString(string(want), `"$1random"`)
+	if g != w {
+		t.Fatalf("%s: Answer wrote\n%s\ngjsonAnswer wrote\n%s", chat, g, w)
+	}
+}
+
+// TestAnswerAsGJSON: Answer reads a chat completion as gjson's Get does,
+// whatever the shape.
+func TestAnswerAsGJSON(t *testing.T) {
+	tr := translate(t, `{"model":"claude-x","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`)
+	for _, chat := range []string{
+		`{"id":"chatcmpl-abc","object":"chat.completion","created":1,"model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","content":"Hello."},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`,
+		`{"id":"a","id":"b","choices":[{"message":{"content":"x","content":"y","refusal":"no\u0021","tool_calls":[{"id":"c.1","function":{"name":"f","name":"g","arguments":"{\"a\":1}","arguments":"{}"},"function":{"name":"h"}},{"function":"f"},null,7,{"id":"d","function":{"arguments":{"k":[1,"\u2028"]}}},{"function":{"name":"i","arguments":" {\"x\":[]} "}},{"function":{"name":"j","arguments":"[1]"}},{"function":{"name":"k","arguments":"{\"a\""}}]},"message":{"content":"z"},"finish_reason":"stop","finish_reason":"length"}],"choices":[],"usage":{"prompt_tokens":9,"prompt_tokens":1,"prompt_tokens_details":{"cached_tokens":4,"cached_tokens":2},"completion_tokens":"3"},"usage":null}`,
+		`{"\u0069d":"e","ch\u006fices":[{"m\u0065ssage":{"c\u006fntent":"\u00e9\n","tool_c\u0061lls":{"a":{"function":{"n\u0061me":"f","arguments":"{}"}}}},"finish_re\u0061son":"to\u006fl_calls"}],"us\u0061ge":{"prompt_t\u006fkens":5.0,"completion_tokens":-2,"prompt_tokens_details":{"cached_tokens":9}}}`,
+		`{"choices":[{"message":"x","finish_reason":7}]}`,
+		`{"choices":[{"message":[{"content":"no"}]}],"usage":{"prompt_tokens":1e2,"prompt_tokens_details":[{"cached_tokens":1}]}}`,
+		`{"choices":[{"message":{"content":"","refusal":null,"tool_calls":null}}],"usage":[]}`,
+		`{"choices":[{"message":{"tool_calls":[{"function":{"name":"f"}}]},"finish_reason":"stop"}]}`,
+		` {"choices" : [ { "message" : { "content" : "a" } } , 1 ] } `,
+		`{"choices":[1]}`, `{"choices":{"0":{}}}`, `{"choices":[]}`, `{}`, `[1]`, `"x"`, `{"choices":`, ``,
+	} {
+		sameAnswerAsGJSON(t, tr, []byte(chat))
 	}
 }

@@ -298,6 +298,27 @@ func valueEnd(s string, i int) int {
 	return j
 }
 
+// fields returns the JSON texts of the first members of the object v
+// named keys (at most three), as gjson's Get finds them, in one walk that
+// ends once each is found; "" for a key v lacks, and for every key when v
+// is not an object.
+func fields(v string, keys ...string) (vals [3]string) {
+	w := walkAt(v, 0)
+	if !w.obj {
+		return vals
+	}
+	found := 0
+	for found < len(keys) && w.next() {
+		for k, key := range keys {
+			if vals[k] == "" && w.key == key {
+				vals[k] = w.val
+				found++
+			}
+		}
+	}
+	return vals
+}
+
 // strValue is the string a JSON value's text denotes, "" for a value
 // that is not a string (gjson's Str).
 func strValue(v string) string {
