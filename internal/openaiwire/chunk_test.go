@@ -120,3 +120,20 @@ func TestCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestPlain8: every byte value at every position, among neighbours at
+// the edges of what is plain.
+func TestPlain8(t *testing.T) {
+	for _, fill := range []byte{'a', ' ', '~', 0x7f, '!', '#', '[', ']'} {
+		for at := range 8 {
+			for v := range 256 {
+				b := bytes.Repeat([]byte{fill}, 8)
+				b[at] = byte(v)
+				want := v >= 0x20 && v < 0x80 && v != '"' && v != '\\'
+				if got := plain8(string(b)); got != want {
+					t.Fatalf("plain8(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}
