@@ -15,7 +15,8 @@ import (
 // EstimateInputTokens do not panic, and a request Decode passes
 // translates into a chat request that is valid JSON with a model string
 // at the offsets the adapters swap: the client's model, for a body that
-// meets Decode's precondition (the proxy's check).
+// meets Decode's precondition (the proxy's check), and then the bytes
+// gjsonTranslate writes.
 func FuzzDecodeTranslate(f *testing.F) {
 	for _, s := range []string{
 		claudeCodeBody(),
@@ -45,6 +46,9 @@ func FuzzDecodeTranslate(f *testing.F) {
 		tr, e := Translate(body, req)
 		if e != nil {
 			t.Fatalf("Translate refused a request Decode passed: %v", e)
+		}
+		if jsoncheck.Check(body) == nil {
+			sameTranslationAsGJSON(t, body, req)
 		}
 		if !json.Valid(tr.Body) {
 			t.Fatalf("chat request is not JSON: %s", tr.Body)

@@ -299,10 +299,10 @@ func valueEnd(s string, i int) int {
 }
 
 // fields returns the JSON texts of the first members of the object v
-// named keys (at most three), as gjson's Get finds them, in one walk that
+// named keys (at most four), as gjson's Get finds them, in one walk that
 // ends once each is found; "" for a key v lacks, and for every key when v
 // is not an object.
-func fields(v string, keys ...string) (vals [3]string) {
+func fields(v string, keys ...string) (vals [4]string) {
 	w := walkAt(v, 0)
 	if !w.obj {
 		return vals
@@ -329,6 +329,28 @@ func strValue(v string) string {
 		return v[1 : len(v)-1]
 	}
 	return gjson.Parse(v).Str
+}
+
+// isString reports whether the JSON text v is a string.
+func isString(v string) bool { return v != "" && v[0] == '"' }
+
+// lit appends the string whose JSON literal is v as str writes it: v
+// itself when it is already written so (openaiwire.Canonical; most text
+// is), else decoded and written again. A value that is not a string is
+// written "" (gjson's Str).
+func lit(dst []byte, v string) []byte {
+	if openaiwire.Canonical(v) {
+		return append(dst, v...)
+	}
+	return str(dst, strValue(v))
+}
+
+// litPart is lit without the quotes, as strPart is str.
+func litPart(dst []byte, v string) []byte {
+	if openaiwire.Canonical(v) {
+		return append(dst, v[1:len(v)-1]...)
+	}
+	return strPart(dst, strValue(v))
 }
 
 // intValue is the integer a JSON value's text denotes as gjson reads one
