@@ -96,7 +96,8 @@ func appendMessageID(dst []byte, chatID string) []byte {
 }
 
 // The walks below read JSON text that is valid (a stream's chunk, by
-// provider.Stream's contract) without decoding it: a value is handed out
+// provider.Stream's contract; an answer Answer checked; a request the
+// proxy checked) without decoding it: a value is handed out
 // as its text, or walked in its turn from where it begins, so that text
 // read once need not be read again. On text that is not valid JSON a walk
 // ends early or reads nonsense, but never reads out of bounds.
