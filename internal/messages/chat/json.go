@@ -215,48 +215,40 @@ func skipSpace(s string, i int) int {
 
 // stringEnd returns the index just past the JSON string whose opening
 // quote is s[i], or -1 when it does not end, and whether it holds an
-// escape.
-func stringEnd(s string, i int) (int, bool) {
-	esc := false
-	for j := i + 1; ; {
-		j = special(s, j)
-		switch {
-		case j >= len(s):
-			return -1, esc
-		case s[j] == '"':
-			return j + 1, esc
-		}
-		esc = true
-		j += 2 // a backslash and the byte it escapes
-	}
-}
-
-// special returns the index of the first quote or backslash in s from i
-// on, len(s) when there is none. It reads eight bytes at a time: the
+// escape. It reads eight bytes at a time for a quote or a backslash: the
 // strings of a chunk are mostly short, so a byte loop costs a branch a
 // byte and strings.IndexByte a call a string.
-func special(s string, i int) int {
+func stringEnd(s string, i int) (int, bool) {
 	const (
 		ones    = 0x0101010101010101
 		highs   = 0x8080808080808080
 		quotes  = ones * '"'
 		slashes = ones * '\\'
 	)
-	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64(unsafeBytes(s[i : i+8]))
-		q, b := x^quotes, x^slashes
-		// The high bit of each byte that was zero, and of none before
-		// the first (a borrow only runs upwards).
-		if m := ((q-ones)&^q | (b-ones)&^b) & highs; m != 0 {
-			return i + bits.TrailingZeros64(m)/8
+	esc := false
+	for j := i + 1; j < len(s); {
+		if j+8 <= len(s) {
+			x := binary.LittleEndian.Uint64(unsafeBytes(s[j : j+8]))
+			q, b := x^quotes, x^slashes
+			// The high bit of each byte that was zero, and of none before
+			// the first (a borrow only runs upwards).
+			m := ((q-ones)&^q | (b-ones)&^b) & highs
+			if m == 0 {
+				j += 8
+				continue
+			}
+			j += bits.TrailingZeros64(m) / 8
+		} else if c := s[j]; c != '"' && c != '\\' {
+			j++
+			continue
 		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] == '"' || s[i] == '\\' {
-			return i
+		if s[j] == '"' {
+			return j + 1, esc
 		}
+		esc = true
+		j += 2 // a backslash and the byte it escapes
 	}
-	return len(s)
+	return -1, esc
 }
 
 // valueEnd returns the index just past the JSON value that begins at

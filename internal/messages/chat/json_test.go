@@ -2,35 +2,49 @@ package chat
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 )
 
-// TestSpecial: the first quote or backslash, found eight bytes at a time,
-// is the one a byte loop finds, wherever it sits and whatever the bytes
-// around it (neighbouring values, high bits set).
-func TestSpecial(t *testing.T) {
-	fills := []byte{'a', '!', '#', '[', ']', 0x21, 0x5b, 0x5d, 0x80, 0xa2, 0xdc, 0xff, 0x00, 0x01}
-	for n := 0; n <= 40; n++ {
-		for _, fill := range fills {
-			b := bytes.Repeat([]byte{fill}, n)
-			if got := special(string(b), 0); got != n {
-				t.Fatalf("special(%q, 0) = %d, want %d", b, got, n)
+// TestStringEnd: a string's end and escapes, found eight bytes at a
+// time, are those a byte loop finds, wherever the quotes and backslashes
+// sit and whatever the bytes around them (neighbouring values, high bits
+// set).
+func TestStringEnd(t *testing.T) {
+	naive := func(s string) (int, bool) {
+		esc := false
+		for j := 1; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				return j + 1, esc
+			case '\\':
+				esc = true
+				j++
 			}
-			for at := 0; at < n; at++ {
+		}
+		return -1, esc
+	}
+	fills := []byte{'a', '!', '#', '[', ']', 0x21, 0x5b, 0x5d, 0x80, 0xa2, 0xdc, 0xff, 0x00, 0x01}
+	for n := 0; n <= 24; n++ {
+		for _, fill := range fills {
+			b := append([]byte{'"'}, bytes.Repeat([]byte{fill}, n)...)
+			for at := 1; at <= n; at++ {
 				for _, c := range []byte{'"', '\\'} {
 					b[at] = c
-					for from := 0; from <= n; from++ {
-						want := n
-						if i := strings.IndexAny(string(b[from:]), `"\`); i >= 0 {
-							want = from + i
+					for at2 := at; at2 <= n; at2++ {
+						c2 := b[at2]
+						b[at2] = '"'
+						gotEnd, gotEsc := stringEnd(string(b), 0)
+						wantEnd, wantEsc := naive(string(b))
+						if gotEnd != wantEnd || gotEsc != wantEsc {
+							t.Fatalf("stringEnd(%q) = %d, %v, want %d, %v", b, gotEnd, gotEsc, wantEnd, wantEsc)
 						}
-						if got := special(string(b), from); got != want {
-							t.Fatalf("special(%q, %d) = %d, want %d", b, from, got, want)
-						}
+						b[at2] = c2
 					}
 					b[at] = fill
 				}
+			}
+			if gotEnd, _ := stringEnd(string(b), 0); gotEnd != -1 {
+				t.Fatalf("stringEnd(%q) = %d, want -1", b, gotEnd)
 			}
 		}
 	}
