@@ -32,7 +32,22 @@ import (
 // event a handler sends during a long silence. An Events serves one
 // stream, from one goroutine.
 type Events struct {
-	t       *Translation
+	t *Translation
+	blockState
+	usage usage
+	// head is how many bytes the chunk that set it had before its first
+	// "choices" value (none of them a "usage"), headText those bytes: a
+	// stream's chunks repeat their head (id, object, created, model), so
+	// a chunk that begins with the same bytes is read from there, the
+	// walk of those bytes known. 0: none.
+	head     int
+	headText [256]byte
+}
+
+// blockState is what a chunk's choices change, put back when a later
+// "choices" in the same chunk replaces them (gjson's reading: the last
+// counts).
+type blockState struct {
 	started bool
 	open    int     // index of the open block; -1 none
 	tool    bool    // the open block is a tool_use
@@ -42,13 +57,12 @@ type Events struct {
 	seen    []int64 // the chat tool call indexes that opened a block
 	calls   bool    // a tool_use block was opened
 	stop    string  // stop_reason from the finish reason; "" none yet
-	usage   usage
 }
 
 var _ relay.Framer = (*Events)(nil)
 
 // Events returns the Framer for a streamed answer.
-func (t *Translation) Events() *Events { return &Events{t: t, open: -1} }
+func (t *Translation) Events() *Events { return &Events{t: t, blockState: blockState{open: -1}} }
 
 // errBadChunk ends a stream whose provider sent a chunk that is not a
 // chat chunk.
@@ -74,11 +88,24 @@ func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 	var (
 		id, choices string // choices: the choices to write after the walk
 		idSeen      bool
-		mark        = -1   // where the events of the choices written so far begin
-		before      Events // e before them
+		usageSeen   bool
+		mark        = -1       // where the events of the choices written so far begin
+		before      blockState // e's before them
 	)
-	for w := walkAt(s, i); w.member(); {
-		switch w.key {
+	w := walkAt(s, i)
+	// at: w stands at a "choices" value, the bytes before it the head of
+	// a chunk before (so the stream started: the id is not needed).
+	at := e.head > 0 && e.head < len(s) && s[:e.head] == string(e.headText[:e.head])
+	if at {
+		w.i = e.head
+	}
+	known := at
+	for at || w.member() {
+		key := w.key
+		if at {
+			key, at = "choices", false
+		}
+		switch key {
 		case "id":
 			w.skip()
 			if !idSeen {
@@ -87,9 +114,10 @@ func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 		case "choices":
 			if mark >= 0 {
 				// A later "choices" replaces the one written.
-				usage := e.usage
-				*e, e.usage = before, usage
-				dst, mark = dst[:mark], -1
+				e.blockState, dst, mark = before, dst[:mark], -1
+			} else if !known && !usageSeen && w.i <= len(e.headText) {
+				// Nothing before it that the walk must see again.
+				e.head, known = copy(e.headText[:], s[:w.i]), true
 			}
 			if !idSeen && !e.started {
 				// Its events follow message_start, which waits for the id.
@@ -97,7 +125,7 @@ func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 				choices = w.val
 				break
 			}
-			choices, before, mark = "", *e, len(dst)
+			choices, before, mark = "", e.blockState, len(dst)
 			if !e.started {
 				dst = e.start(dst, strValue(id))
 			}
@@ -106,6 +134,7 @@ func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 			w.resume(end)
 		case "usage":
 			// A usage chunk (choices empty) comes last when asked for.
+			usageSeen = true
 			w.skip()
 			e.usage.read(w.val)
 		default:

@@ -84,6 +84,10 @@ func FuzzAnswerEvents(f *testing.F) {
 			_, _ = tr.Events().Chunk(nil, c) // not a payload a stream gives, but no panic either
 		}
 		sameAsGJSON(t, tr, valid, fail)
+		if len(valid) == 2 {
+			// Each twice: a stream's chunks repeat their heads.
+			sameAsGJSON(t, tr, [][]byte{valid[0], valid[0], valid[1], valid[1]}, fail)
+		}
 		sameAnswerAsGJSON(t, tr, answer)
 		if msg, err := tr.Answer(answer); err == nil && !json.Valid(msg) {
 			t.Fatalf("message is not JSON: %s", msg)

@@ -803,14 +803,32 @@ func TestChunkAsGJSON(t *testing.T) {
 		"choices before the id":   {`{"choices":[{"delta":{"content":"a"}}],"id":"late"}`, `{"choices":[{"delta":{"content":"b"}}]}`},
 		"choices, id, choices":    {`{"choices":[{"delta":{"content":"a"}}],"id":"late","choices":[{"delta":{"content":"b"}}],"usage":{"prompt_tokens":2}}`},
 		"choices, usage, choices": {`{"id":"x","choices":[{"delta":{"content":"a"},"finish_reason":"length"}],"usage":{"prompt_tokens":7,"completion_tokens":2},"choices":[{"delta":{"tool_calls":[{"id":"c","function":{"name":"f"}}]}}]}`, `{"choices":[{"delta":{"content":"b"}}],"choices":[]}`},
-		"choices an object":       {`{"choices":{"a":{"index":0,"delta":{"content":"o"}},"b":"x","c":[{"delta":{"content":"no"}}]}}`},
-		"choices scalars":         {`{"choices":"x"}`, `{"choices":null}`, `{"choices":[null,1,"s",[{"delta":{"content":"no"}}]]}`},
-		"deltas not objects":      {`{"choices":[{"delta":"x"},{"delta":["content","x"]},{"delta":null}]}`},
-		"tool calls scalars":      {`{"choices":[{"delta":{"tool_calls":null}}]}`, `{"choices":[{"delta":{"tool_calls":[null,1,{"function":"f"},{"function":[{"name":"x"}]}]}}]}`, `{"choices":[{"delta":{"tool_calls":{"a":{"id":"z","function":{"name":"g"}}}}}]}`},
-		"content not text":        {`{"choices":[{"delta":{"content":1,"refusal":["x"]}}]}`, `{"choices":[{"delta":{"content":"","refusal":"no"}}]}`},
-		"whitespace":              {" \t\r\n{ \"id\" : \"w\" , \"choices\" : [ { \"index\" : 0 , \"delta\" : { \"content\" : \"a\\\\\" , \"tool_calls\" : [ { \"id\" : \"t\" , \"function\" : { \"name\" : \"f\" , \"arguments\" : { \"k\" : [ 1 , { } ] } } } ] } , \"finish_reason\" : \"stop\" } ] , \"usage\" : { \"prompt_tokens\" : 3 } } \n"},
-		"not chunks":              {`{"choices":[{"delta":{"content":"a"}}]}`, `[1]`},
-		"strings with quotes":     {`{"id":"a\\","choices":[{"delta":{"content":"\\\"}\\","tool_calls":[{"id":"\\\"","function":{"name":"\"]}","arguments":"\\"}}]}}]}`},
+		"heads repeated": {
+			`{"id":"h","created":1,"choices":[{"delta":{"content":"a"}}]}`, `{"id":"h","created":1,"choices":[{"delta":{"content":"b"}}],"choices":[{"delta":{"content":"c"}}]}`,
+			`{"id":"h","created":2,"choices":[{"delta":{"content":"d"}}]}`, `{"id":"h","created":2,"choices":[{"delta":{"content":"e"}}],"usage":{"prompt_tokens":3}}`,
+			`{"id":"h"}`, `{"id":"h","created":2,"choices":7}`, `{"id":"h","created":2,"choices":[{"delta":{"content":"f"},"finish_reason":"stop"}]}`,
+		},
+		"heads with usage": {
+			`{"usage":{"prompt_tokens":1},"choices":[{"delta":{"content":"a"}}]}`, `{"usage":{"prompt_tokens":2},"choices":[{"delta":{"content":"b"}}]}`,
+			`{"usage":{"prompt_tokens":2},"choices":[{"delta":{"content":"c"}}]}`, `{"choices":[{"delta":{"content":"d"}}],"usage":null}`,
+			`{"choices":[{"delta":{"content":"e"}}],"usage":{"completion_tokens":9}}`,
+		},
+		"heads after usage": {
+			`{"usage":{"prompt_tokens":1},"choices":[{"delta":{"content":"a"}}]}`, `{"usage":{"prompt_tokens":1},"choices":[{"delta":{"content":"a"}}]}`,
+			`{"usage":{"prompt_tokens":1},"choices":[],"usage":{"prompt_tokens":5}}`, `{"usage":{"prompt_tokens":1},"choices":[{"delta":{"content":"b"}}]}`,
+		},
+		"heads, choices twice": {
+			`{"choices":[],"id":"x","choices":[{"delta":{"content":"a"}}]}`, `{"choices":[],"id":"x","choices":[{"delta":{"content":"b"}}]}`,
+			`{"choices":[{"delta":{"content":"c"}}],"id":"x","choices":[]}`,
+		},
+		"choices an object":   {`{"choices":{"a":{"index":0,"delta":{"content":"o"}},"b":"x","c":[{"delta":{"content":"no"}}]}}`},
+		"choices scalars":     {`{"choices":"x"}`, `{"choices":null}`, `{"choices":[null,1,"s",[{"delta":{"content":"no"}}]]}`},
+		"deltas not objects":  {`{"choices":[{"delta":"x"},{"delta":["content","x"]},{"delta":null}]}`},
+		"tool calls scalars":  {`{"choices":[{"delta":{"tool_calls":null}}]}`, `{"choices":[{"delta":{"tool_calls":[null,1,{"function":"f"},{"function":[{"name":"x"}]}]}}]}`, `{"choices":[{"delta":{"tool_calls":{"a":{"id":"z","function":{"name":"g"}}}}}]}`},
+		"content not text":    {`{"choices":[{"delta":{"content":1,"refusal":["x"]}}]}`, `{"choices":[{"delta":{"content":"","refusal":"no"}}]}`},
+		"whitespace":          {" \t\r\n{ \"id\" : \"w\" , \"choices\" : [ { \"index\" : 0 , \"delta\" : { \"content\" : \"a\\\\\" , \"tool_calls\" : [ { \"id\" : \"t\" , \"function\" : { \"name\" : \"f\" , \"arguments\" : { \"k\" : [ 1 , { } ] } } } ] } , \"finish_reason\" : \"stop\" } ] , \"usage\" : { \"prompt_tokens\" : 3 } } \n"},
+		"not chunks":          {`{"choices":[{"delta":{"content":"a"}}]}`, `[1]`},
+		"strings with quotes": {`{"id":"a\\","choices":[{"delta":{"content":"\\\"}\\","tool_calls":[{"id":"\\\"","function":{"name":"\"]}","arguments":"\\"}}]}}]}`},
 	}
 	tr := translate(t, `{"model":"claude-x","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	for name, chunks := range tests {
