@@ -1,8 +1,11 @@
 package openaiwire
 
 import (
+	"encoding/binary"
 	"strconv"
+	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // appendChunk appends c's JSON exactly as encoding/json writes it (HTML
@@ -113,6 +116,95 @@ func appendToolCallDelta(b []byte, t *ToolCallDelta) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string, as Append writes a *string,
+// without Append's interface value: a writer that escapes many strings
+// (the Messages API's translation) calls it directly.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
+// Canonical reports whether lit is a JSON string literal, quotes
+// included, exactly as AppendString writes the string it denotes: a
+// writer may then copy it instead of decoding it and encoding it again
+// (the Messages API's translation copies most of a request's text so).
+// It is AppendString's rule read backwards: valid UTF-8 without U+2028,
+// U+2029 or control characters, and escapes only for '"', '\\', the
+// control characters (\b, \f, \n, \r, \t, else \u00xx in lower case)
+// and U+2028 and U+2029 (\u2028, \u2029). (The \ufffd AppendString
+// writes for invalid UTF-8 is not canonical: it denotes U+FFFD, which
+// AppendString writes as it is.)
+func Canonical(lit string) bool {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return false
+	}
+	s := lit[1 : len(lit)-1]
+	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plain8(s[i:i+8]) { // most text: eight bytes a step
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				return false
+			}
+			i += size
+			continue
+		}
+		if c < 0x20 || c == '"' {
+			return false
+		}
+		if c != '\\' {
+			i++
+			continue
+		}
+		if i+1 == len(s) {
+			return false
+		}
+		switch s[i+1] {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			i += 2
+			continue
+		case 'u':
+		default:
+			return false
+		}
+		if i+6 > len(s) {
+			return false
+		}
+		switch u := s[i+2 : i+6]; {
+		case u == "2028" || u == "2029":
+		case u[0] != '0' || u[1] != '0' || u[2] != '0' && u[2] != '1' || strings.IndexByte(hexDigits, u[3]) < 0:
+			return false
+		default:
+			switch u[2:] {
+			case "08", "09", "0a", "0c", "0d": // written \b, \t, \n, \f, \r
+				return false
+			}
+		}
+		i += 6
+	}
+	return true
+}
+
+// plain8 reports whether the eight bytes of s (its length; read at once,
+// without a copy) are all printable ASCII
+// other than '"' and '\\': bytes AppendString writes as they are, and
+// most of any text.
+func plain8(s string) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s), 8))
+	q, b := x^(ones*'"'), x^(ones*'\\')
+	// The high bit of a byte that is ≥ 0x80, < 0x20 (the subtraction
+	// borrows only from a byte below it), or a quote or a backslash (xor
+	// made it zero); false positives only above a true one.
+	return (x|(x-ones*0x20)&^x|(q-ones)&^q|(b-ones)&^b)&highs == 0
+}
 
 // appendString appends s as a JSON string the way encoding/json does with
 // HTML escaping off: '"' and '\\' escaped, control characters as \b, \f,

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 )
 
@@ -25,78 +23,83 @@ func (t *Translation) Answer(chat []byte) ([]byte, error) {
 	if !jsoncheck.Valid(chat) {
 		return nil, errNotChat
 	}
-	// chat is not modified while doc is in use.
-	doc := gjson.Parse(unsafeString(chat))
-	if !doc.IsObject() {
+	// chat is valid JSON, not modified while it is read: each field is
+	// the first of its name, as gjson's Get finds it, each object read
+	// in one walk.
+	doc := unsafeString(chat)
+	i := skipSpace(doc, 0)
+	if i == len(doc) || doc[i] != '{' {
 		return nil, errNotChat
 	}
-	var choice gjson.Result
-	if choices := doc.Get("choices"); choices.IsArray() {
-		choices.ForEach(func(_, c gjson.Result) bool {
-			choice = c
-			return false
-		})
+	top := fields(doc[i:], "id", "choices", "usage")
+	var choice string
+	if choices := top[1]; choices != "" && choices[0] == '[' {
+		w := walkAt(choices, 0)
+		if w.next() {
+			choice = w.val
+		}
 	}
-	if !choice.IsObject() {
+	if choice == "" || choice[0] != '{' {
 		return nil, errNoChoice
 	}
-	msg := choice.Get("message")
-	w := &writer{}
+	ch := fields(choice, "message", "finish_reason")
+	msg := fields(ch[0], "content", "refusal", "tool_calls")
 	b := make([]byte, 0, 256+len(chat))
 	b = append(b, `{"id":"`...)
-	b = appendMessageID(b, doc.Get("id").Str)
+	b = appendMessageID(b, strValue(top[0]))
 	b = append(b, `","type":"message","role":"assistant","model":`...)
-	b = w.str(b, t.model)
+	b = str(b, t.model)
 	b = append(b, `,"content":[`...)
 	n := 0
 	// Refusal: OpenAI's own models put a refusal there instead of content.
-	for _, key := range [...]string{"content", "refusal"} {
-		if s := msg.Get(key); s.Type == gjson.String && s.Str != "" {
+	for _, v := range msg[:2] {
+		if s := strValue(v); s != "" {
 			if n > 0 {
 				b = append(b, ',')
 			}
 			n++
 			b = append(b, `{"type":"text","text":`...)
-			b = w.str(b, s.Str)
+			b = str(b, s)
 			b = append(b, '}')
 		}
 	}
 	calls := 0
-	msg.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
-		fn := tc.Get("function")
-		if !fn.IsObject() {
-			return true // not a function call
+	// An array's elements, or an object's values.
+	for w := walkAt(msg[2], 0); w.next(); {
+		tc := fields(w.val, "function", "id")
+		if fn := tc[0]; fn == "" || fn[0] != '{' {
+			continue // not a function call
 		}
+		fn := fields(tc[0], "name", "arguments")
 		if n > 0 {
 			b = append(b, ',')
 		}
 		n++
 		calls++
 		b = append(b, `{"type":"tool_use","id":"`...)
-		b = appendToolID(b, tc.Get("id").Str)
+		b = appendToolID(b, strValue(tc[1]))
 		b = append(b, `","name":`...)
-		b = w.str(b, fn.Get("name").Str)
+		b = str(b, strValue(fn[0]))
 		b = append(b, `,"input":`...)
-		b = appendInput(b, fn.Get("arguments"))
+		b = appendInput(b, fn[1])
 		b = append(b, '}')
-		return true
-	})
+	}
 	b = append(b, `],"stop_reason":"`...)
-	b = append(b, stopReason(choice.Get("finish_reason").Str, calls > 0)...)
+	b = append(b, stopReason(strValue(ch[1]), calls > 0)...)
 	b = append(b, `","stop_sequence":null,"usage":`...)
 	var u usage
-	u.read(doc.Get("usage"))
+	u.read(top[2])
 	b = u.append(b, true)
 	return append(b, '}'), nil
 }
 
-// appendInput appends a tool call's arguments as a tool_use input: the
-// JSON object they hold (a string, or an object some servers send), {}
-// when they are empty or not an object.
-func appendInput(b []byte, args gjson.Result) []byte {
-	raw := args.Raw
-	if args.Type == gjson.String {
-		raw = args.Str
+// appendInput appends a tool call's arguments, the JSON text args, as a
+// tool_use input: the JSON object they hold (a string, or an object some
+// servers send), {} when they are empty or not an object.
+func appendInput(b []byte, args string) []byte {
+	raw := args
+	if args != "" && args[0] == '"' {
+		raw = strValue(args)
 	}
 	in := bytes.TrimSpace(unsafeBytes(raw))
 	if len(in) == 0 || in[0] != '{' || !jsoncheck.Valid(in) {
@@ -132,15 +135,17 @@ type usage struct {
 	known                    bool
 }
 
-// read takes a chat usage object; anything else leaves u unknown.
-func (u *usage) read(v gjson.Result) {
-	if !v.IsObject() {
+// read takes a chat usage object, the JSON text v; anything else leaves
+// u unknown.
+func (u *usage) read(v string) {
+	if v == "" || v[0] != '{' {
 		return
 	}
-	prompt := v.Get("prompt_tokens").Int()
-	u.cacheRead = max(0, min(prompt, v.Get("prompt_tokens_details.cached_tokens").Int()))
+	f := fields(v, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+	prompt := intValue(f[0])
+	u.cacheRead = max(0, min(prompt, intValue(fields(f[2], "cached_tokens")[0])))
 	u.input = max(0, prompt-u.cacheRead)
-	u.output = max(0, v.Get("completion_tokens").Int())
+	u.output = max(0, intValue(f[1]))
 	u.known = true
 }
 

@@ -102,3 +102,17 @@ func TestAnswerErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAnswer: a chat completion with text and a tool call answered
+// as a Messages message.
+func BenchmarkAnswer(b *testing.B) {
+	tr := translate(b, `{"model":"claude-x","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`)
+	chat := []byte(`{"id":"chatcmpl-B9","object":"chat.completion","created":1741569952,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"message":{"role":"assistant","content":"Let me look at the weather there.","tool_calls":[{"id":"call_12345xyz","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris, France\"}"}}],"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":82,"completion_tokens":17,"total_tokens":99,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":null}`)
+	b.SetBytes(int64(len(chat)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tr.Answer(chat); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -24,8 +24,12 @@
 //     text.
 //   - The answer's model is the model the client asked for, whichever
 //     target served it; a tool call's id is made a valid tool_use id.
-//   - Every JSON document written is valid whatever the provider sent:
-//     strings go through openaiwire's escaper, raw values are copied
-//     only once checked.
+//   - Every JSON document written is valid whatever the client or the
+//     provider sent: strings go through openaiwire's escaper, or are
+//     copied as written when they are what it would write
+//     (openaiwire.Canonical); raw values are copied only once checked.
+//   - JSON is read as gjson reads it (the first of a repeated field,
+//     every element; a stream chunk's last "choices", every "usage"), by
+//     walks over its text that decode only what they write.
 //   - Nothing here writes to a client or calls a provider.
 package chat

@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/relay"
 )
@@ -34,8 +32,22 @@ import (
 // event a handler sends during a long silence. An Events serves one
 // stream, from one goroutine.
 type Events struct {
-	w       writer
-	t       *Translation
+	t *Translation
+	blockState
+	usage usage
+	// head is how many bytes the chunk that set it had before its first
+	// "choices" value (none of them a "usage"), headText those bytes: a
+	// stream's chunks repeat their head (id, object, created, model), so
+	// a chunk that begins with the same bytes is read from there, the
+	// walk of those bytes known. 0: none.
+	head     int
+	headText [256]byte
+}
+
+// blockState is what a chunk's choices change, put back when a later
+// "choices" in the same chunk replaces them (gjson's reading: the last
+// counts).
+type blockState struct {
 	started bool
 	open    int     // index of the open block; -1 none
 	tool    bool    // the open block is a tool_use
@@ -45,13 +57,12 @@ type Events struct {
 	seen    []int64 // the chat tool call indexes that opened a block
 	calls   bool    // a tool_use block was opened
 	stop    string  // stop_reason from the finish reason; "" none yet
-	usage   usage
 }
 
 var _ relay.Framer = (*Events)(nil)
 
 // Events returns the Framer for a streamed answer.
-func (t *Translation) Events() *Events { return &Events{t: t, open: -1} }
+func (t *Translation) Events() *Events { return &Events{t: t, blockState: blockState{open: -1}} }
 
 // errBadChunk ends a stream whose provider sent a chunk that is not a
 // chat chunk.
@@ -63,62 +74,188 @@ func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 	// payload is valid JSON (provider.Stream's contract: the adapter
 	// checked it, so text is copied as the chunk wrote it); it is not
 	// modified during Chunk, and nothing read from it is kept but
-	// copies.
-	doc := gjson.Parse(unsafeString(payload))
-	if !doc.IsObject() {
+	// copies. It is read as gjson reads it (the first "id", the last
+	// "choices", every "usage") in one walk over its text, each choice's
+	// delta written as it is walked.
+	s := unsafeString(payload)
+	i := 0
+	for i < len(s) && s[i] <= ' ' {
+		i++
+	}
+	if i == len(s) || s[i] != '{' {
 		return dst, errBadChunk
 	}
-	if !e.started {
-		dst = e.start(dst, doc.Get("id").Str)
+	var (
+		id, choices string // choices: the choices to write after the walk
+		idSeen      bool
+		usageSeen   bool
+		mark        = -1       // where the events of the choices written so far begin
+		before      blockState // e's before them
+	)
+	w := walkAt(s, i)
+	// at: w stands at a "choices" value, the bytes before it the head of
+	// a chunk before (so the stream started: the id is not needed).
+	at := e.head > 0 && e.head < len(s) && s[:e.head] == string(e.headText[:e.head])
+	if at {
+		w.i = e.head
 	}
-	var choices gjson.Result
-	doc.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	known := at
+	for at || w.member() {
+		key := w.key
+		if at {
+			key, at = "choices", false
+		}
+		switch key {
+		case "id":
+			w.skip()
+			if !idSeen {
+				id, idSeen = w.val, true
+			}
 		case "choices":
-			choices = v
+			if mark >= 0 {
+				// A later "choices" replaces the one written.
+				e.blockState, dst, mark = before, dst[:mark], -1
+			} else if !known && !usageSeen && w.i <= len(e.headText) {
+				// Nothing before it that the walk must see again.
+				e.head, known = copy(e.headText[:], s[:w.i]), true
+			}
+			if !idSeen && !e.started {
+				// Its events follow message_start, which waits for the id.
+				w.skip()
+				choices = w.val
+				break
+			}
+			choices, before, mark = "", e.blockState, len(dst)
+			if !e.started {
+				dst = e.start(dst, strValue(id))
+			}
+			var end int
+			dst, end = e.choices(dst, w.s, w.i)
+			w.resume(end)
 		case "usage":
 			// A usage chunk (choices empty) comes last when asked for.
-			e.usage.read(v)
+			usageSeen = true
+			w.skip()
+			e.usage.read(w.val)
+		default:
+			w.skip()
 		}
-		return true
-	})
-	choices.ForEach(func(_, c gjson.Result) bool {
-		if c.Get("index").Int() == 0 { // one choice is asked for
-			dst = e.choice(dst, c)
-		}
-		return true
-	})
+	}
+	if !e.started {
+		dst = e.start(dst, strValue(id))
+	}
+	if choices != "" {
+		dst, _ = e.choices(dst, choices, 0)
+	}
 	return dst, nil
 }
 
-// choice appends the events for one choice's delta and remembers its
-// finish reason.
-func (e *Events) choice(dst []byte, c gjson.Result) []byte {
-	c.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "delta":
-			v.ForEach(func(k, v gjson.Result) bool {
-				switch k.Str {
-				case "content", "refusal":
-					if v.Type == gjson.String && len(v.Raw) > 2 {
-						dst = e.text(dst, v.Raw)
-					}
-				case "tool_calls":
-					v.ForEach(func(_, tc gjson.Result) bool {
-						dst = e.call(dst, tc)
-						return true
-					})
-				}
-				return true
-			})
-		case "finish_reason":
-			if v.Type == gjson.String && v.Str != "" {
-				e.stop = stopReason(v.Str, false) // a constant: payload is reused
+// choices appends the events for the choices that begin at s[i]: an
+// array's elements, or an object's values. It returns the index just
+// past them (-1 when the text ends first).
+func (e *Events) choices(dst []byte, s string, i int) ([]byte, int) {
+	w := walkAt(s, i)
+	for w.member() {
+		var end int
+		dst, end = e.choice(dst, w.s, w.i)
+		w.resume(end)
+	}
+	return dst, w.i
+}
+
+// choice appends the events for the choice that begins at s[i], when it
+// is choice 0 (one choice is asked for): its first "index", 0 when it has
+// none; its deltas, in order; its finish reason remembered. It returns
+// the index just past the choice (-1 when the text ends first). A choice
+// that is not an object carries nothing.
+func (e *Events) choice(dst []byte, s string, i int) ([]byte, int) {
+	var idx, finish string
+	idxSeen := false
+	later := -1 // where the first delta before the index begins
+	w := walkAt(s, i)
+	for mark := w.i; w.member(); mark = w.i {
+		switch w.key {
+		case "index":
+			w.skip()
+			if !idxSeen {
+				idx, idxSeen = w.val, true
 			}
+		case "delta":
+			switch {
+			case later >= 0:
+			case !idxSeen:
+				// Written once the index is known, in order with those after.
+				later = mark
+			case intValue(idx) == 0:
+				var end int
+				dst, end = e.delta(dst, w.s, w.i)
+				w.resume(end)
+				continue
+			}
+			w.skip()
+		case "finish_reason":
+			w.skip()
+			if f := strValue(w.val); f != "" {
+				finish = f
+			}
+		default:
+			w.skip()
 		}
-		return true
-	})
-	return dst
+	}
+	if intValue(idx) != 0 {
+		return dst, w.i
+	}
+	if later >= 0 {
+		for d := (walker{s: s, i: later, obj: true}); d.member(); {
+			if d.key != "delta" {
+				d.skip()
+				continue
+			}
+			var end int
+			dst, end = e.delta(dst, d.s, d.i)
+			d.resume(end)
+		}
+	}
+	if finish != "" {
+		e.stop = stopReason(finish, false) // a constant: payload is reused
+	}
+	return dst, w.i
+}
+
+// delta appends the events for the delta that begins at s[i]: its text
+// and refusal, its tool calls (reasoning is dropped). It returns the
+// index just past the delta.
+func (e *Events) delta(dst []byte, s string, i int) ([]byte, int) {
+	w := walkAt(s, i)
+	for w.member() {
+		switch w.key {
+		case "content", "refusal":
+			w.skip()
+			if len(w.val) > 2 && w.val[0] == '"' {
+				dst = e.text(dst, w.val)
+			}
+		case "tool_calls":
+			var end int
+			if c := w.first(); c != '[' && c != '{' {
+				// A scalar, null included, is one piece of a call that
+				// carries nothing (gjson's ForEach hands it over once),
+				// so "tool_calls":null opens a tool_use block without a
+				// name.
+				dst, end = e.call(dst, w.s, w.i)
+				w.resume(end)
+				continue
+			}
+			calls := walkAt(w.s, w.i)
+			for calls.member() {
+				dst, end = e.call(dst, calls.s, calls.i)
+				calls.resume(end)
+			}
+			w.resume(calls.i)
+		default:
+			w.skip()
+		}
+	}
+	return dst, w.i
 }
 
 // End appends the rest of a stream the provider finished: the open
@@ -173,7 +310,7 @@ func (e *Events) start(dst []byte, chatID string) []byte {
 	dst = append(dst, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\""...)
 	dst = appendMessageID(dst, chatID)
 	dst = append(dst, `","type":"message","role":"assistant","model":`...)
-	dst = e.w.str(dst, e.t.model)
+	dst = str(dst, e.t.model)
 	dst = append(dst, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
 	dst = strconv.AppendInt(dst, e.t.estimate, 10)
 	return append(dst, ",\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0,\"output_tokens\":0}}}\n\n"...)
@@ -210,54 +347,77 @@ func (e *Events) text(dst []byte, lit string) []byte {
 	return append(dst, "}}\n\n"...)
 }
 
-// call appends a piece of a tool call: a new call (another index, or
-// another id) closes the open block and opens a tool_use block; its
-// arguments go out as input_json_delta.
-func (e *Events) call(dst []byte, tc gjson.Result) []byte {
-	var idx, id, fn gjson.Result
-	tc.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+// call appends the piece of a tool call that begins at s[i]: a new call
+// (another index, or another id) closes the open block and opens a
+// tool_use block; its arguments go out as input_json_delta. Its "index",
+// "id" and "function" are the last of each, the function's "name" and
+// "arguments" the first. It returns the index just past the piece.
+func (e *Events) call(dst []byte, s string, i int) ([]byte, int) {
+	var idx, id, name, args string
+	w := walkAt(s, i)
+	for w.member() {
+		switch w.key {
 		case "index":
-			idx = v
+			w.skip()
+			idx = w.val
 		case "id":
-			id = v
+			w.skip()
+			id = w.val
 		case "function":
-			fn = v
+			name, args = "", ""
+			nameSeen, argsSeen := false, false
+			fn := walkAt(w.s, w.i)
+			for fn.next() {
+				switch {
+				case fn.key == "name" && !nameSeen:
+					name, nameSeen = fn.val, true
+				case fn.key == "arguments" && !argsSeen:
+					args, argsSeen = fn.val, true
+				}
+			}
+			w.resume(fn.i)
+		default:
+			w.skip()
 		}
-		return true
-	})
-	i := idx.Int()
+	}
+	dst = e.piece(dst, idx, id, name, args)
+	return dst, w.i
+}
+
+// piece appends a piece of a tool call, given the JSON texts of its
+// index, id, name and arguments ("" for each it does not have).
+func (e *Events) piece(dst []byte, idx, id, name, args string) []byte {
+	i, callID := intValue(idx), strValue(id)
 	newCall := e.open < 0 || !e.tool ||
-		idx.Exists() && i != e.callIdx ||
-		id.Str != "" && id.Str != e.callID
+		idx != "" && i != e.callIdx ||
+		callID != "" && callID != e.callID
 	if newCall {
-		if e.called(i) && (id.Str == "" || id.Str == e.callID) {
+		if e.called(i) && (callID == "" || callID == e.callID) {
 			return dst // a later piece of a call whose block is closed
 		}
 		dst = e.closeBlock(dst)
 		dst = e.blockStart(dst, true)
 		dst = append(dst, `,"content_block":{"type":"tool_use","id":"`...)
-		dst = appendToolID(dst, id.Str)
+		dst = appendToolID(dst, callID)
 		dst = append(dst, `","name":`...)
-		dst = e.w.str(dst, fn.Get("name").Str)
+		dst = str(dst, strValue(name))
 		dst = append(dst, ",\"input\":{}}}\n\n"...)
-		e.callIdx, e.callID, e.calls = i, strings.Clone(id.Str), true
+		e.callIdx, e.callID, e.calls = i, strings.Clone(callID), true
 		e.seen = append(e.seen, i)
 	}
-	args := fn.Get("arguments")
 	switch {
-	case args.Type == gjson.String && len(args.Raw) > 2:
-	case args.IsObject():
+	case len(args) > 2 && args[0] == '"':
+	case len(args) > 0 && args[0] == '{':
 		// A server that sends the arguments whole, as an object.
 	default:
 		return dst
 	}
 	dst = e.deltaHead(dst)
 	dst = append(dst, `,"delta":{"type":"input_json_delta","partial_json":`...)
-	if args.Type == gjson.String {
-		dst = append(dst, args.Raw...) // a JSON string literal, as for text
+	if args[0] == '"' {
+		dst = append(dst, args...) // a JSON string literal, as for text
 	} else {
-		dst = e.w.str(dst, args.Raw)
+		dst = str(dst, args)
 	}
 	return append(dst, "}}\n\n"...)
 }

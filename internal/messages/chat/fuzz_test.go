@@ -15,7 +15,8 @@ import (
 // EstimateInputTokens do not panic, and a request Decode passes
 // translates into a chat request that is valid JSON with a model string
 // at the offsets the adapters swap: the client's model, for a body that
-// meets Decode's precondition (the proxy's check).
+// meets Decode's precondition (the proxy's check), and then the bytes
+// gjsonTranslate writes.
 func FuzzDecodeTranslate(f *testing.F) {
 	for _, s := range []string{
 		claudeCodeBody(),
@@ -46,6 +47,9 @@ func FuzzDecodeTranslate(f *testing.F) {
 		if e != nil {
 			t.Fatalf("Translate refused a request Decode passed: %v", e)
 		}
+		if jsoncheck.Check(body) == nil {
+			sameTranslationAsGJSON(t, body, req)
+		}
 		if !json.Valid(tr.Body) {
 			t.Fatalf("chat request is not JSON: %s", tr.Body)
 		}
@@ -61,13 +65,30 @@ func FuzzDecodeTranslate(f *testing.F) {
 
 // FuzzAnswerEvents: whatever a provider answers or streams, the message
 // is valid JSON (or an error), and the events are well framed, each one
-// line of JSON, ending in message_stop or one error event.
+// line of JSON, ending in message_stop or one error event; the message
+// and the events are the bytes gjsonAnswer and gjsonChunk write.
 func FuzzAnswerEvents(f *testing.F) {
 	f.Add([]byte(`{"id":"x","choices":[{"index":0,"message":{"content":"hi","tool_calls":[{"id":"a b","function":{"name":"f","arguments":"{\"k\":1}"}}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":3}}`),
 		[]byte(chunk(`{"content":"hi\n"}`, "")), []byte(chunk(call(0, "c.1", "f", `"{\"a\""`), "tool_calls")), false)
 	f.Add([]byte(`{"choices":[]}`), []byte(`{"choices":[{"delta":{"tool_calls":[{"id":"x","function":{"arguments":{"k":"\u2028"}}}]}}]}`), []byte(usageChunk), true)
 	tr := translate(f, `{"model":"claude-x","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	f.Add([]byte(`{}`), []byte(`{"choices":[{"delta":{"content":"a"},"index":0,"delta":{"tool_calls":null}}],"choices":{"x":{"d\u0065lta":{"content":"\\"}}}}`),
+		[]byte(`{"choices":[{"index":"0","delta":{"tool_calls":[{"index":1,"index":0,"function":{"name":"f","name":"g","arguments":{"a":[]}}}]},"finish_reason":"length"}]}`), false)
 	f.Fuzz(func(t *testing.T, answer, a, b []byte, fail bool) {
+		var valid [][]byte
+		for _, c := range [][]byte{a, b} {
+			if json.Valid(c) {
+				valid = append(valid, c)
+				continue
+			}
+			_, _ = tr.Events().Chunk(nil, c) // not a payload a stream gives, but no panic either
+		}
+		sameAsGJSON(t, tr, valid, fail)
+		if len(valid) == 2 {
+			// Each twice: a stream's chunks repeat their heads.
+			sameAsGJSON(t, tr, [][]byte{valid[0], valid[0], valid[1], valid[1]}, fail)
+		}
+		sameAnswerAsGJSON(t, tr, answer)
 		if msg, err := tr.Answer(answer); err == nil && !json.Valid(msg) {
 			t.Fatalf("message is not JSON: %s", msg)
 		}

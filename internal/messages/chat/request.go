@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/messages"
 )
@@ -34,30 +32,37 @@ type Translation struct {
 // chat completions cannot carry is dropped. The only refusal is a body
 // that is not a JSON object.
 func Translate(body []byte, req messages.Request) (*Translation, *messages.Error) {
-	// body is not modified while doc is in use; nothing read from it is
-	// kept past Translate but in the bytes it writes.
-	doc := gjson.Parse(unsafeString(body))
-	if !doc.IsObject() {
+	// body is valid JSON (the proxy checked it before Decode), not
+	// modified during Translate; nothing read from it is kept past
+	// Translate but in the bytes it writes. It is read as gjson reads it
+	// (the first of each field, every element), by walks over its text
+	// that decode nothing they do not write: most strings are copied as
+	// the client wrote them (lit). On a body that is not valid JSON the
+	// walks read less, but what is written is valid JSON all the same.
+	s := unsafeString(body)
+	i := 0
+	for i < len(s) && s[i] <= ' ' {
+		i++
+	}
+	if i == len(s) || s[i] != '{' {
 		return nil, &messages.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "the request body must be a JSON object"}
 	}
 	var f top
-	doc.ForEach(func(k, v gjson.Result) bool {
-		f.set(k.Str, v)
-		return true
-	})
+	for w := walkAt(s, i); w.next(); {
+		f.set(w.key, w.val)
+	}
 	t := &translator{}
 	// The translation is about the size of the request.
 	b := make([]byte, 0, len(body)+256)
 	b = append(b, `{"model":`...)
 	start := len(b)
-	b = t.str(b, req.Model)
+	b = str(b, req.Model)
 	end := len(b)
 	b = append(b, `,"messages":[`...)
 	b = t.system(b, f.system)
-	f.messages.ForEach(func(_, m gjson.Result) bool {
-		b = t.message(b, m)
-		return true
-	})
+	for w := walkAt(f.messages, 0); w.next(); {
+		b = t.message(b, w.val)
+	}
 	b = append(b, ']')
 	b = t.tools(b, f.tools, f.toolChoice)
 	b = number(b, "temperature", f.temperature)
@@ -79,18 +84,18 @@ func Translate(body []byte, req messages.Request) (*Translation, *messages.Error
 	return tr, nil
 }
 
-// top holds the top-level fields Translate reads, the first of each.
-// Everything else (top_k, thinking, metadata, service_tier,
-// context_management, output_config, container, mcp_servers…) has no
-// chat completions equivalent every target takes, and is dropped;
-// metadata.user_id identifies the client's device and session to
-// Anthropic and is of no use to another provider.
+// top holds the top-level fields Translate reads, the first of each, as
+// their JSON texts. Everything else (top_k, thinking, metadata,
+// service_tier, context_management, output_config, container,
+// mcp_servers…) has no chat completions equivalent every target takes,
+// and is dropped; metadata.user_id identifies the client's device and
+// session to Anthropic and is of no use to another provider.
 type top struct {
-	system, messages, tools, toolChoice, temperature, topP, stopSequences gjson.Result
+	system, messages, tools, toolChoice, temperature, topP, stopSequences string
 }
 
-func (f *top) set(k string, v gjson.Result) {
-	var p *gjson.Result
+func (f *top) set(k, v string) {
+	var p *string
 	switch k {
 	case "system":
 		p = &f.system
@@ -109,14 +114,14 @@ func (f *top) set(k string, v gjson.Result) {
 	default:
 		return
 	}
-	if p.Raw == "" {
+	if *p == "" {
 		*p = v
 	}
 }
 
-// translator writes the chat request's parts.
+// translator writes the chat request's parts. The values it reads are
+// JSON texts of the body's; "" is a value the body does not have.
 type translator struct {
-	writer
 	n int // messages written
 }
 
@@ -129,44 +134,44 @@ func (t *translator) next(b []byte) []byte {
 	return b
 }
 
-// textOf is a block's text: its string "text" field. Text blocks, and
-// blocks of types this package does not know, keep their text this way;
-// thinking, tool_use and the server tools' blocks have none.
-func textOf(blk gjson.Result) (string, bool) {
-	v := blk.Get("text")
-	return v.Str, v.Type == gjson.String
+// textOf is a block's text: its string "text" field, as JSON text.
+// Text blocks, and blocks of types this package does not know, keep
+// their text this way; thinking, tool_use and the server tools' blocks
+// have none.
+func textOf(blk string) (string, bool) {
+	v := fields(blk, "text")[0]
+	return v, isString(v)
 }
 
 // system appends the system message: the string, or the text blocks
 // joined with a blank line in their order (cache_control dropped). An
 // empty system prompt is no message.
-func (t *translator) system(b []byte, sys gjson.Result) []byte {
+func (t *translator) system(b []byte, sys string) []byte {
 	switch {
-	case sys.Type == gjson.String:
-		if sys.Str == "" {
+	case isString(sys):
+		if sys == `""` {
 			return b
 		}
 		b = t.next(b)
 		b = append(b, `{"role":"system","content":`...)
-		b = t.str(b, sys.Str)
+		b = lit(b, sys)
 		return append(b, '}')
-	case !sys.IsArray():
+	case sys == "" || sys[0] != '[':
 		return b
 	}
 	mark, n := len(b), t.n
 	b = t.next(b)
 	b = append(b, `{"role":"system","content":"`...)
 	texts := 0
-	sys.ForEach(func(_, blk gjson.Result) bool {
-		if s, ok := textOf(blk); ok && s != "" {
+	for w := walkAt(sys, 0); w.next(); {
+		if s, ok := textOf(w.val); ok && s != `""` {
 			if texts > 0 {
 				b = append(b, `\n\n`...)
 			}
-			b = t.strPart(b, s)
+			b = litPart(b, s)
 			texts++
 		}
-		return true
-	})
+	}
 	if texts == 0 {
 		t.n = n
 		return b[:mark]
@@ -175,9 +180,9 @@ func (t *translator) system(b []byte, sys gjson.Result) []byte {
 }
 
 // message appends one turn as chat messages.
-func (t *translator) message(b []byte, m gjson.Result) []byte {
-	role := m.Get("role").Str
-	content := m.Get("content")
+func (t *translator) message(b []byte, m string) []byte {
+	f := fields(m, "role", "content")
+	role, content := strValue(f[0]), f[1]
 	switch role {
 	case "user", "assistant":
 	case "system":
@@ -188,14 +193,14 @@ func (t *translator) message(b []byte, m gjson.Result) []byte {
 		return b // messages.Decode refuses it
 	}
 	switch {
-	case content.Type == gjson.String:
+	case isString(content):
 		b = t.next(b)
 		b = append(b, `{"role":"`...)
 		b = append(b, role...)
 		b = append(b, `","content":`...)
-		b = t.str(b, content.Str)
+		b = lit(b, content)
 		return append(b, '}')
-	case !content.IsArray():
+	case content == "" || content[0] != '[':
 		return b
 	case role == "user":
 		return t.user(b, content)
@@ -208,40 +213,41 @@ const (
 	partNone = iota
 	partText
 	partImage
+	partResult
 )
 
-// userPart classifies a user turn's block other than a tool result:
-// text (a text block, a text document, an unknown block's text), an
-// image chat can take (base64 or URL), or nothing chat can carry.
-func userPart(blk gjson.Result) (kind int, text string) {
-	switch blk.Get("type").Str {
+// userPart classifies a user turn's block: a tool result, text (a text
+// block, a text document, an unknown block's text: text is its JSON
+// string), an image chat can take (base64 or URL: src is its source), or
+// nothing chat can carry.
+func userPart(blk string) (kind int, text, src string) {
+	f := fields(blk, "type", "source", "text")
+	switch strValue(f[0]) {
 	case "image":
-		src := blk.Get("source")
-		switch src.Get("type").Str {
+		sf := fields(f[1], "type", "media_type", "data", "url")
+		switch strValue(sf[0]) {
 		case "base64":
-			if src.Get("media_type").Type == gjson.String && src.Get("data").Type == gjson.String {
-				return partImage, ""
+			if isString(sf[1]) && isString(sf[2]) {
+				return partImage, "", f[1]
 			}
 		case "url":
-			if src.Get("url").Type == gjson.String {
-				return partImage, ""
+			if isString(sf[3]) {
+				return partImage, "", f[1]
 			}
 		}
-		return partNone, ""
+		return partNone, "", ""
 	case "document":
-		if src := blk.Get("source"); src.Get("type").Str == "text" {
-			if d := src.Get("data"); d.Type == gjson.String {
-				return partText, d.Str
-			}
+		if sf := fields(f[1], "type", "data"); strValue(sf[0]) == "text" && isString(sf[1]) {
+			return partText, sf[1], ""
 		}
-		return partNone, ""
+		return partNone, "", ""
 	case "tool_result":
-		return partNone, ""
+		return partResult, "", ""
 	}
-	if s, ok := textOf(blk); ok {
-		return partText, s
+	if isString(f[2]) {
+		return partText, f[2], ""
 	}
-	return partNone, ""
+	return partNone, "", ""
 }
 
 // user appends a user turn of blocks: each tool_result first, as a
@@ -249,23 +255,20 @@ func userPart(blk gjson.Result) (kind int, text string) {
 // turn that made it), then one user message of the rest, its content a
 // string when it is one text, parts otherwise. A turn of nothing chat can
 // carry is an empty user message, so the turns still alternate.
-func (t *translator) user(b []byte, blocks gjson.Result) []byte {
+func (t *translator) user(b []byte, blocks string) []byte {
 	results, parts, texts := 0, 0, 0
-	blocks.ForEach(func(_, blk gjson.Result) bool {
-		if blk.Get("type").Str == "tool_result" {
-			b = t.toolResult(b, blk)
+	for w := walkAt(blocks, 0); w.next(); {
+		switch k, _, _ := userPart(w.val); k {
+		case partResult:
+			b = t.toolResult(b, w.val)
 			results++
-			return true
-		}
-		switch k, _ := userPart(blk); k {
 		case partText:
 			parts++
 			texts++
 		case partImage:
 			parts++
 		}
-		return true
-	})
+	}
 	if parts == 0 {
 		if results == 0 {
 			b = t.next(b)
@@ -276,22 +279,20 @@ func (t *translator) user(b []byte, blocks gjson.Result) []byte {
 	b = t.next(b)
 	b = append(b, `{"role":"user","content":`...)
 	if parts == 1 && texts == 1 {
-		blocks.ForEach(func(_, blk gjson.Result) bool {
-			k, s := userPart(blk)
-			if k == partText {
-				b = t.str(b, s)
-				return false
+		for w := walkAt(blocks, 0); w.next(); {
+			if k, s, _ := userPart(w.val); k == partText {
+				b = lit(b, s)
+				break
 			}
-			return true
-		})
+		}
 		return append(b, '}')
 	}
 	b = append(b, '[')
 	n := 0
-	blocks.ForEach(func(_, blk gjson.Result) bool {
-		k, s := userPart(blk)
-		if k == partNone {
-			return true
+	for w := walkAt(blocks, 0); w.next(); {
+		k, s, src := userPart(w.val)
+		if k != partText && k != partImage {
+			continue
 		}
 		if n > 0 {
 			b = append(b, ',')
@@ -299,28 +300,28 @@ func (t *translator) user(b []byte, blocks gjson.Result) []byte {
 		n++
 		if k == partText {
 			b = append(b, `{"type":"text","text":`...)
-			b = t.str(b, s)
+			b = lit(b, s)
 			b = append(b, '}')
-			return true
+			continue
 		}
 		b = append(b, `{"type":"image_url","image_url":{"url":`...)
-		b = t.imageURL(b, blk.Get("source"))
+		b = t.imageURL(b, src)
 		b = append(b, "}}"...)
-		return true
-	})
+	}
 	return append(b, "]}"...)
 }
 
 // imageURL appends an image source as chat's image URL: a base64 source
 // as a data: URL, a URL source as it is.
-func (t *translator) imageURL(b []byte, src gjson.Result) []byte {
-	if src.Get("type").Str == "url" {
-		return t.str(b, src.Get("url").Str)
+func (t *translator) imageURL(b []byte, src string) []byte {
+	f := fields(src, "type", "url", "media_type", "data")
+	if strValue(f[0]) == "url" {
+		return lit(b, f[1])
 	}
 	b = append(b, `"data:`...)
-	b = t.strPart(b, src.Get("media_type").Str)
+	b = litPart(b, f[2])
 	b = append(b, ";base64,"...)
-	b = t.strPart(b, src.Get("data").Str)
+	b = litPart(b, f[3])
 	return append(b, '"')
 }
 
@@ -328,28 +329,28 @@ func (t *translator) imageURL(b []byte, src gjson.Result) []byte {
 // as it is, block content's texts joined by newlines (images dropped:
 // a tool message is text). is_error has no chat equivalent; the text
 // says what went wrong.
-func (t *translator) toolResult(b []byte, blk gjson.Result) []byte {
+func (t *translator) toolResult(b []byte, blk string) []byte {
+	f := fields(blk, "tool_use_id", "content")
 	b = t.next(b)
 	b = append(b, `{"role":"tool","tool_call_id":`...)
-	b = t.str(b, blk.Get("tool_use_id").Str)
+	b = lit(b, f[0])
 	b = append(b, `,"content":`...)
-	c := blk.Get("content")
-	if c.Type == gjson.String {
-		b = t.str(b, c.Str)
+	if c := f[1]; isString(c) {
+		b = lit(b, c)
 		return append(b, '}')
 	}
 	b = append(b, '"')
 	n := 0
-	c.ForEach(func(_, inner gjson.Result) bool {
-		if s, ok := textOf(inner); ok {
+	// An array's elements (or an object's values).
+	for w := walkAt(f[1], 0); w.next(); {
+		if s, ok := textOf(w.val); ok {
 			if n > 0 {
 				b = append(b, `\n`...)
 			}
-			b = t.strPart(b, s)
+			b = litPart(b, s)
 			n++
 		}
-		return true
-	})
+	}
 	return append(b, `"}`...)
 }
 
@@ -358,20 +359,20 @@ func (t *translator) toolResult(b []byte, blk gjson.Result) []byte {
 // is only tool calls; its tool_use blocks as tool_calls, arguments the
 // JSON of their input. Thinking is dropped (its signature means nothing
 // to another provider).
-func (t *translator) assistant(b []byte, blocks gjson.Result) []byte {
+func (t *translator) assistant(b []byte, blocks string) []byte {
 	b = t.next(b)
 	b = append(b, `{"role":"assistant","content":"`...)
 	mark := len(b) - 1 // the content's opening quote
 	texts, calls := 0, 0
-	blocks.ForEach(func(_, blk gjson.Result) bool {
-		if blk.Get("type").Str == "tool_use" {
+	for w := walkAt(blocks, 0); w.next(); {
+		f := fields(w.val, "type", "text")
+		if strValue(f[0]) == "tool_use" {
 			calls++
-		} else if s, ok := textOf(blk); ok && s != "" {
-			b = t.strPart(b, s)
+		} else if isString(f[1]) && f[1] != `""` {
+			b = litPart(b, f[1])
 			texts++
 		}
-		return true
-	})
+	}
 	b = append(b, '"')
 	if texts == 0 && calls > 0 {
 		b = append(b[:mark], "null"...)
@@ -381,58 +382,39 @@ func (t *translator) assistant(b []byte, blocks gjson.Result) []byte {
 	}
 	b = append(b, `,"tool_calls":[`...)
 	n := 0
-	blocks.ForEach(func(_, blk gjson.Result) bool {
-		if blk.Get("type").Str != "tool_use" {
-			return true
+	for w := walkAt(blocks, 0); w.next(); {
+		f := fields(w.val, "type", "id", "name", "input")
+		if strValue(f[0]) != "tool_use" {
+			continue
 		}
 		if n > 0 {
 			b = append(b, ',')
 		}
 		n++
 		b = append(b, `{"id":`...)
-		b = t.str(b, blk.Get("id").Str)
+		b = lit(b, f[1])
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = t.str(b, blk.Get("name").Str)
+		b = lit(b, f[2])
 		b = append(b, `,"arguments":`...)
-		input := blk.Get("input")
-		if !input.IsObject() {
-			input.Raw = "{}"
+		input := f[3]
+		if input == "" || input[0] != '{' {
+			input = "{}"
 		}
-		b = t.str(b, input.Raw)
+		b = str(b, input)
 		b = append(b, "}}"...)
-		return true
-	})
+	}
 	return append(b, "]}"...)
 }
 
-// tool holds the fields of a tool Translate reads, the first of each
-// (one pass over the tool: Get would scan it once a field).
+// tool holds the fields of a tool Translate reads, the first of each, as
+// their JSON texts.
 type tool struct {
-	typ, name, description, schema gjson.Result
+	typ, name, description, schema string
 }
 
-func readTool(v gjson.Result) tool {
-	var t tool
-	v.ForEach(func(k, v gjson.Result) bool {
-		var p *gjson.Result
-		switch k.Str {
-		case "type":
-			p = &t.typ
-		case "name":
-			p = &t.name
-		case "description":
-			p = &t.description
-		case "input_schema":
-			p = &t.schema
-		default:
-			return true
-		}
-		if p.Raw == "" {
-			*p = v
-		}
-		return true
-	})
-	return t
+func readTool(v string) tool {
+	f := fields(v, "type", "name", "description", "input_schema")
+	return tool{typ: f[0], name: f[1], description: f[2], schema: f[3]}
 }
 
 // function reports whether t is a custom tool (no type, or "custom")
@@ -440,8 +422,8 @@ func readTool(v gjson.Result) tool {
 // (web_search_20250305, bash_20250124…) run at Anthropic, or at the
 // client for Anthropic's schema, and are dropped.
 func (t *tool) function() bool {
-	custom := t.typ.Type == gjson.Null || t.typ.Type == gjson.String && t.typ.Str == "custom"
-	return custom && t.name.Type == gjson.String && t.name.Str != ""
+	custom := t.typ == "" || t.typ == "null" || isString(t.typ) && strValue(t.typ) == "custom"
+	return custom && isString(t.name) && t.name != `""`
 }
 
 // emptySchema is the parameters of a tool whose input_schema cannot be
@@ -453,17 +435,19 @@ const emptySchema = `{"type":"object","properties":{}}`
 // when it is not among them), disable_parallel_tool_use →
 // parallel_tool_calls false. Without a function neither is sent (chat
 // refuses a tool_choice without tools).
-func (t *translator) tools(b []byte, tools, choice gjson.Result) []byte {
+func (t *translator) tools(b []byte, tools, choice string) []byte {
 	n := 0
+	c := fields(choice, "type", "name", "disable_parallel_tool_use")
+	typ := strValue(c[0])
 	forced := ""
-	if choice.Get("type").Str == "tool" {
-		forced = choice.Get("name").Str
+	if typ == "tool" {
+		forced = strValue(c[1])
 	}
 	found := false
-	tools.ForEach(func(_, v gjson.Result) bool {
-		tl := readTool(v)
+	for w := walkAt(tools, 0); w.next(); {
+		tl := readTool(w.val)
 		if !tl.function() {
-			return true
+			continue
 		}
 		if n == 0 {
 			b = append(b, `,"tools":[`...)
@@ -471,29 +455,28 @@ func (t *translator) tools(b []byte, tools, choice gjson.Result) []byte {
 			b = append(b, ',')
 		}
 		n++
-		found = found || tl.name.Str == forced
+		found = found || strValue(tl.name) == forced
 		b = append(b, `{"type":"function","function":{"name":`...)
-		b = t.str(b, tl.name.Str)
-		if d := tl.description; d.Type == gjson.String && d.Str != "" {
+		b = lit(b, tl.name)
+		if d := tl.description; isString(d) && d != `""` {
 			b = append(b, `,"description":`...)
-			b = t.str(b, d.Str)
+			b = lit(b, d)
 		}
 		b = append(b, `,"parameters":`...)
 		// Copied raw only when it is an object that is valid JSON (it is,
 		// in a body the proxy checked).
-		if s := tl.schema; s.IsObject() && jsoncheck.Valid(unsafeBytes(s.Raw)) {
-			b = append(b, s.Raw...)
+		if s := tl.schema; s != "" && s[0] == '{' && jsoncheck.Valid(unsafeBytes(s)) {
+			b = append(b, s...)
 		} else {
 			b = append(b, emptySchema...)
 		}
 		b = append(b, "}}"...)
-		return true
-	})
+	}
 	if n == 0 {
 		return b
 	}
 	b = append(b, ']')
-	switch choice.Get("type").Str {
+	switch typ {
 	case "auto":
 		b = append(b, `,"tool_choice":"auto"`...)
 	case "any":
@@ -506,21 +489,22 @@ func (t *translator) tools(b []byte, tools, choice gjson.Result) []byte {
 			break
 		}
 		b = append(b, `,"tool_choice":{"type":"function","function":{"name":`...)
-		b = t.str(b, forced)
+		b = str(b, forced)
 		b = append(b, "}}"...)
 	}
-	if choice.Get("disable_parallel_tool_use").Type == gjson.True {
+	if c[2] == "true" {
 		b = append(b, `,"parallel_tool_calls":false`...)
 	}
 	return b
 }
 
-// stop appends stop_sequences as stop, an array of strings.
-func (t *translator) stop(b []byte, seqs gjson.Result) []byte {
+// stop appends stop_sequences (a list, or null: messages.Decode checked)
+// as stop, an array of strings.
+func (t *translator) stop(b []byte, seqs string) []byte {
 	n := 0
-	seqs.ForEach(func(_, s gjson.Result) bool {
-		if s.Type != gjson.String {
-			return true
+	for w := walkAt(seqs, 0); w.next(); {
+		if !isString(w.val) {
+			continue
 		}
 		if n == 0 {
 			b = append(b, `,"stop":[`...)
@@ -528,9 +512,8 @@ func (t *translator) stop(b []byte, seqs gjson.Result) []byte {
 			b = append(b, ',')
 		}
 		n++
-		b = t.str(b, s.Str)
-		return true
-	})
+		b = lit(b, w.val)
+	}
 	if n > 0 {
 		b = append(b, ']')
 	}
@@ -538,12 +521,16 @@ func (t *translator) stop(b []byte, seqs gjson.Result) []byte {
 }
 
 // number appends a number field as chat's, when v is a finite number.
-func number(b []byte, key string, v gjson.Result) []byte {
-	if v.Type != gjson.Number || math.IsInf(v.Num, 0) || math.IsNaN(v.Num) {
+func number(b []byte, key, v string) []byte {
+	if v == "" || v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+		return b
+	}
+	f, _ := strconv.ParseFloat(v, 64)
+	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return b
 	}
 	b = append(b, ',', '"')
 	b = append(b, key...)
 	b = append(b, '"', ':')
-	return strconv.AppendFloat(b, v.Num, 'g', -1, 64)
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }

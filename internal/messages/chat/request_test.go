@@ -269,3 +269,39 @@ func BenchmarkDecodeTranslate(b *testing.B) {
 		}
 	}
 }
+
+// conversationBody is a Claude Code request late in a session, about
+// 100 KB: 16 tools and a system prompt of 2 KB paragraphs (escaped quotes
+// and newlines, as Claude Code's are), 20 rounds of tool calls and
+// results.
+func conversationBody() string {
+	para := strings.Repeat(`Use this tool to run a command. Do not use it for \"dangerous\" things.\n - Always quote paths with spaces.\n`, 20)
+	var tools, msgs []string
+	for i := range 16 {
+		tools = append(tools, fmt.Sprintf(`{"name":"T%d","description":"%s","input_schema":{"type":"object","properties":{"command":{"type":"string","description":"what to run"},"timeout":{"type":"number"}},"required":["command"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}}`, i, para))
+	}
+	for i := range 20 {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":"%s"}]}`, i, para),
+			fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"%s"},{"type":"tool_use","id":"toolu_%d","name":"T1","input":{"command":"ls -la /src"}}]}`, para[:400], i+1))
+	}
+	return `{"model":"claude-x","max_tokens":32000,"stream":true,"system":[{"type":"text","text":"` + strings.Repeat(para, 5) + `","cache_control":{"type":"ephemeral"}}],"tools":[` +
+		strings.Join(tools, ",") + `],"messages":[{"role":"user","content":"start"},` + strings.Join(msgs, ",") + `]}`
+}
+
+// BenchmarkTranslate: a 100 KB Claude Code request translated (Decode,
+// and the stream's estimate, apart).
+func BenchmarkTranslate(b *testing.B) {
+	body := []byte(conversationBody())
+	req, e := messages.Decode(body)
+	if e != nil {
+		b.Fatal(e)
+	}
+	req.Stream = false
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, e := Translate(body, req); e != nil {
+			b.Fatal(e)
+		}
+	}
+}
