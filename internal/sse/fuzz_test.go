@@ -57,7 +57,7 @@ func fuzzReference(in []byte, limit int) ([]fuzzEvent, error) {
 		} else {
 			line, in = in[:i], in[i+1:]
 		}
-		line = bytes.TrimSuffix(line, []byte{'\r'})
+		line = bytes.TrimRight(line, "\r") // every CR before the LF (readLine)
 		switch {
 		case len(line) == 0:
 			if hasData || len(name) > 0 {

@@ -106,7 +106,8 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
-// readLine returns one line without its terminator (LF or CRLF). It
+// readLine returns one line without its terminator (LF or CRLF, and any
+// CRs before it). It
 // copies only lines longer than the bufio buffer. A last line with no
 // terminator is returned as a line; the call after it returns io.EOF.
 func (r *Reader) readLine() ([]byte, error) {
@@ -138,8 +139,12 @@ func (r *Reader) readLine() ([]byte, error) {
 		if len(line) >= r.br.Size() && len(line) > r.max {
 			return nil, fmt.Errorf("%w (line over %d bytes)", ErrEventTooLarge, r.max)
 		}
+		// CRs before the LF go too: "data:x\r\r\n" is, to a reader that
+		// also ends lines at a lone CR as the SSE specification does, the
+		// line "data:x" and a blank line; the blank line the LF makes
+		// next dispatches the same event.
 		line = bytes.TrimSuffix(line, []byte{'\n'})
-		return bytes.TrimSuffix(line, []byte{'\r'}), nil
+		return bytes.TrimRight(line, "\r"), nil
 	}
 }
 
@@ -153,7 +158,7 @@ func AppendData(dst, payload []byte) []byte {
 			break
 		}
 		dst = append(dst, "data: "...)
-		dst = append(dst, bytes.TrimSuffix(payload[:i], []byte{'\r'})...)
+		dst = append(dst, bytes.TrimRight(payload[:i], "\r")...)
 		dst = append(dst, '\n')
 		payload = payload[i+1:]
 	}
