@@ -6,11 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrouter/llmrouter/internal/messages/chat"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/relay"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
@@ -178,3 +180,8 @@ func BenchmarkPath(b *testing.B) {
 		})
 	}
 }
+
+// A translated stream's framer keeps a silent stream alive with pings
+// (docs/ARCHITECTURE.md, "The Messages API"): the relay pings only a
+// relay.Pinger, so the framer must be one.
+var _ relay.Pinger = (*chat.Events)(nil)

@@ -3,6 +3,7 @@ package chat
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/relay"
@@ -292,6 +293,14 @@ func (e *Events) Fail(dst []byte, kind outcome.Kind) []byte {
 func (e *Events) Ping(dst []byte) []byte {
 	return append(dst, "event: ping\ndata: {\"type\": \"ping\"}\n\n"...)
 }
+
+// PingEvery is how long a translated stream stays silent after its commit
+// before a ping is written (docs/ARCHITECTURE.md, "The Messages API").
+const PingEvery = 10 * time.Second
+
+// Every makes Events a relay.Pinger: the relay writes Ping into each gap
+// of PingEvery with nothing written.
+func (e *Events) Every() time.Duration { return PingEvery }
 
 // errorType is Anthropic's error type for a failure of kind.
 func errorType(kind outcome.Kind) string {
