@@ -55,29 +55,27 @@ type Daemon struct {
 	types   provider.Types  // the provider types served
 	routes  *routing.Routes // the routing state in force
 	resp    *api.Server     // the Responses API
-	fleet   *fleet.Client   // nil without shared_state
-	spend   *fleet.Spend    // the client keys' spend in the fleet; nil without shared_state
-	// affinity is the conversations' affinity in the fleet; nil without
+	reg     *prometheus.Registry
+	cfg     atomic.Pointer[config.Config]
+	ready   atomic.Bool
+	parts   group           // what start started, stopped in reverse by Shutdown
+	tracer  *tracing.Tracer // nil: tracing off
+	// spend is the client keys' spend in the fleet; nil without
 	// shared_state.
-	affinity *fleet.Affinity
-	redis    *redisconn.Conn // the fleet's and the stored responses'; nil without shared_state
-	tracer   *tracing.Tracer // nil: tracing off
-	ready    atomic.Bool
-	api      *http.Server
-	admin    *http.Server
-	apiLn    net.Listener
-	adminLn  net.Listener
-	cfg      atomic.Pointer[config.Config]
-	reg      *prometheus.Registry
+	spend *fleet.Spend
+	// api and admin are the listeners' servers, apiLn and adminLn the
+	// addresses they listen on.
+	api, admin     *http.Server
+	apiLn, adminLn net.Listener
+	// exitCode is Shutdown's: 1 when in-flight requests were cut at
+	// shutdown_timeout.
+	exitCode int
 	// reloadOK is config_last_reload_successful; reloads counts attempts
 	// by result.
 	reloadOK prometheus.Gauge
 	reloads  *prometheus.CounterVec
-	// The state-file saver loop: stopState ends it, stateDone closes
-	// when it has.
-	stateCtx  context.Context
-	stopState context.CancelFunc
-	stateDone chan struct{}
+	// saver is the state-file saver loop (nil until started).
+	saver *loop
 	// stateWriter names this process in the state file; savedFile is the
 	// file as this process last wrote it, to notice another writer; and
 	// otherWriter thins the warning about one. Only saveState uses them,
@@ -86,10 +84,7 @@ type Daemon struct {
 	stateWriter string
 	savedFile   os.FileInfo
 	otherWriter rate.Sometimes
-	// The config watcher: stopWatch ends it, watchDone closes when it has.
-	stopWatch context.CancelFunc
-	watchDone chan struct{}
-	reloadMu  sync.Mutex // serializes reloads (SIGHUP and file changes)
+	reloadMu    sync.Mutex // serializes reloads (SIGHUP and file changes)
 	// onReload, when not nil, is told the result of every reload.
 	onReload func(error)
 }
@@ -101,8 +96,10 @@ func Start(cfg *config.Config, path string, log *slog.Logger, o Options) (*Daemo
 	return start(cfg, path, log, o)
 }
 
-// start is Start whose hooks run on the daemon before anything starts
-// (test seams).
+// start is Start whose hooks run on the daemon before anything serves
+// (test seams). The daemon is its components (group.go), started in this
+// order and stopped in reverse: the tracer is flushed last, the API
+// listener drains first while the admin listener still answers probes.
 func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks ...func(*Daemon)) (*Daemon, error) {
 	if cfg.Tracing.On() {
 		// Log records made with a request's context say its trace
@@ -114,100 +111,168 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 	if err != nil {
 		return nil, err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	opts.Registerer = reg
-	tr, err := tracing.New(cfg.Tracing, tracing.Options{Version: o.Version, Registerer: reg, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	started := false
-	defer func() {
-		if !started {
-			_ = tr.Shutdown(context.Background()) // nothing was traced yet
-		}
-	}()
-	var (
-		fl     *fleet.Client
-		sp     *fleet.Spend
-		af     *fleet.Affinity
-		rc     *redisconn.Conn
-		stored store.Store // nil: in this process
+	d := newDaemon(cfg, path, log, o)
+	opts.Registerer = d.reg
+	var stored store.Store // nil: in this process
+	err = d.parts.start(
+		d.tracing(cfg.Tracing, o.Version),
+		d.fleet(cfg, &opts, &stored),
+		component{name: "routing", start: func() (err error) { d.routes, err = routing.New(opts); return err },
+			stop: func(context.Context) { d.routes.Close() }},
+		component{name: "responses", start: func() (err error) {
+			d.resp, err = api.New(api.Options{Config: cfg.Responses, Store: stored, Logger: log, Registerer: d.reg})
+			return err
+		}},
+		d.listen(cfg),
+		component{name: "hooks", start: func() error {
+			for _, h := range hooks {
+				h(d)
+			}
+			return nil
+		}},
+		d.state(),
+		d.watcher(path),
+		d.serve("admin", func() (*http.Server, net.Listener) { return d.admin, d.adminLn }, func(ctx context.Context) {
+			actx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			_ = d.admin.Shutdown(actx)
+		}),
+		d.serve("api", func() (*http.Server, net.Listener) { return d.api, d.apiLn }, func(ctx context.Context) {
+			if err := d.api.Shutdown(ctx); err != nil {
+				d.log.Warn("in-flight requests cut at shutdown_timeout", "error", err.Error())
+				_ = d.api.Close()
+				d.exitCode = 1
+			}
+		}),
 	)
-	if sc := cfg.SharedState; sc.On() {
-		// Redis down is no reason not to start: redisconn.New decides
-		// locally until it answers (docs/ARCHITECTURE.md, "Fleet").
-		if rc, err = redisconn.New(sc, log, reg); err != nil {
-			return nil, err
-		}
-		fl = fleet.New(rc)
-		opts.Fleet = fl
-		sp = fleet.NewSpend(rc)
-		opts.Spend = sp
-		af = fleet.NewAffinity(rc)
-		opts.SharedAffinity = af
-		// Stored responses live in the same Redis, so that any replica
-		// continues a conversation; while it is down, in this process
-		// (docs/ARCHITECTURE.md, "Responses API").
-		stored = redisstore.NewShared(
-			redisstore.New(rc.Client(), rc.KeyPrefix(), rc.Timeout(), rc.Fail, cfg.Responses),
-			store.NewMemory(cfg.Responses, nil), rc.Up)
-	}
-	rt, err := routing.New(opts)
 	if err != nil {
-		if fl != nil {
-			sp.Close()
-			af.Close()
-			fl.Close()
-			rc.Close()
-		}
 		return nil, err
 	}
-	p := proxy.New(rt, proxy.Options{Logger: log, Registerer: reg, Tracer: tr})
-	admin.Register(reg, rt)
-	resp, err := api.New(api.Options{Config: cfg.Responses, Store: stored, Logger: log, Registerer: reg})
-	if err != nil {
-		rt.Close()
-		if fl != nil {
-			sp.Close()
-			af.Close()
-			fl.Close()
-			rc.Close()
-		}
-		return nil, err
-	}
-	d := &Daemon{cfgPath: path, log: log, types: o.Types, routes: rt, resp: resp, reg: reg, fleet: fl, spend: sp, affinity: af, redis: rc, tracer: tr}
+	d.ready.Store(true)
+	log.Info("serving", "listen", d.apiLn.Addr().String(), "admin_listen", d.adminLn.Addr().String(),
+		"providers", len(cfg.Providers), "models", len(cfg.Models), "version", o.Version, "config", Source(path))
+	return d, nil
+}
+
+// newDaemon is a daemon with nothing started: its registry with the
+// process's collectors, and the reload metrics.
+func newDaemon(cfg *config.Config, path string, log *slog.Logger, o Options) *Daemon {
+	d := &Daemon{cfgPath: path, log: log, types: o.Types, reg: prometheus.NewRegistry()}
 	d.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_config_last_reload_successful",
 		Help: "1 if the last config reload succeeded (or none was tried), 0 if it failed."})
 	d.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_config_reloads_total",
 		Help: "Config reload attempts by result."}, []string{"result"})
-	reg.MustRegister(d.reloadOK, d.reloads)
+	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		d.reloadOK, d.reloads)
 	d.reloadOK.Set(1)
 	d.cfg.Store(cfg)
-	if d.apiLn, err = net.Listen("tcp", cfg.Listen); err != nil {
-		rt.Close()
-		d.closeFleet()
-		return nil, fmt.Errorf("listen: %w", err)
+	return d
+}
+
+// tracing starts the tracer (d.tracer; nil with tracing off). Stopped last
+// of all, it exports the drained requests' spans in what is left of
+// shutdown_timeout and at most flushTimeout: a collector that is down
+// must not hold the exit (docs/ARCHITECTURE.md, "Reload and shutdown").
+func (d *Daemon) tracing(cfg tracing.Config, version string) component {
+	return component{name: "tracing",
+		start: func() (err error) {
+			d.tracer, err = tracing.New(cfg, tracing.Options{Version: version, Registerer: d.reg, Logger: d.log})
+			return err
+		},
+		stop: func(ctx context.Context) {
+			fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+			defer cancel()
+			if err := d.tracer.Shutdown(fctx); err != nil {
+				d.log.Warn("tracing: spans not all exported at shutdown", "error", err.Error())
+			}
+		}}
+}
+
+// flushTimeout bounds the export of the last spans at shutdown.
+const flushTimeout = 5 * time.Second
+
+// fleet connects to shared_state's Redis, if set, and puts the fleet's
+// parts in opts and the stored responses' store in *stored. Redis down is
+// no reason not to start: redisconn.New decides locally until it answers
+// (docs/ARCHITECTURE.md, "Fleet"). The spend it sends to Redis is closed
+// by the state component, before the last save.
+func (d *Daemon) fleet(cfg *config.Config, opts *routing.Options, stored *store.Store) component {
+	sc := cfg.SharedState
+	if !sc.On() {
+		return component{name: "fleet"}
 	}
-	// limits.max_connections: past it, connections wait in the kernel's
-	// accept queue; with the body budget it bounds memory
-	// (docs/ARCHITECTURE.md, "Memory").
-	d.apiLn = netutil.LimitListener(d.apiLn, cfg.Limits.WithDefaults().MaxConnections)
-	if d.adminLn, err = net.Listen("tcp", cfg.AdminListen); err != nil {
-		d.apiLn.Close()
-		rt.Close()
-		d.closeFleet()
-		return nil, fmt.Errorf("admin_listen: %w", err)
-	}
-	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	var (
+		rc *redisconn.Conn
+		fl *fleet.Client
+		af *fleet.Affinity
+	)
+	return component{name: "fleet",
+		start: func() (err error) {
+			if rc, err = redisconn.New(sc, d.log, d.reg); err != nil {
+				return err
+			}
+			fl = fleet.New(rc)
+			opts.Fleet = fl
+			d.spend = fleet.NewSpend(rc)
+			opts.Spend = d.spend
+			af = fleet.NewAffinity(rc)
+			opts.SharedAffinity = af
+			// Stored responses live in the same Redis, so that any
+			// replica continues a conversation; while it is down, in
+			// this process (docs/ARCHITECTURE.md, "Responses API").
+			*stored = redisstore.NewShared(
+				redisstore.New(rc.Client(), rc.KeyPrefix(), rc.Timeout(), rc.Fail, cfg.Responses),
+				store.NewMemory(cfg.Responses, nil), rc.Up)
+			return nil
+		},
+		stop: func(context.Context) {
+			d.spend.Close()
+			af.Close()
+			fl.Close()
+			rc.Close()
+		}}
+}
+
+// listen opens both listeners and builds their servers; the front-door
+// dialects are registered here (docs/ARCHITECTURE.md, "Front doors").
+func (d *Daemon) listen(cfg *config.Config) component {
+	return component{name: "listeners",
+		start: func() (err error) {
+			if d.apiLn, err = net.Listen("tcp", cfg.Listen); err != nil {
+				return fmt.Errorf("listen: %w", err)
+			}
+			if d.adminLn, err = net.Listen("tcp", cfg.AdminListen); err != nil {
+				d.apiLn.Close()
+				return fmt.Errorf("admin_listen: %w", err)
+			}
+			// limits.max_connections: past it, connections wait in the
+			// kernel's accept queue; with the body budget it bounds
+			// memory (docs/ARCHITECTURE.md, "Memory").
+			d.apiLn = netutil.LimitListener(d.apiLn, cfg.Limits.WithDefaults().MaxConnections)
+			d.api, d.admin = d.servers(cfg)
+			return nil
+		},
+		// A server that served closed its listener already; this closes
+		// the ones a failed start left unserved.
+		stop: func(context.Context) {
+			d.apiLn.Close()
+			d.adminLn.Close()
+		}}
+}
+
+// servers builds the API and admin listeners' servers.
+func (d *Daemon) servers(cfg *config.Config) (apiSrv, adminSrv *http.Server) {
+	p := proxy.New(d.routes, proxy.Options{Logger: d.log, Registerer: d.reg, Tracer: d.tracer})
+	admin.Register(d.reg, d.routes)
+	errLog := slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)
 	conns := prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_client_connections",
 		Help: "Open client connections on the API listener (at most limits.max_connections)."})
-	reg.MustRegister(conns)
+	d.reg.MustRegister(conns)
 	mux := http.NewServeMux()
 	// The front-door dialects beyond the chat family (docs/ARCHITECTURE.md,
 	// "Front doors").
-	p.Register(mux, resp.Dialect(), messages.New(log).Dialect())
-	d.api = &http.Server{
+	p.Register(mux, d.resp.Dialect(), messages.New(d.log).Dialect())
+	apiSrv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
@@ -222,8 +287,8 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 			}
 		},
 	}
-	d.admin = &http.Server{
-		Handler:           admin.Handler(admin.Options{Routes: rt, Registry: reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: log}),
+	adminSrv = &http.Server{
+		Handler:           admin.Handler(admin.Options{Routes: d.routes, Registry: d.reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: d.log}),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      2 * time.Minute, // a CPU profile runs 30s by default
@@ -231,90 +296,76 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          errLog,
 	}
-	for _, h := range hooks {
-		h(d)
-	}
-	host, _ := os.Hostname()
-	d.stateWriter = fmt.Sprintf("%s pid %d", host, os.Getpid())
-	d.otherWriter = rate.Sometimes{Interval: 10 * time.Minute}
-	d.restoreState()
-	d.stateCtx, d.stopState = context.WithCancel(context.Background())
-	d.stateDone = make(chan struct{})
-	go d.saveStateLoop()
-	d.watchDone = make(chan struct{})
-	var wctx context.Context
-	wctx, d.stopWatch = context.WithCancel(context.Background())
-	if path != "" {
-		go d.watchConfig(wctx, d.watchDone)
-	} else {
-		close(d.watchDone)
-	}
-	go d.serve(d.api, d.apiLn, "api")
-	go d.serve(d.admin, d.adminLn, "admin")
-	d.ready.Store(true)
-	started = true
-	log.Info("serving", "listen", d.apiLn.Addr().String(), "admin_listen", d.adminLn.Addr().String(),
-		"providers", len(cfg.Providers), "models", len(cfg.Models), "version", o.Version, "config", Source(path))
-	return d, nil
+	return apiSrv, adminSrv
 }
 
-func (d *Daemon) serve(s *http.Server, ln net.Listener, name string) {
-	if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		d.log.Error("listener failed", "listener", name, "error", err.Error())
+// state restores the state file and starts the saver loop; stopped, it
+// ends the loop and saves once more, after closing the fleet's spend so
+// that what was still on its way to Redis goes to the state file, to be
+// sent after the restart.
+func (d *Daemon) state() component {
+	return component{name: "state file",
+		start: func() error {
+			host, _ := os.Hostname()
+			d.stateWriter = fmt.Sprintf("%s pid %d", host, os.Getpid())
+			d.otherWriter = rate.Sometimes{Interval: 10 * time.Minute}
+			d.restoreState()
+			d.saver = goLoop(d.saveStateLoop)
+			return nil
+		},
+		stop: func(context.Context) {
+			d.saver.stop()
+			if d.spend != nil {
+				d.spend.Close()
+			}
+			d.saveState()
+		}}
+}
+
+// watcher reloads on changes of the config file at path ("": nothing to
+// watch).
+func (d *Daemon) watcher(path string) component {
+	if path == "" {
+		return component{name: "config watcher"}
 	}
+	var l *loop
+	return component{name: "config watcher",
+		start: func() error { l = goLoop(d.watchConfig); return nil },
+		stop:  func(context.Context) { l.stop() }}
+}
+
+// serve serves a server on its listener (both built by the listeners'
+// component) until stop.
+func (d *Daemon) serve(name string, srv func() (*http.Server, net.Listener), stop func(ctx context.Context)) component {
+	var done chan struct{}
+	return component{name: name + " listener",
+		start: func() error {
+			s, ln := srv()
+			done = make(chan struct{})
+			go func() {
+				defer close(done)
+				if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					d.log.Error("listener failed", "listener", name, "error", err.Error())
+				}
+			}()
+			return nil
+		},
+		stop: func(ctx context.Context) {
+			stop(ctx)
+			<-done
+		}}
 }
 
 // Shutdown fails readiness, stops accepting, lets in-flight requests and
-// streams finish up to shutdown_timeout, and reports the exit code.
+// streams finish up to shutdown_timeout, stops every component in reverse
+// and reports the exit code.
 func (d *Daemon) Shutdown() int {
 	d.ready.Store(false)
-	timeout := d.cfg.Load().ShutdownTimeout
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.Load().ShutdownTimeout)
 	defer cancel()
-	code := 0
-	if err := d.api.Shutdown(ctx); err != nil {
-		d.log.Warn("in-flight requests cut at shutdown_timeout", "error", err.Error())
-		_ = d.api.Close()
-		code = 1
-	}
-	actx, acancel := context.WithTimeout(context.Background(), time.Second)
-	defer acancel()
-	_ = d.admin.Shutdown(actx)
-	d.stopWatch()
-	<-d.watchDone
-	d.stopState()
-	<-d.stateDone
-	if d.spend != nil {
-		// The spend still on its way to Redis goes to the state file
-		// instead, to be sent after the restart.
-		d.spend.Close()
-	}
-	d.saveState()
-	d.routes.Close()
-	d.closeFleet()
-	// The drained requests' spans are exported last, in what is left of
-	// shutdown_timeout and at most flushTimeout: a collector that is down
-	// must not hold the exit (docs/ARCHITECTURE.md, "Reload and
-	// shutdown").
-	fctx, fcancel := context.WithTimeout(ctx, flushTimeout)
-	defer fcancel()
-	if err := d.tracer.Shutdown(fctx); err != nil {
-		d.log.Warn("tracing: spans not all exported at shutdown", "error", err.Error())
-	}
+	d.parts.stop(ctx)
 	d.log.Info("stopped")
-	return code
-}
-
-// flushTimeout bounds the export of the last spans at shutdown.
-const flushTimeout = 5 * time.Second
-
-func (d *Daemon) closeFleet() {
-	if d.fleet != nil {
-		d.spend.Close()
-		d.affinity.Close()
-		d.fleet.Close()
-		d.redis.Close()
-	}
+	return d.exitCode
 }
 
 // Reload re-reads the config file (SIGHUP, a change the watcher saw); an

@@ -10,6 +10,9 @@
 // Start, so that whatever serve rejects, validate rejects with the same
 // message. A reload that fails leaves the running config in force.
 //
-// Every goroutine it starts (the listeners, the state saver, the config
-// watcher) ends in Shutdown.
+// The daemon is an ordered list of components (group.go), started in order
+// and stopped in reverse, by Shutdown or by a start that fails part-way:
+// cleanup is written once. Every goroutine it starts (the listeners, the
+// state saver, the config watcher) belongs to a component and ends when it
+// stops.
 package daemon

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -98,9 +99,8 @@ func sameSave(ours, cur os.FileInfo) bool {
 }
 
 // saveStateLoop saves every stateSaveInterval, and stateSaveDelay after
-// a change worth keeping, until stopState.
-func (d *Daemon) saveStateLoop() {
-	defer close(d.stateDone)
+// a change worth keeping, until ctx ends.
+func (d *Daemon) saveStateLoop(ctx context.Context) {
 	t := time.NewTicker(stateSaveInterval)
 	defer t.Stop()
 	soon := time.NewTimer(stateSaveDelay)
@@ -114,7 +114,7 @@ func (d *Daemon) saveStateLoop() {
 			due = soon.C
 		}
 		select {
-		case <-d.stateCtx.Done():
+		case <-ctx.Done():
 			return
 		case <-changed:
 			if !pending {

@@ -161,8 +161,7 @@ func TestAnotherWriterIsNoticed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	d, _, logs := startFile(t, stateConfig(path))
 	defer d.Shutdown()
-	d.stopState() // the saver loop: this test saves by hand
-	<-d.stateDone
+	d.saver.stop() // the saver loop: this test saves by hand
 	d.saveState()
 	d.saveState()
 	if strings.Contains(logs.String(), "another process") {

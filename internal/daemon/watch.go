@@ -15,8 +15,7 @@ const reloadDebounce = 250 * time.Millisecond
 // watchConfig reloads when the config file changes, until ctx ends. It
 // watches the file's directory, not the file: editors and Kubernetes
 // ConfigMap updates replace the file rather than write it in place.
-func (d *Daemon) watchConfig(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+func (d *Daemon) watchConfig(ctx context.Context) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		d.log.Warn("config file watching is off; reload with SIGHUP", "error", err.Error())
