@@ -28,6 +28,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/admin"
 	"github.com/llmrouter/llmrouter/internal/config"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/proxy"
@@ -734,7 +735,7 @@ func exportedMetrics(t *testing.T) map[string]metricInfo {
 	s, err := proxy.Open(routing.Options{
 		Providers:  []routing.Provider{{Name: "p", Type: "simulated", Adapter: sim}},
 		Models:     table,
-		Limits:     routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute},
+		Limits:     limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute},
 		Registerer: rec,
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -35,7 +36,7 @@ func TestKeys(t *testing.T) {
 		return clientauth.Named{Name: name, Hash: sha256.Sum256([]byte("secret-" + name))}
 	}
 	rt, err := routing.New(routing.Options{Providers: []routing.Provider{{Name: "p", Type: "simulated", Adapter: sim}}, Models: table,
-		Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute},
+		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute},
 		NamedKeys: []routing.ClientKey{
 			{Named: named("capped"), Limits: clientkeys.Limits{BudgetUSD: 50, BudgetPeriod: "day", RPM: 10, Models: []string{"m"}}},
 			{Named: named("free"), Limits: clientkeys.Limits{}},

@@ -18,17 +18,15 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/llmrouter/llmrouter/configs"
-	"github.com/llmrouter/llmrouter/internal/affinity"
-	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
-	"github.com/llmrouter/llmrouter/internal/hedge"
+	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
-	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/tracing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
@@ -48,7 +46,7 @@ type Config struct {
 	// Auth is client authentication.
 	Auth clientauth.Config `mapstructure:"auth"`
 	// Limits bound every request.
-	Limits routing.LimitsConfig `mapstructure:"limits"`
+	Limits limits.Config `mapstructure:"limits"`
 	// ShutdownTimeout is how long in-flight requests and streams may
 	// finish after SIGTERM. Default 30s; 0 means do not wait.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
@@ -97,29 +95,15 @@ type Breaker struct {
 	QuotaRecheck time.Duration `mapstructure:"quota_recheck"`
 }
 
-// Routing is the `routing:` block.
+// Routing is the `routing:` block: the routing policy the attempt loop
+// follows whole (policy.Config), and beside it what every provider's
+// runtime shares.
 type Routing struct {
-	// ScoreWeights weigh success rate, latency and recency in a
-	// provider's score. Default 0.6 / 0.2 / 0.2.
-	ScoreWeights route.Weights `mapstructure:"score_weights"`
-	// Retry bounds attempts and the backoff between retries of the same
-	// provider.
-	Retry backoff.Config `mapstructure:"retry"`
+	policy.Config `mapstructure:",squash"`
 	// AdaptiveThrottleK is K in client-side adaptive throttling: a
 	// provider is sent about K times what it accepts over two minutes.
 	// Default 2.0; 0 disables; otherwise >= 1.
 	AdaptiveThrottleK float64 `mapstructure:"adaptive_throttle_k"`
-	// ShedOpenFraction: when more than this share of providers have open
-	// breakers, low priority is refused and normal priority queues.
-	// Range (0, 1]; 1 never sheds. Default 0.5.
-	ShedOpenFraction float64 `mapstructure:"shed_open_fraction"`
-	// Affinity keeps a conversation on the target that served it last
-	// (where its prompt cache is). Default on, ttl 1h.
-	Affinity affinity.Config `mapstructure:"affinity"`
-	// Hedge races a twin attempt on another provider when the first has
-	// no first content after `after`, for at most max_share of recent
-	// requests. Default off (after 0s), max_share 0.05.
-	Hedge hedge.Config `mapstructure:"hedge"`
 }
 
 // Log is the `log:` block.
@@ -370,11 +354,7 @@ func (c *Config) Validate() error {
 	}
 	add(c.Auth.Validate())
 	add(c.Limits.Validate())
-	add(c.Routing.Retry.Validate())
-	add(c.Routing.ScoreWeights.Validate())
-	add(routing.ValidateShedOpenFraction(c.Routing.ShedOpenFraction))
-	add(c.Routing.Affinity.Validate())
-	add(c.Routing.Hedge.Validate())
+	add(c.Routing.Config.Validate())
 	// The same check proxy.Update runs on the providers' shared policy.
 	add(upstream.Policy{Breaker: c.Breaker.Config, ThrottleK: c.Routing.AdaptiveThrottleK, QuotaRecheck: c.Breaker.QuotaRecheck}.Validate())
 	add(c.Responses.Validate())

@@ -8,9 +8,10 @@ import (
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/hedge"
+	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
-	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/tracing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
@@ -28,13 +29,13 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	if got, want := c.Breaker.Config, breaker.DefaultConfig(); got != want {
 		t.Errorf("breaker: embedded %+v, package default %+v", got, want)
 	}
-	if got, want := c.Routing.Retry, backoff.DefaultConfig(); got != want {
+	if got, want := c.Routing.Retry.Config, backoff.DefaultConfig(); got != want {
 		t.Errorf("routing.retry: embedded %+v, package default %+v", got, want)
 	}
-	if got, want := c.Routing.ScoreWeights, route.DefaultWeights(); got != want {
+	if got, want := c.Routing.Weights, route.DefaultWeights(); got != want {
 		t.Errorf("routing.score_weights: embedded %+v, package default %+v", got, want)
 	}
-	want := routing.LimitsConfig{MaxBodyBytes: 10 << 20, RequestTimeout: 300 * time.Second}.WithDefaults()
+	want := limits.Config{MaxBodyBytes: 10 << 20, RequestTimeout: 300 * time.Second}.WithDefaults()
 	if c.Limits != want {
 		t.Errorf("limits: embedded %+v, package defaults %+v", c.Limits, want)
 	}
@@ -53,7 +54,7 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	if got, want := c.Routing.Hedge, hedge.DefaultConfig(); got != want {
 		t.Errorf("routing.hedge: embedded %+v, package default %+v", got, want)
 	}
-	if c.Routing.ShedOpenFraction != routing.DefaultShedOpenFraction {
-		t.Errorf("routing.shed_open_fraction: embedded %v, package default %v", c.Routing.ShedOpenFraction, routing.DefaultShedOpenFraction)
+	if c.Routing.ShedOpenFraction != policy.DefaultShedOpenFraction {
+		t.Errorf("routing.shed_open_fraction: embedded %v, package default %v", c.Routing.ShedOpenFraction, policy.DefaultShedOpenFraction)
 	}
 }

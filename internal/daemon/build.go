@@ -31,9 +31,7 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 	table, err := route.NewTable(cfg.Models)
 	errs = append(errs, err)
 	opts := routing.Options{
-		Models: table, Limits: cfg.Limits, Logger: log, Pricing: cfg.Pricing,
-		Retry: cfg.Routing.Retry, Weights: cfg.Routing.ScoreWeights, ShedOpenFraction: cfg.Routing.ShedOpenFraction,
-		Affinity: cfg.Routing.Affinity, Hedge: cfg.Routing.Hedge,
+		Models: table, Limits: cfg.Limits, Logger: log, Pricing: cfg.Pricing, Routing: cfg.Routing.Config,
 		Policy: upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
 	}
 	resolved, err := cfg.ResolveTypes(types)

@@ -11,9 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
-	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/hedge"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/tracing"
@@ -30,19 +30,14 @@ type Provider struct {
 	Up     *upstream.Upstream
 }
 
-// Policy is what the loop follows for one request.
+// Policy is what the loop follows for one request: the routing policy in
+// force, whole (its affinity and hedging off when zero; the routing state
+// sets the other parts' defaults), and the failure domains' health now.
 type Policy struct {
-	Retry   backoff.Config
-	Weights route.Weights
+	policy.Config
 	// DomainDown, when not nil, reports whether another provider of the
 	// named provider's failure domain is down now (open, or failing).
 	DomainDown func(provider string) bool
-	// Affinity is routing.affinity (docs/ARCHITECTURE.md, "Affinity");
-	// the zero value is off.
-	Affinity affinity.Config
-	// Hedge is routing.hedge (docs/ARCHITECTURE.md, "Hedging"); the zero
-	// value is off.
-	Hedge hedge.Config
 }
 
 // Options are a Loop's seams.

@@ -19,6 +19,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/bulkhead"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -193,7 +194,7 @@ var retryEvery = backoff.Config{MaxAttempts: 3, InitialBackoff: time.Second, Max
 func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
 	t.Helper()
 	freed := bulkhead.NewSignal()
-	rg := &rig{provs: map[string]*Provider{}, pol: Policy{Retry: retry, Weights: route.DefaultWeights()},
+	rg := &rig{provs: map[string]*Provider{}, pol: Policy{Config: policy.Config{Retry: policy.Retry{Config: retry}, Weights: route.DefaultWeights()}},
 		done: &released{kinds: map[string][]outcome.Kind{}}}
 	mc := route.ModelConfig{Name: "m"}
 	for _, tg := range targets {

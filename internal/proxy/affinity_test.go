@@ -14,7 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
@@ -56,8 +58,8 @@ func affinityServer(t testing.TB, on bool, reg prometheus.Registerer, a, b *fake
 	}
 	s, err := Open(routing.Options{
 		Providers: []routing.Provider{{Name: "a", Adapter: a}, {Name: "b", Adapter: b}},
-		Models:    table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
-		Retry: fastRetry, Affinity: affinity.Config{Enabled: on}, Rand: seeded(25), Registerer: reg,
+		Models:    table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
+		Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}, Affinity: affinity.Config{Enabled: on}}, Rand: seeded(25), Registerer: reg,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -186,8 +188,8 @@ func TestAffinityNotOnFallbackTier(t *testing.T) {
 	table, _ := route.NewTable([]route.ModelConfig{mc})
 	s, err := Open(routing.Options{
 		Providers: []routing.Provider{{Name: "p", Adapter: primary}, {Name: "f", Adapter: fallback}},
-		Models:    table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
-		Retry: fastRetry, Affinity: affinity.Config{Enabled: true},
+		Models:    table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
+		Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}, Affinity: affinity.Config{Enabled: true}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
@@ -110,8 +112,8 @@ func pathServerKeys(tb testing.TB, path string, keys []routing.ClientKey) (*Serv
 		body = benchFollowUp
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: targets}})
-	s, err := Open(routing.Options{Providers: provs, Affinity: aff,
-		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}, NamedKeys: keys})
+	s, err := Open(routing.Options{Providers: provs, Routing: policy.Config{Affinity: aff},
+		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}, NamedKeys: keys})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // walk runs the request's attempts (internal/failover) and shapes how
 // they ended into the result answer writes.
 func (s *Server) walk(ctx context.Context, ex *answer.Exchange, st *routing.State, req *provider.Request, tokens int64) answer.Result {
-	pol := failover.Policy{Retry: st.Retry, Weights: st.Weights, Affinity: st.Affinity, Hedge: st.Hedge}
+	pol := failover.Policy{Config: st.Routing}
 	if st.Domains {
 		pol.DomainDown = st.DomainDown(s.now())
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -32,7 +33,7 @@ func (d *discard) Flush()                      {}
 // BenchmarkHandlerNonStream is the router's own cost per non-stream
 // request: read, parse, route, attempt, write (the adapter answers at once).
 func BenchmarkHandlerNonStream(b *testing.B) {
-	s := newServer(b, routing.LimitsConfig{}, nil, target{name: "p", a: &fake{do: ok(benchAnswer)}})
+	s := newServer(b, limits.Config{}, nil, target{name: "p", a: &fake{do: ok(benchAnswer)}})
 	h := s.Handler()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -51,7 +52,7 @@ func BenchmarkHandlerStream(b *testing.B) {
 		chunks = append(chunks, textChunk)
 	}
 	chunks = append(chunks, stopChunk)
-	s := newServer(b, routing.LimitsConfig{}, nil, target{name: "p", a: &fake{do: streamOf(io.EOF, 0, chunks...)}})
+	s := newServer(b, limits.Config{}, nil, target{name: "p", a: &fake{do: streamOf(io.EOF, 0, chunks...)}})
 	h := s.Handler()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -94,7 +95,7 @@ func benchRouter(b *testing.B) (string, func()) {
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "gpt-4o-mini"}}}})
 	s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: provider.Config{MaxConcurrency: 256}}},
-		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
+		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func (q Request) Provider(name string) *failover.Provider { return q.st.Provider
 // model (UseModel first) has more than one target to choose from. A
 // dialect reads the request's identity (Call.Affinity) only then.
 func (q Request) Affinity() bool {
-	return q.st.Affinity.Enabled && q.Ex.Model != nil && len(q.Ex.Model.Targets) > 1
+	return q.st.Routing.Affinity.Enabled && q.Ex.Model != nil && len(q.Ex.Model.Targets) > 1
 }
 
 // MaxBodyBytes is the request's limits.max_body_bytes.
@@ -109,7 +109,8 @@ func (q Request) admit() *intake.Body {
 	if !q.Authorize() {
 		return nil
 	}
-	body, aerr := q.s.bodies.Read(q.w, q.r, q.st.BodyLimits())
+	l := q.st.Limits
+	body, aerr := q.s.bodies.Read(q.w, q.r, intake.Limits{MaxBody: l.MaxBodyBytes, Budget: l.BodyBufferBytes, ReadTimeout: l.BodyReadTimeout})
 	if aerr != nil {
 		q.Answer(answer.Result{Err: aerr})
 		return nil

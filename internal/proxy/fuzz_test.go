@@ -14,9 +14,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 // fuzzOps are the operations a fuzzed byte selects, with their routes.
@@ -206,7 +206,7 @@ func FuzzHandler(f *testing.F) {
 		}
 		return &provider.Response{Body: []byte(fuzzAnswer)}, nil
 	}}
-	s := newServer(f, routing.LimitsConfig{MaxBodyBytes: fuzzMaxBody}, nil, target{name: "p", a: a})
+	s := newServer(f, limits.Config{MaxBodyBytes: fuzzMaxBody}, nil, target{name: "p", a: a})
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, opn uint8, body []byte) {
 		route := fuzzOps[int(opn)%len(fuzzOps)]

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -78,7 +80,7 @@ func routerOver(t testing.TB, clock *fakeClock, maxConc int, ups ...*fakeUpstrea
 		mc.Targets = append(mc.Targets, route.Target{Provider: name, Model: "x", Tier: min(i, 1)})
 	}
 	table, _ := route.NewTable([]route.ModelConfig{mc})
-	opts := routing.Options{Providers: provs, Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Retry: fastRetry}
+	opts := routing.Options{Providers: provs, Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}}}
 	if clock != nil {
 		opts.Now = clock.Now
 	}

@@ -16,7 +16,9 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -46,7 +48,7 @@ func keysServerAt(t testing.TB, a *fake, log *bytes.Buffer, prices []pricing.Ent
 		t.Fatal(err)
 	}
 	opts := routing.Options{Providers: []routing.Provider{{Name: "p", Type: "fake", Adapter: a}}, Models: table,
-		Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Retry: fastRetry,
+		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}},
 		ClientKeys: []string{"anon"}, NamedKeys: keys, Pricing: prices, Registerer: reg, Now: now}
 	if log != nil {
 		opts.Logger = slog.New(slog.NewTextHandler(log, nil))

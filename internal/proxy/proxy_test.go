@@ -18,7 +18,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
@@ -99,7 +101,7 @@ type target struct {
 	cfg  provider.Config
 }
 
-func newServer(t testing.TB, limits routing.LimitsConfig, keys []string, targets ...target) *Server {
+func newServer(t testing.TB, limits limits.Config, keys []string, targets ...target) *Server {
 	t.Helper()
 	if limits.MaxBodyBytes == 0 {
 		limits.MaxBodyBytes = 1 << 20
@@ -117,7 +119,7 @@ func newServer(t testing.TB, limits routing.LimitsConfig, keys []string, targets
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: limits, ClientKeys: keys, Retry: fastRetry})
+	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: limits, ClientKeys: keys, Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ const chatBody = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
 
 func TestBadRequests(t *testing.T) {
 	a := &fake{do: ok(`{}`)}
-	s := newServer(t, routing.LimitsConfig{MaxBodyBytes: 200}, nil, target{name: "p", a: a})
+	s := newServer(t, limits.Config{MaxBodyBytes: 200}, nil, target{name: "p", a: a})
 	h := s.Handler()
 	big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 300) + `"}]}`
 	tests := []struct {
@@ -229,7 +231,7 @@ func TestBadRequests(t *testing.T) {
 
 func TestAuth(t *testing.T) {
 	a := &fake{do: ok(`{"ok":true}`)}
-	s := newServer(t, routing.LimitsConfig{}, []string{"k1", "k2"}, target{name: "p", a: a})
+	s := newServer(t, limits.Config{}, []string{"k1", "k2"}, target{name: "p", a: a})
 	h := s.Handler()
 	for _, tc := range []struct {
 		name, auth string
@@ -268,7 +270,7 @@ func TestAuth(t *testing.T) {
 func TestNonStreamSuccessPassesBodyThrough(t *testing.T) {
 	upstream := `{"id":"x","object":"chat.completion","choices":[]}`
 	a := &fake{do: ok(upstream)}
-	s := newServer(t, routing.LimitsConfig{}, nil, target{name: "p", a: a})
+	s := newServer(t, limits.Config{}, nil, target{name: "p", a: a})
 	w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json",
 		`{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0.2}`, "X-Request-ID", "abc-123")
 	if w.Code != 200 || w.Body.String() != upstream {
@@ -309,7 +311,7 @@ func TestFailover(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := &fake{do: tt.first}, &fake{do: ok(`{"ok":1}`)}
-			s := newServer(t, routing.LimitsConfig{}, nil, target{name: "a", a: a}, target{name: "b", tier: 1, a: b})
+			s := newServer(t, limits.Config{}, nil, target{name: "a", a: a}, target{name: "b", tier: 1, a: b})
 			w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody)
 			if w.Code != tt.wantStatus {
 				t.Fatalf("status %d, want %d: %s", w.Code, tt.wantStatus, w.Body)
@@ -333,7 +335,7 @@ func TestFailover(t *testing.T) {
 
 func TestAllFailed(t *testing.T) {
 	t.Run("502 lists attempts", func(t *testing.T) {
-		s := newServer(t, routing.LimitsConfig{}, nil,
+		s := newServer(t, limits.Config{}, nil,
 			target{name: "a", a: &fake{do: fail(outcome.Overloaded, 529, "overloaded")}},
 			target{name: "b", a: &fake{do: fail(outcome.Network, 0, "connection refused")}})
 		w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody)
@@ -356,7 +358,7 @@ func TestAllFailed(t *testing.T) {
 				return nil, &outcome.Error{Kind: outcome.RateLimited, Status: 429, RetryAfter: d}
 			}
 		}
-		s := newServer(t, routing.LimitsConfig{RequestTimeout: time.Second}, nil,
+		s := newServer(t, limits.Config{RequestTimeout: time.Second}, nil,
 			target{name: "a", a: &fake{do: rl(5 * time.Second)}}, target{name: "b", a: &fake{do: rl(1500 * time.Millisecond)}})
 		w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody)
 		if w.Code != 429 || w.Header().Get("Retry-After") != "2" {
@@ -367,7 +369,7 @@ func TestAllFailed(t *testing.T) {
 		}
 	})
 	t.Run("unsupported op", func(t *testing.T) {
-		s := newServer(t, routing.LimitsConfig{}, nil, target{name: "a", a: &fake{ops: map[provider.Op]bool{provider.OpChat: true}, do: ok("{}")}})
+		s := newServer(t, limits.Config{}, nil, target{name: "a", a: &fake{ops: map[provider.Op]bool{provider.OpChat: true}, do: ok("{}")}})
 		w := do(s.Handler(), "POST", "/v1/embeddings", "application/json", `{"model":"m","input":"x"}`)
 		if w.Code != 400 {
 			t.Fatalf("status %d: %s", w.Code, w.Body)
@@ -378,7 +380,7 @@ func TestAllFailed(t *testing.T) {
 			<-ctx.Done()
 			return nil, provider.TransportError(ctx, "hanging", ctx.Err())
 		}
-		s := newServer(t, routing.LimitsConfig{RequestTimeout: 50 * time.Millisecond}, nil, target{name: "a", a: &fake{do: hang}})
+		s := newServer(t, limits.Config{RequestTimeout: 50 * time.Millisecond}, nil, target{name: "a", a: &fake{do: hang}})
 		w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody)
 		if w.Code != 504 {
 			t.Fatalf("status %d: %s", w.Code, w.Body)
@@ -423,7 +425,7 @@ func TestStream(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &fake{do: tt.first}
 			b := &fake{do: streamOf(io.EOF, 0, roleChunk, textChunk, stopChunk)}
-			s := newServer(t, routing.LimitsConfig{}, nil, target{name: "a", a: a, cfg: tt.cfg}, target{name: "b", tier: 1, a: b})
+			s := newServer(t, limits.Config{}, nil, target{name: "a", a: a, cfg: tt.cfg}, target{name: "b", tier: 1, a: b})
 			srv := httptest.NewServer(s.Handler())
 			defer srv.Close()
 			resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(streamBody))
@@ -460,7 +462,7 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 		go func() { <-ctx.Done(); upstreamDone <- context.Cause(ctx) }()
 		return &provider.Response{Stream: st}, nil
 	}}
-	s := newServer(t, routing.LimitsConfig{}, nil, target{name: "a", a: a})
+	s := newServer(t, limits.Config{}, nil, target{name: "a", a: a})
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -487,7 +489,7 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 }
 
 func TestModels(t *testing.T) {
-	s := newServer(t, routing.LimitsConfig{}, nil, target{name: "a", a: &fake{do: ok("{}")}})
+	s := newServer(t, limits.Config{}, nil, target{name: "a", a: &fake{do: ok("{}")}})
 	w := do(s.Handler(), "GET", "/v1/models", "", "")
 	var list struct {
 		Object string `json:"object"`
@@ -516,7 +518,7 @@ func TestRetrySameProviderAfterBackoff(t *testing.T) {
 		}
 		return &provider.Response{Body: []byte(`{"ok":1}`)}, nil
 	}}
-	s := newServer(t, routing.LimitsConfig{}, nil, target{name: "a", a: a})
+	s := newServer(t, limits.Config{}, nil, target{name: "a", a: a})
 	w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody)
 	if w.Code != 200 || w.Header().Get("X-LLMRouter-Attempts") != "3" {
 		t.Fatalf("status %d attempts %q, want 200 after 3 attempts: %s", w.Code, w.Header().Get("X-LLMRouter-Attempts"), w.Body)
@@ -534,7 +536,7 @@ func TestRetrySameProviderAfterBackoff(t *testing.T) {
 func TestLastAttemptKeptForFallbackTier(t *testing.T) {
 	failing := func() *fake { return &fake{do: fail(outcome.ServerError, 500, "boom")} }
 	a, b, c, local := failing(), failing(), failing(), &fake{do: ok(`{"ok":1}`)}
-	s := newServer(t, routing.LimitsConfig{}, nil,
+	s := newServer(t, limits.Config{}, nil,
 		target{name: "a", a: a}, target{name: "b", a: b}, target{name: "c", tier: 1, a: c}, target{name: "local", tier: 2, a: local})
 	w := do(s.Handler(), "POST", "/v1/chat/completions", "application/json", chatBody)
 	if w.Code != 200 || w.Header().Get("X-LLMRouter-Provider") != "local" || w.Header().Get("X-LLMRouter-Attempts") != "3" {
@@ -561,7 +563,7 @@ func TestBodyBudget(t *testing.T) {
 		return ok(`{"id":"x","object":"chat.completion","choices":[]}`)(ctx, req)
 	}}
 	// 6 KiB: one body's first 4 KiB buffer fits, a second does not.
-	s := newServer(t, routing.LimitsConfig{MaxBodyBytes: 6 << 10, BodyBufferBytes: 6 << 10}, nil, target{name: "p", a: a})
+	s := newServer(t, limits.Config{MaxBodyBytes: 6 << 10, BodyBufferBytes: 6 << 10}, nil, target{name: "p", a: a})
 	h := s.Handler()
 	post := func() *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
@@ -596,7 +598,7 @@ func TestBodyBudget(t *testing.T) {
 // over, and the client's body goes back to limits.body_buffer_bytes while
 // the stream is still open (a long stream does not hold it for its life).
 func TestStreamGivesBodyBack(t *testing.T) {
-	s := newServer(t, routing.LimitsConfig{}, nil, target{name: "p", a: &fake{do: streamOf(io.EOF, 2, textChunk, stopChunk)}})
+	s := newServer(t, limits.Config{}, nil, target{name: "p", a: &fake{do: streamOf(io.EOF, 2, textChunk, stopChunk)}})
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -630,7 +632,7 @@ func TestPatternModel(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "p", Type: "fake", Adapter: a}}, Models: table,
-		Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Retry: fastRetry, Registerer: reg})
+		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}}, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -28,7 +29,7 @@ func TestOpenAISDK(t *testing.T) {
 	s, err := Open(routing.Options{
 		Providers:  []routing.Provider{{Name: "sim", Type: "simulated", Adapter: sim}},
 		Models:     table,
-		Limits:     routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10e9},
+		Limits:     limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10e9},
 		ClientKeys: []string{"client-key"},
 	})
 	if err != nil {

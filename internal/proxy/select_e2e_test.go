@@ -6,7 +6,9 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
@@ -30,8 +32,8 @@ func TestPriorityShedding(t *testing.T) {
 	for i, a := range []*fake{p1, p2, p3, p4} {
 		provs = append(provs, routing.Provider{Name: []string{"p1", "p2", "p3", "p4"}[i], Adapter: a})
 	}
-	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
-		Retry: backoff4(), Policy: upstream.Policy{Breaker: tripAtOnce}})
+	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
+		Routing: policy.Config{Retry: policy.Retry{Config: backoff4()}}, Policy: upstream.Policy{Breaker: tripAtOnce}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +100,8 @@ func TestFailingProviderWarnsItsDomain(t *testing.T) {
 		mc.Targets = append(mc.Targets, route.Target{Provider: p.name, Model: "x"})
 	}
 	table, _ := route.NewTable([]route.ModelConfig{mc})
-	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
-		Retry: fastRetry, Policy: upstream.Policy{Breaker: never}})
+	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
+		Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}}, Policy: upstream.Policy{Breaker: never}})
 	if err != nil {
 		t.Fatal(err)
 	}

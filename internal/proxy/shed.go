@@ -19,7 +19,7 @@ func (s *Server) shed(ctx context.Context, r *http.Request, st *routing.State) (
 		return nil, answer.BadRequest("", "X-LLMRouter-Priority must be high, normal or low")
 	}
 	share, reopen := st.OpenShare(s.now())
-	release, ok = s.shedGate.Admit(ctx, prio, share > st.ShedAbove)
+	release, ok = s.shedGate.Admit(ctx, prio, share > st.Routing.ShedOpenFraction)
 	if ok {
 		return release, nil
 	}

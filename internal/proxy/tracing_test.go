@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
@@ -288,7 +289,7 @@ func TestTracingResponseModel(t *testing.T) {
 			}
 			table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "up-model"}}}})
 			s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: pc}},
-				Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
+				Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
 			if err != nil {
 				t.Fatal(err)
 			}

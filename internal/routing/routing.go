@@ -11,11 +11,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
-	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/failover"
-	"github.com/llmrouter/llmrouter/internal/hedge"
+	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/pool"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -44,24 +44,14 @@ type Provider struct {
 type Options struct {
 	Providers []Provider
 	Models    *route.Table
-	Limits    LimitsConfig
-	// Retry is the retry policy; the zero value means backoff.DefaultConfig.
-	Retry backoff.Config
+	Limits    limits.Config
+	// Routing is the routing policy (the `routing:` block), handed to the
+	// attempt loop whole; zero parts take their defaults
+	// (policy.Config.WithDefaults).
+	Routing policy.Config
 	// Policy is what every provider's runtime shares: the breaker,
 	// adaptive throttling, the quota recheck; zero fields take defaults.
 	Policy upstream.Policy
-	// Weights are the score weights; the zero value means
-	// route.DefaultWeights.
-	Weights route.Weights
-	// ShedOpenFraction: above this share of open providers, low priority
-	// is refused and normal priority queues. 0 means 0.5; 1 never sheds.
-	ShedOpenFraction float64
-	// Affinity is routing.affinity; the zero value is off, a zero TTL
-	// means affinity.DefaultTTL.
-	Affinity affinity.Config
-	// Hedge is routing.hedge; the zero value is off, a zero MaxShare
-	// means hedge.DefaultMaxShare.
-	Hedge hedge.Config
 	// ClientKeys are the accepted anonymous client API keys; with no
 	// NamedKeys either, client authentication is off.
 	ClientKeys []string
@@ -103,33 +93,12 @@ type ClientKey struct {
 	Limits clientkeys.Limits
 }
 
-// DefaultShedOpenFraction is routing.shed_open_fraction's default.
-const DefaultShedOpenFraction = 0.5
-
 // withDefaults fills zero fields with their packages' defaults.
 func (o Options) withDefaults() Options {
 	o.Limits = o.Limits.WithDefaults()
-	if o.Retry == (backoff.Config{}) {
-		o.Retry = backoff.DefaultConfig()
-	}
+	o.Routing = o.Routing.WithDefaults()
 	o.Policy = o.Policy.WithDefaults()
-	if o.Weights == (route.Weights{}) {
-		o.Weights = route.DefaultWeights()
-	}
-	if o.ShedOpenFraction == 0 {
-		o.ShedOpenFraction = DefaultShedOpenFraction
-	}
-	o.Affinity = o.Affinity.WithDefaults()
-	o.Hedge = o.Hedge.WithDefaults()
 	return o
-}
-
-// ValidateShedOpenFraction checks routing.shed_open_fraction.
-func ValidateShedOpenFraction(f float64) error {
-	if !(f > 0 && f <= 1) {
-		return fmt.Errorf("routing.shed_open_fraction: must be in (0, 1], got %g", f)
-	}
-	return nil
 }
 
 // State is the routing state of one configuration: everything a request
@@ -140,15 +109,9 @@ type State struct {
 	Providers map[string]*failover.Provider
 	Order     []*failover.Provider
 	Models    *route.Table
-	Limits    LimitsConfig
-	Retry     backoff.Config
-	Weights   route.Weights
-	// ShedAbove is routing.shed_open_fraction.
-	ShedAbove float64
-	// Affinity is routing.affinity, its TTL set.
-	Affinity affinity.Config
-	// Hedge is routing.hedge, its MaxShare set.
-	Hedge hedge.Config
+	Limits    limits.Config
+	// Routing is the routing policy, its defaults set.
+	Routing policy.Config
 	// Keys are the accepted client keys; Clients the runtimes of every
 	// key, the anonymous one ("") included.
 	Keys    clientauth.Keys
@@ -242,21 +205,16 @@ func (rt *Routes) Update(opts Options) error {
 	opts = opts.withDefaults()
 	// The same Validate functions the config loader runs: routes built
 	// without a config file (tests, embedding) are held to the same rules.
-	if err := errors.Join(opts.Limits.Validate(), opts.Retry.Validate(), opts.Policy.Validate(), opts.Weights.Validate(),
-		ValidateShedOpenFraction(opts.ShedOpenFraction), validateKeys(opts.NamedKeys), pricing.Validate(opts.Pricing),
-		opts.Affinity.Validate(), opts.Hedge.Validate()); err != nil {
+	if err := errors.Join(opts.Limits.Validate(), opts.Routing.Validate(), opts.Policy.Validate(),
+		validateKeys(opts.NamedKeys), pricing.Validate(opts.Pricing)); err != nil {
 		return err
 	}
 	st := &State{
 		Providers: make(map[string]*failover.Provider, len(opts.Providers)),
 		Models:    opts.Models,
 		Limits:    opts.Limits,
-		Retry:     opts.Retry,
-		Weights:   opts.Weights,
-		ShedAbove: opts.ShedOpenFraction,
+		Routing:   opts.Routing,
 		Prices:    pricing.New(opts.Pricing),
-		Affinity:  opts.Affinity,
-		Hedge:     opts.Hedge,
 		Created:   time.Now().Unix(),
 	}
 	var secrets [][]string

@@ -28,7 +28,7 @@ type View struct {
 // View returns the routing state in force now.
 func (rt *Routes) View() View {
 	st := rt.st.Load()
-	return View{Providers: st.Order, Models: st.Models, Weights: st.Weights, Clients: st.Clients, At: rt.now(), st: st}
+	return View{Providers: st.Order, Models: st.Models, Weights: st.Routing.Weights, Clients: st.Clients, At: rt.now(), st: st}
 }
 
 // Provider returns the provider named name; nil when there is none.

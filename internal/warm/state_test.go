@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/admin"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
@@ -71,7 +72,7 @@ func stateServer(t *testing.T, qURL string) *proxy.Server {
 			{Name: "q", Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)}, Config: provider.Config{BaseURL: qURL}},
 		},
 		Models: table,
-		Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
+		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func BenchmarkStateSave(b *testing.B) {
 				b.Fatal(err)
 			}
 			s, err := proxy.Open(routing.Options{Providers: ps, Models: table, Policy: upstream.Policy{ThrottleK: 2},
-				Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
+				Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -191,7 +192,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 		sim := &fake{do: ok(`{"ok":true}`)}
 		table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "p", Model: "x"}}}})
 		s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "p", Adapter: sim}}, Models: table,
-			Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
+			Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}

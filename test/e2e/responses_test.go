@@ -15,6 +15,8 @@ import (
 	oaresp "github.com/openai/openai-go/v3/responses"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
@@ -93,8 +95,8 @@ func newResponsesRouterWith(t *testing.T, opts func(*routing.Options, *api.Optio
 		t.Fatal(err)
 	}
 	rr := &responsesRouter{reg: prometheus.NewRegistry()}
-	o := routing.Options{Providers: ps, Models: table, Retry: fastRetry, Registerer: rr.reg,
-		Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second}}
+	o := routing.Options{Providers: ps, Models: table, Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}}, Registerer: rr.reg,
+		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second}}
 	ao := api.Options{Registerer: rr.reg}
 	if opts != nil {
 		opts(&o, &ao)

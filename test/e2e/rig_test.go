@@ -18,6 +18,8 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/backoff"
 	"github.com/llmrouter/llmrouter/internal/breaker"
+	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
@@ -112,8 +114,8 @@ func newRig(t testing.TB, o rigOptions, provs ...prov) *rig {
 	r.server, err = proxy.Open(routing.Options{
 		Providers: ps,
 		Models:    table,
-		Limits:    routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: o.requestTimeout},
-		Retry:     fastRetry,
+		Limits:    limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: o.requestTimeout},
+		Routing:   policy.Config{Retry: policy.Retry{Config: fastRetry}},
 		Policy:    rtupstream.Policy{Breaker: o.breaker, ThrottleK: o.throttleK},
 	})
 	if err != nil {

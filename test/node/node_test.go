@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/proxy"
@@ -41,7 +42,7 @@ func TestOpenAINodeSDK(t *testing.T) {
 	s, err := proxy.Open(routing.Options{
 		Providers:  []routing.Provider{{Name: "sim", Type: "simulated", Adapter: sim}},
 		Models:     table,
-		Limits:     routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second},
+		Limits:     limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second},
 		ClientKeys: []string{"node-key"},
 	})
 	if err != nil {

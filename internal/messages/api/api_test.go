@@ -16,7 +16,9 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
 	"github.com/llmrouter/llmrouter/internal/proxy"
@@ -96,8 +98,8 @@ func router(t testing.TB, keys []string, tier0 provider.Adapter, tier1 provider.
 		t.Fatal(err)
 	}
 	s, err := proxy.Open(routing.Options{Providers: ps, Models: table, ClientKeys: keys,
-		Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
-		Retry:  backoff.Config{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Multiplier: 2}})
+		Limits:  limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
+		Routing: policy.Config{Retry: policy.Retry{Config: backoff.Config{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Multiplier: 2}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,8 +381,8 @@ func TestAffinity(t *testing.T) {
 	b.do = a.do
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "claude-*", Targets: []route.Target{{Provider: "a", Model: "up-claude"}, {Provider: "b", Model: "up-claude"}}}})
 	s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "a", Type: "fake", Adapter: a}, {Name: "b", Type: "fake", Adapter: b}},
-		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
-		Retry: backoff.Config{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Multiplier: 2}, Affinity: affinity.Config{Enabled: true}})
+		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
+		Routing: policy.Config{Retry: policy.Retry{Config: backoff.Config{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Multiplier: 2}}, Affinity: affinity.Config{Enabled: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/messages/chat"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
@@ -106,7 +107,7 @@ func pathHandler(tb testing.TB, p benchPath) http.Handler {
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "up-model"}}}})
 	s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: pc}},
-		Models: table, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
+		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
 	if err != nil {
 		tb.Fatal(err)
 	}

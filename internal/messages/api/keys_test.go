@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
+	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
@@ -23,7 +24,7 @@ func TestNamedKeyRefusals(t *testing.T) {
 	key := routing.ClientKey{Named: clientauth.Named{Name: "agent", Hash: sha256.Sum256([]byte("s"))},
 		Limits: clientkeys.Limits{Models: []string{"claude-haiku-*"}, RPM: 1}}
 	s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "p0", Type: "sim", Adapter: sim(t)}}, Models: table,
-		NamedKeys: []routing.ClientKey{key}, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}})
+		NamedKeys: []routing.ClientKey{key}, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
-package routing
+package limits
 
 import (
-	"github.com/llmrouter/llmrouter/internal/intake"
-
 	"errors"
 	"fmt"
 	"time"
@@ -15,9 +13,9 @@ const (
 	DefaultClientWriteTimeout = 10 * time.Second
 )
 
-// LimitsConfig is the `limits:` block: what one client, or many at once,
+// Config is the `limits:` block: what one client, or many at once,
 // may cost the router (docs/ARCHITECTURE.md, "Memory").
-type LimitsConfig struct {
+type Config struct {
 	// MaxBodyBytes caps a request body; a larger one gets 413. Default
 	// 10 MiB; must be positive and at most BodyBufferBytes.
 	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
@@ -51,7 +49,7 @@ type LimitsConfig struct {
 const DefaultMaxConnections = 1024
 
 // WithDefaults returns c with zero optional fields set to their defaults.
-func (c LimitsConfig) WithDefaults() LimitsConfig {
+func (c Config) WithDefaults() Config {
 	if c.BodyBufferBytes == 0 {
 		c.BodyBufferBytes = DefaultBodyBufferBytes
 	}
@@ -68,7 +66,7 @@ func (c LimitsConfig) WithDefaults() LimitsConfig {
 }
 
 // Validate reports every invalid field, each naming its key.
-func (c LimitsConfig) Validate() error {
+func (c Config) Validate() error {
 	var errs []error
 	if c.MaxBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("limits.max_body_bytes: must be positive, got %d", c.MaxBodyBytes))
@@ -92,9 +90,4 @@ func (c LimitsConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("limits.max_connections: must not be negative, got %d", c.MaxConnections))
 	}
 	return errors.Join(errs...)
-}
-
-// BodyLimits are the limits a request body is read within.
-func (st *State) BodyLimits() intake.Limits {
-	return intake.Limits{MaxBody: st.Limits.MaxBodyBytes, Budget: st.Limits.BodyBufferBytes, ReadTimeout: st.Limits.BodyReadTimeout}
 }
