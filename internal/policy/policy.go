@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
@@ -38,6 +39,10 @@ type Config struct {
 // between retries of one provider (backoff.Config).
 type Retry struct {
 	backoff.Config `mapstructure:",squash"`
+	// TierWait is how long a request may wait for its better tier before
+	// it degrades to a lower one (docs/ARCHITECTURE.md, "Retries and
+	// failover"). 0 (the default) moves on at once; must not be negative.
+	TierWait time.Duration `mapstructure:"tier_wait"`
 }
 
 // DefaultShedOpenFraction is routing.shed_open_fraction's default.
@@ -72,5 +77,9 @@ func (c Config) Validate() error {
 
 // Validate reports every invalid field of routing.retry, joined.
 func (r Retry) Validate() error {
-	return r.Config.Validate()
+	var err error
+	if r.TierWait < 0 {
+		err = fmt.Errorf("routing.retry.tier_wait: must not be negative (0 moves on at once), got %s", r.TierWait)
+	}
+	return errors.Join(r.Config.Validate(), err)
 }
