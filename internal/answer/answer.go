@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
@@ -30,7 +31,7 @@ import (
 type Result struct {
 	// Err is an error answer: a refusal before any attempt, a provider's
 	// client error, or nothing served.
-	Err *Error
+	Err *apierror.Error
 	// Provider, when set with Err, is the provider whose client error it
 	// is (X-LLMRouter-Provider).
 	Provider string
@@ -91,7 +92,7 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 	case res.Err != nil:
 		e := res.Err
 		if e.EndConn {
-			EndConnection(w)
+			apierror.EndConnection(w)
 		}
 		if e.Status == http.StatusUnauthorized {
 			h["Www-Authenticate"] = valBearerRealm

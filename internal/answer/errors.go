@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
@@ -14,7 +15,7 @@ import (
 
 // ClientError passes a provider's client error (400, 404, 413, 422…)
 // through to the client as it is.
-func ClientError(oe *outcome.Error) *Error {
+func ClientError(oe *outcome.Error) *apierror.Error {
 	status := oe.Status
 	if status < 400 || status > 499 {
 		status = http.StatusBadRequest
@@ -29,7 +30,7 @@ func ClientError(oe *outcome.Error) *Error {
 	}
 	// A body kept by an adapter that served the client's own API natively
 	// goes back as it came (Error.Raw).
-	return &Error{Status: status, Type: typ, Code: oe.Code, Param: oe.Param, Message: msg, Raw: oe.Body}
+	return &apierror.Error{Status: status, Type: typ, Code: oe.Code, Param: oe.Param, Message: msg, Raw: oe.Body}
 }
 
 // Unserved is the end of a request no attempt served: 400 when no target
@@ -38,16 +39,16 @@ func ClientError(oe *outcome.Error) *Error {
 func Unserved(ex *Exchange, deadlinePassed bool) Result {
 	switch {
 	case !ex.Supported:
-		return Result{Err: &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "unsupported_operation",
-			Param: "model", Message: "the model " + Quote(ex.Model.Name) + " has no provider that serves " + ex.Op.String()}}
+		return Result{Err: &apierror.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "unsupported_operation",
+			Param: "model", Message: "the model " + apierror.Quote(ex.Model.Name) + " has no provider that serves " + ex.Op.String()}}
 	case deadlinePassed:
-		return Result{Err: &Error{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "timeout",
+		return Result{Err: &apierror.Error{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "timeout",
 			Message: "the request did not complete within limits.request_timeout; " + ex.FailureList()}}
 	case onlyMissing(ex):
 		// Every target the model has is misconfigured: say which, and
 		// never as a failure worth retrying (SDKs retry 5xx, not 404).
-		return Result{Err: &Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
-			Param: "model", Message: "the model " + Quote(ex.Model.Name) + " is configured with targets its providers do not have (" +
+		return Result{Err: &apierror.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found",
+			Param: "model", Message: "the model " + apierror.Quote(ex.Model.Name) + " is configured with targets its providers do not have (" +
 				strings.Join(ex.Missing, ", ") + "): they are disabled until the config is fixed and reloaded, or `router enable PROVIDER`"}}
 	case ex.Attempts == 0:
 		return Result{Err: refused(ex)}
@@ -66,10 +67,10 @@ func Unserved(ex *Exchange, deadlinePassed bool) Result {
 		if wait == time.Duration(math.MaxInt64) {
 			wait = time.Second
 		}
-		return Result{Err: &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+		return Result{Err: &apierror.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
 			Message: "every provider for this model is rate limited; " + ex.FailureList(), RetryAfter: wait}}
 	}
-	return Result{Err: &Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
+	return Result{Err: &apierror.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
 		Message: "every attempt failed; " + ex.FailureList()}}
 }
 
@@ -91,7 +92,7 @@ func onlyMissing(ex *Exchange) bool {
 // are at their limits or full (Retry-After: the soonest refill), 413 when
 // it is larger than every provider's token budget, else 503 with
 // Retry-After at the earliest breaker reopening.
-func refused(ex *Exchange) *Error {
+func refused(ex *Exchange) *apierror.Error {
 	var (
 		limited, full, throttled, tooLarge, open bool
 		wait, reopen                             time.Duration = math.MaxInt64, math.MaxInt64
@@ -112,66 +113,66 @@ func refused(ex *Exchange) *Error {
 	}
 	switch {
 	case throttled && !limited && !full:
-		return &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+		return &apierror.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
 			Message: "the providers for this model are failing most requests; the router is throttling locally, retry later", RetryAfter: time.Second}
 	case limited || full:
 		if !limited {
 			wait = time.Second
 		}
-		return &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+		return &apierror.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
 			Message: "every provider for this model is at its rate or concurrency limit; retry later", RetryAfter: max(wait, time.Second)}
 	case tooLarge && !open:
-		return &Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+		return &apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
 			Message: "the request's estimated tokens exceed every provider's per-minute token budget"}
 	}
 	if !open || reopen <= 0 {
 		reopen = time.Second
 	}
-	return &Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
+	return &apierror.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
 		Message: "every provider for this model is unavailable (circuit open); retry later", RetryAfter: max(reopen, time.Second)}
 }
 
 // Unauthorized is the 401 for a missing or wrong client key; a body the
 // client sent is not read.
 func Unauthorized(r *http.Request) Result {
-	return Result{Err: &Error{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key",
+	return Result{Err: &apierror.Error{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key",
 		Message: "missing or invalid API key: send Authorization: Bearer <key> or x-api-key: <key>", EndConn: r.ContentLength != 0}}
 }
 
 // ModelNotFound is the 404 for a model that is not configured.
-func ModelNotFound(name string) *Error {
-	return &Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
-		Message: "the model " + Quote(name) + " does not exist"}
+func ModelNotFound(name string) *apierror.Error {
+	return &apierror.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+		Message: "the model " + apierror.Quote(name) + " does not exist"}
 }
 
 // ModelNotAllowed is the 403 for a model the client key named key may not
 // call (auth.keys[].models).
-func ModelNotAllowed(model, key string) *Error {
-	return &Error{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "model_not_allowed", Param: "model",
-		Message: "the client key " + Quote(key) + " may not use the model " + Quote(model)}
+func ModelNotAllowed(model, key string) *apierror.Error {
+	return &apierror.Error{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "model_not_allowed", Param: "model",
+		Message: "the client key " + apierror.Quote(key) + " may not use the model " + apierror.Quote(model)}
 }
 
 // KeyRateLimited is the 429 for a request over its client key's own RPM
 // or TPM (auth.keys[].rpm, tpm); wait is when it would fit.
-func KeyRateLimited(key string, wait time.Duration) *Error {
-	return &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
-		Message: "the client key " + Quote(key) + " is over its own requests or tokens per minute; retry later", RetryAfter: max(wait, time.Second)}
+func KeyRateLimited(key string, wait time.Duration) *apierror.Error {
+	return &apierror.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+		Message: "the client key " + apierror.Quote(key) + " is over its own requests or tokens per minute; retry later", RetryAfter: max(wait, time.Second)}
 }
 
 // KeyTooLarge is the 413 for a request whose token estimate exceeds its
 // client key's whole TPM: it could never be admitted.
-func KeyTooLarge(key string) *Error {
-	return &Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
-		Message: "the request's estimated tokens exceed the client key " + Quote(key) + "'s tokens per minute"}
+func KeyTooLarge(key string) *apierror.Error {
+	return &apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+		Message: "the request's estimated tokens exceed the client key " + apierror.Quote(key) + "'s tokens per minute"}
 }
 
 // BudgetExceeded is the 429 for a client key whose spend this period has
 // reached its budget (auth.keys[].budget_usd); resetIn is when the period
 // resets (Retry-After), 0 for a total budget (no Retry-After: it never
 // resets).
-func BudgetExceeded(key string, resetIn time.Duration) *Error {
-	e := &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "budget_exceeded",
-		Message: "the client key " + Quote(key) + " has spent its budget for this period"}
+func BudgetExceeded(key string, resetIn time.Duration) *apierror.Error {
+	e := &apierror.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "budget_exceeded",
+		Message: "the client key " + apierror.Quote(key) + " has spent its budget for this period"}
 	if resetIn > 0 {
 		e.RetryAfter = max(resetIn, time.Second)
 		e.Message += "; it resets in " + resetIn.Round(time.Second).String()
@@ -181,8 +182,8 @@ func BudgetExceeded(key string, resetIn time.Duration) *Error {
 
 // BudgetWaitTimeout is the 504 for a request whose deadline passed while
 // it waited for its client key's requests in flight to settle.
-func BudgetWaitTimeout(key string) *Error {
-	return &Error{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "timeout",
-		Message: "the request did not complete within limits.request_timeout: it waited for the client key " + Quote(key) +
+func BudgetWaitTimeout(key string) *apierror.Error {
+	return &apierror.Error{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "timeout",
+		Message: "the request did not complete within limits.request_timeout: it waited for the client key " + apierror.Quote(key) +
 			"'s requests in flight to settle against its budget"}
 }

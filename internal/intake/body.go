@@ -1,8 +1,6 @@
 package intake
 
 import (
-	"github.com/llmrouter/llmrouter/internal/answer"
-
 	"errors"
 	"io"
 	"mime"
@@ -12,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmrouter/llmrouter/internal/apierror"
 )
 
 // Request bodies (docs/ARCHITECTURE.md, "Memory"): a body's buffer grows
@@ -136,11 +136,11 @@ type Limits struct {
 // Read reads r's whole body within lim into a buffer charged to bud; the
 // caller must give it back with bud.Free. An error that leaves the body
 // unread ends the connection (Error.EndConn).
-func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Body, *answer.Error) {
+func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Body, *apierror.Error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			e := answer.BadRequest("", "unsupported content type "+answer.Quote(ct)+": send the body as application/json")
+			e := apierror.BadRequest("", "unsupported content type "+apierror.Quote(ct)+": send the body as application/json")
 			e.EndConn = r.ContentLength != 0
 			return nil, e
 		}
@@ -151,7 +151,7 @@ func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Bo
 		return nil, e
 	}
 	if r.ContentLength == 0 {
-		return nil, answer.BadRequest("", "the request body is empty: send a JSON object")
+		return nil, apierror.BadRequest("", "the request body is empty: send a JSON object")
 	}
 	rb := bud.newBody(lim.MaxBody, lim.Budget)
 	if rb == nil {
@@ -185,17 +185,17 @@ func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Bo
 	}
 	if err != io.EOF {
 		bud.Free(rb)
-		var e *answer.Error
+		var e *apierror.Error
 		switch {
 		case err == errTooLarge:
 			e = tooLarge(lim.MaxBody)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			e = &answer.Error{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Code: "request_timeout",
+			e = &apierror.Error{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Code: "request_timeout",
 				Message: "the request body did not arrive within limits.body_read_timeout (" + lim.ReadTimeout.String() + ")"}
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			e = answer.BadRequest("", "the request body ended early")
+			e = apierror.BadRequest("", "the request body ended early")
 		default:
-			e = answer.BadRequest("", "could not read the request body: "+err.Error())
+			e = apierror.BadRequest("", "could not read the request body: "+err.Error())
 		}
 		e.EndConn = true
 		return nil, e
@@ -203,20 +203,20 @@ func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Bo
 	_ = rc.SetReadDeadline(time.Time{})
 	if len(rb.B) == 0 {
 		bud.Free(rb)
-		return nil, answer.BadRequest("", "the request body is empty: send a JSON object")
+		return nil, apierror.BadRequest("", "the request body is empty: send a JSON object")
 	}
 	return rb, nil
 }
 
 var errTooLarge = errors.New("body too large")
 
-func tooLarge(max int64) *answer.Error {
-	return &answer.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+func tooLarge(max int64) *apierror.Error {
+	return &apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
 		Message: "the request body is larger than the limit of " + itoa64(max) + " bytes"}
 }
 
-func bodiesFull() *answer.Error {
-	return &answer.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
+func bodiesFull() *apierror.Error {
+	return &apierror.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
 		Message:    "the router is holding as many request bodies as limits.body_buffer_bytes allows; retry later",
 		RetryAfter: time.Second, EndConn: true}
 }

@@ -4,7 +4,7 @@
 // router needs, after one bounded validation pass and without decoding
 // the rest (docs/ARCHITECTURE.md, "Hostile clients").
 //
-// A refusal is an *answer.Error carrying the status and the OpenAI error fields;
+// A refusal is an *apierror.Error carrying the status and the OpenAI error fields;
 // the caller writes it. An Error with EndConn set left the body unread:
 // its answer must end the connection (EndConnection).
 package intake

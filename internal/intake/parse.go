@@ -1,8 +1,6 @@
 package intake
 
 import (
-	"github.com/llmrouter/llmrouter/internal/answer"
-
 	"errors"
 	"strconv"
 	"strings"
@@ -10,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -38,17 +37,17 @@ type Fields struct {
 // the types of those it reads, after one bounded validation pass
 // (jsoncheck). body must not change while the result is in use; strings
 // in the result do not alias body (its byte slices do).
-func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
+func Parse(op provider.Op, body []byte) (Fields, *apierror.Error) {
 	var f Fields
 	if aerr := checkJSON(body); aerr != nil {
 		return f, aerr
 	}
 	doc := gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body)))
 	if !doc.IsObject() {
-		return f, answer.BadRequest("", "the request body must be a JSON object")
+		return f, apierror.BadRequest("", "the request body must be a JSON object")
 	}
 	var (
-		aerr     *answer.Error
+		aerr     *apierror.Error
 		hasModel bool
 		required = requiredField(op)
 		hasReq   bool
@@ -57,7 +56,7 @@ func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 		switch k.Str {
 		case "model":
 			if v.Type != gjson.String {
-				aerr = answer.BadRequest("model", "model must be a string")
+				aerr = apierror.BadRequest("model", "model must be a string")
 				return false
 			}
 			hasModel = true
@@ -69,7 +68,7 @@ func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 				f.Stream = v.Type == gjson.True
 			case gjson.Null:
 			default:
-				aerr = answer.BadRequest("stream", "stream must be a boolean")
+				aerr = apierror.BadRequest("stream", "stream must be a boolean")
 				return false
 			}
 		case "stream_options":
@@ -77,7 +76,7 @@ func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 				break
 			}
 			if !v.IsObject() {
-				aerr = answer.BadRequest("stream_options", "stream_options must be an object")
+				aerr = apierror.BadRequest("stream_options", "stream_options must be an object")
 				return false
 			}
 			iu := v.Get("include_usage")
@@ -85,7 +84,7 @@ func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 			case gjson.True, gjson.False, gjson.Null:
 				f.IncludeUsage = iu.Type == gjson.True
 			default:
-				aerr = answer.BadRequest("stream_options.include_usage", "stream_options.include_usage must be a boolean")
+				aerr = apierror.BadRequest("stream_options.include_usage", "stream_options.include_usage must be a boolean")
 				return false
 			}
 		case "max_tokens", "max_completion_tokens":
@@ -93,14 +92,14 @@ func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 			case gjson.Null:
 			case gjson.Number:
 				if v.Num < 0 || v.Num != float64(int64(v.Num)) {
-					aerr = answer.BadRequest(k.Str, k.Str+" must be a non-negative integer")
+					aerr = apierror.BadRequest(k.Str, k.Str+" must be a non-negative integer")
 					return false
 				}
 				if n := int64(v.Num); n > f.MaxTokens {
 					f.MaxTokens = n
 				}
 			default:
-				aerr = answer.BadRequest(k.Str, k.Str+" must be an integer")
+				aerr = apierror.BadRequest(k.Str, k.Str+" must be an integer")
 				return false
 			}
 		case "prompt_cache_key":
@@ -122,13 +121,13 @@ func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 		return f, aerr
 	}
 	if !hasModel || f.Model == "" {
-		return f, answer.BadRequest("model", "you must provide a model parameter")
+		return f, apierror.BadRequest("model", "you must provide a model parameter")
 	}
 	if !hasReq {
-		return f, answer.BadRequest(required, "missing required parameter: "+answer.Quote(required))
+		return f, apierror.BadRequest(required, "missing required parameter: "+apierror.Quote(required))
 	}
 	if f.Stream && op == provider.OpEmbeddings {
-		return f, answer.BadRequest("stream", "embeddings cannot be streamed")
+		return f, apierror.BadRequest("stream", "embeddings cannot be streamed")
 	}
 	return f, nil
 }
@@ -136,12 +135,12 @@ func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 // Check is the bounded validation pass Parse starts with, for a handler
 // that reads the body itself (the Responses API's): syntax, UTF-8,
 // nesting depth, distinct top-level keys, and an object.
-func Check(body []byte) *answer.Error {
+func Check(body []byte) *apierror.Error {
 	if aerr := checkJSON(body); aerr != nil {
 		return aerr
 	}
 	if !gjson.ParseBytes(body).IsObject() {
-		return answer.BadRequest("", "the request body must be a JSON object")
+		return apierror.BadRequest("", "the request body must be a JSON object")
 	}
 	return nil
 }
@@ -149,25 +148,25 @@ func Check(body []byte) *answer.Error {
 // checkJSON validates the body in one bounded pass (jsoncheck): syntax,
 // UTF-8, nesting depth, and distinct top-level keys. Nothing input depth
 // can drive recurses, so no body can overflow the stack.
-func checkJSON(body []byte) *answer.Error {
+func checkJSON(body []byte) *apierror.Error {
 	err := jsoncheck.Check(body)
 	if err == nil {
 		return nil
 	}
 	var je *jsoncheck.Error
 	if !errors.As(err, &je) {
-		return answer.BadRequest("", "the request body is not valid JSON: "+err.Error())
+		return apierror.BadRequest("", "the request body is not valid JSON: "+err.Error())
 	}
 	switch je.Problem {
 	case jsoncheck.DuplicateKey:
-		return answer.BadRequest(je.Key, "the request body repeats the top-level key "+answer.Quote(je.Key)+": send each key once")
+		return apierror.BadRequest(je.Key, "the request body repeats the top-level key "+apierror.Quote(je.Key)+": send each key once")
 	case jsoncheck.Depth:
-		return answer.BadRequest("", "the request body nests objects and arrays deeper than "+itoa64(jsoncheck.MaxDepth)+
+		return apierror.BadRequest("", "the request body nests objects and arrays deeper than "+itoa64(jsoncheck.MaxDepth)+
 			" levels (at byte "+itoa64(int64(je.Offset))+")")
 	case jsoncheck.UTF8:
-		return answer.BadRequest("", "the request body is not valid UTF-8 (at byte "+itoa64(int64(je.Offset))+"): JSON text must be UTF-8")
+		return apierror.BadRequest("", "the request body is not valid UTF-8 (at byte "+itoa64(int64(je.Offset))+"): JSON text must be UTF-8")
 	}
-	return answer.BadRequest("", "the request body is not valid JSON: "+je.Error())
+	return apierror.BadRequest("", "the request body is not valid JSON: "+je.Error())
 }
 
 func requiredField(op provider.Op) string {
@@ -180,22 +179,22 @@ func requiredField(op provider.Op) string {
 	return "messages"
 }
 
-func checkRequired(op provider.Op, v gjson.Result) *answer.Error {
+func checkRequired(op provider.Op, v gjson.Result) *apierror.Error {
 	switch op {
 	case provider.OpChat:
 		if !v.IsArray() {
-			return answer.BadRequest("messages", "messages must be an array of message objects")
+			return apierror.BadRequest("messages", "messages must be an array of message objects")
 		}
 		n := 0
-		var bad *answer.Error
+		var bad *apierror.Error
 		v.ForEach(func(_, m gjson.Result) bool {
 			n++
 			if !m.IsObject() {
-				bad = answer.BadRequest("messages", "every entry of messages must be an object")
+				bad = apierror.BadRequest("messages", "every entry of messages must be an object")
 				return false
 			}
 			if r := m.Get("role"); r.Type != gjson.String {
-				bad = answer.BadRequest("messages", "every message needs a string role")
+				bad = apierror.BadRequest("messages", "every message needs a string role")
 				return false
 			}
 			return true
@@ -204,21 +203,21 @@ func checkRequired(op provider.Op, v gjson.Result) *answer.Error {
 			return bad
 		}
 		if n == 0 {
-			return answer.BadRequest("messages", "messages must not be empty")
+			return apierror.BadRequest("messages", "messages must not be empty")
 		}
 	case provider.OpCompletions:
 		if v.Type != gjson.String && !v.IsArray() {
-			return answer.BadRequest("prompt", "prompt must be a string or an array")
+			return apierror.BadRequest("prompt", "prompt must be a string or an array")
 		}
 	case provider.OpEmbeddings:
 		switch {
 		case v.Type == gjson.String:
 		case v.IsArray():
 			if len(v.Array()) == 0 {
-				return answer.BadRequest("input", "input must not be empty")
+				return apierror.BadRequest("input", "input must not be empty")
 			}
 		default:
-			return answer.BadRequest("input", "input must be a string or an array")
+			return apierror.BadRequest("input", "input must be a string or an array")
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -48,7 +49,7 @@ type Route struct {
 	// limits, and freed by the front door) into the router's request;
 	// an error is the request's answer. It may look the model up
 	// (Request.UseModel) and must, for a Call to dispatch.
-	Read func(q Request, r *http.Request, body []byte) (Call, *answer.Error)
+	Read func(q Request, r *http.Request, body []byte) (Call, *apierror.Error)
 	// Serve handles a request whole through q (a stored response read):
 	// q.Authorize first, then exactly one q.Answer.
 	Serve func(q Request, w http.ResponseWriter, r *http.Request)
@@ -88,7 +89,7 @@ type Call struct {
 func chatFamily() []*Dialect {
 	op := func(o provider.Op, path string) *Dialect {
 		return &Dialect{API: o.String(), Routes: []Route{{Pattern: "POST " + path,
-			Read: func(q Request, r *http.Request, body []byte) (Call, *answer.Error) { return readOp(q, r, o, body) }}}}
+			Read: func(q Request, r *http.Request, body []byte) (Call, *apierror.Error) { return readOp(q, r, o, body) }}}}
 	}
 	return []*Dialect{
 		op(provider.OpChat, "/v1/chat/completions"),
@@ -100,7 +101,7 @@ func chatFamily() []*Dialect {
 // readOp reads a request of the OpenAI operation o: the few fields the
 // router needs, in one pass; the body goes to OpenAI-family providers
 // unchanged but for the model.
-func readOp(q Request, r *http.Request, o provider.Op, body []byte) (Call, *answer.Error) {
+func readOp(q Request, r *http.Request, o provider.Op, body []byte) (Call, *apierror.Error) {
 	f, aerr := intake.Parse(o, body)
 	if aerr != nil {
 		return Call{}, aerr

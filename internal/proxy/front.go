@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/routing"
@@ -67,7 +68,7 @@ func (q Request) Answer(res answer.Result) { q.s.out.Answer(q.w, q.Ex, res) }
 // first, then patterns) and makes it the request's model; the error is
 // the 404 for a model not configured, or the 403 for one the client's
 // key may not call (auth.keys[].models).
-func (q Request) UseModel(name string) *answer.Error {
+func (q Request) UseModel(name string) *apierror.Error {
 	if q.Ex.Model = q.st.Models.Lookup(name); q.Ex.Model == nil {
 		return answer.ModelNotFound(name)
 	}

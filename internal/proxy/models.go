@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 )
 
@@ -78,8 +79,8 @@ func (s *Server) serveNotFound(w http.ResponseWriter, r *http.Request) {
 	defer q.End()
 	// The body of an unknown route is not read: the answer ends the
 	// connection.
-	e := &answer.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
-		Message: "unknown route " + r.Method + " " + answer.Quote(r.URL.Path), EndConn: r.ContentLength != 0}
+	e := &apierror.Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
+		Message: "unknown route " + r.Method + " " + apierror.Quote(r.URL.Path), EndConn: r.ContentLength != 0}
 	if len(methods) > 0 {
 		allow := strings.Join(methods, ", ")
 		w.Header().Set("Allow", allow)

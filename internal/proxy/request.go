@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -14,7 +15,7 @@ import (
 
 // serve handles one request of a Read route end to end: every path out
 // of it goes through the answer writer exactly once.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, d *Dialect, read func(Request, *http.Request, []byte) (Call, *answer.Error)) {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, d *Dialect, read func(Request, *http.Request, []byte) (Call, *apierror.Error)) {
 	q := s.begin(w, r, d, "")
 	defer q.End()
 	r = q.r // its context carries the request's span

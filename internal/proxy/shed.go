@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/shed"
 )
@@ -13,10 +13,10 @@ import (
 // shed applies priority shedding (internal/shed) when more than
 // shed_open_fraction of the providers are open. A refusal is the answer to
 // give; release, when not nil, frees the request's slot.
-func (s *Server) shed(ctx context.Context, r *http.Request, st *routing.State) (release func(), refusal *answer.Error) {
+func (s *Server) shed(ctx context.Context, r *http.Request, st *routing.State) (release func(), refusal *apierror.Error) {
 	prio, ok := shed.ParsePriority(r.Header.Get("X-LLMRouter-Priority"))
 	if !ok {
-		return nil, answer.BadRequest("", "X-LLMRouter-Priority must be high, normal or low")
+		return nil, apierror.BadRequest("", "X-LLMRouter-Priority must be high, normal or low")
 	}
 	share, reopen := st.OpenShare(s.now())
 	release, ok = s.shedGate.Admit(ctx, prio, share > st.Routing.ShedOpenFraction)
@@ -24,6 +24,6 @@ func (s *Server) shed(ctx context.Context, r *http.Request, st *routing.State) (
 		return release, nil
 	}
 	s.m.shed.WithLabelValues(string(prio)).Inc()
-	return nil, &answer.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
+	return nil, &apierror.Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "service_unavailable",
 		Message: "most providers are unavailable; " + string(prio) + " priority requests are shed, retry later", RetryAfter: max(reopen, time.Second)}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/messages"
 	"github.com/llmrouter/llmrouter/internal/messages/chat"
@@ -52,15 +53,15 @@ func claims(r *http.Request) bool {
 }
 
 // refusal turns internal/messages' refusal into the router's error value.
-func refusal(e *messages.Error) *answer.Error {
-	return &answer.Error{Status: e.Status, Type: e.Type, Code: e.Type, Message: e.Message}
+func refusal(e *messages.Error) *apierror.Error {
+	return &apierror.Error{Status: e.Status, Type: e.Type, Code: e.Type, Message: e.Message}
 }
 
 // readMessages reads POST /v1/messages (docs/ARCHITECTURE.md, "Anthropic
 // Messages API"): checked as Anthropic checks it; sent natively to the
 // model's Anthropic-format targets and translated onto chat completions
 // for the others.
-func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *answer.Error) {
+func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *apierror.Error) {
 	if aerr := intake.Check(body); aerr != nil {
 		return proxy.Call{}, aerr
 	}
@@ -97,7 +98,7 @@ func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (pr
 			b, err := tr.Answer(sv.Resp.Body)
 			if err != nil {
 				sv.Done(outcome.OK)
-				return answer.Result{Err: &answer.Error{Status: http.StatusBadGateway, Type: "api_error", Code: "upstream_error",
+				return answer.Result{Err: &apierror.Error{Status: http.StatusBadGateway, Type: "api_error", Code: "upstream_error",
 					Message: "the provider's answer could not be read as a chat completion: " + err.Error()}}
 			}
 			sv.Resp.Body = b

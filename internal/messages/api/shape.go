@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/relay"
@@ -45,7 +46,7 @@ func errorType(status int) string {
 	return "api_error"
 }
 
-func (shape) AppendError(dst []byte, ex *answer.Exchange, e *answer.Error) []byte {
+func (shape) AppendError(dst []byte, ex *answer.Exchange, e *apierror.Error) []byte {
 	return appendError(dst, errorType(e.Status), e.Message, ex.ID)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/answer"
+	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
@@ -34,7 +35,7 @@ import (
 // built-in tool, background…) goes the same way to the model's openai and
 // azure targets only, natively (internal/responses/native); a model with
 // none gets the 400 naming the field.
-func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *answer.Error) {
+func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *apierror.Error) {
 	ex := q.Ex
 	if aerr := intake.Check(body); aerr != nil {
 		return proxy.Call{}, aerr
@@ -79,7 +80,7 @@ func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (p
 	if int64(len(req.Body)) > q.MaxBodyBytes() {
 		// A chain grows with every turn; the conversation it expands to is
 		// held to the body limit like any request.
-		return proxy.Call{}, &answer.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
+		return proxy.Call{}, &apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
 			Code: "request_too_large", Param: "previous_response_id",
 			Message: "the conversation, with the earlier turns previous_response_id brings in, is larger than limits.max_body_bytes"}
 	}
@@ -96,7 +97,7 @@ func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (p
 			sv.Resp.Body = b
 		} else {
 			sv.Done(outcome.OK)
-			res = answer.Result{Err: &answer.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
+			res = answer.Result{Err: &apierror.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
 				Message: "the provider's answer could not be read as " + what + ": " + err.Error()}}
 		}
 		return res
@@ -254,7 +255,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, q proxy.Request
 			c.Message = p.Up.Redact(c.Message)
 			return answer.Result{Err: answer.ClientError(&c), Provider: p.Name}
 		}
-		return answer.Result{Err: &answer.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
+		return answer.Result{Err: &apierror.Error{Status: http.StatusBadGateway, Type: "server_error", Code: "upstream_error",
 			Message: "the provider running the response in the background failed (" + oe.Kind.String() + "): " + p.Up.Redact(oe.Message)}}
 	}
 	switch {
@@ -277,7 +278,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, q proxy.Request
 
 // storeError is the answer for a store's failure to read or delete id:
 // OpenAI's 404 when it holds nothing, else a 503.
-func (s *Server) storeError(ex *answer.Exchange, id string, err error) *answer.Error {
+func (s *Server) storeError(ex *answer.Exchange, id string, err error) *apierror.Error {
 	if errors.Is(err, store.ErrNotFound) {
 		return s.refusal(ex, responses.NotFound(id))
 	}
@@ -286,7 +287,7 @@ func (s *Server) storeError(ex *answer.Exchange, id string, err error) *answer.E
 
 // refusal is the error answer for a request internal/responses refused;
 // a store that could not answer is logged.
-func (s *Server) refusal(ex *answer.Exchange, e *responses.Error) *answer.Error {
+func (s *Server) refusal(ex *answer.Exchange, e *responses.Error) *apierror.Error {
 	if e.Cause != nil {
 		s.storeWarn.Do(func() {
 			s.log.Warn("the store of responses could not answer (thinned: one of several)", "request_id", ex.ID, "error", e.Cause.Error())
@@ -296,7 +297,7 @@ func (s *Server) refusal(ex *answer.Exchange, e *responses.Error) *answer.Error 
 	if typ == "" {
 		typ = "invalid_request_error"
 	}
-	return &answer.Error{Status: e.Status, Type: typ, Code: e.Code, Param: e.Param, Message: e.Message, RetryAfter: e.RetryAfter}
+	return &apierror.Error{Status: e.Status, Type: typ, Code: e.Code, Param: e.Param, Message: e.Message, RetryAfter: e.RetryAfter}
 }
 
 // storeFailed logs an answer the store refused to keep (it said store:
