@@ -197,7 +197,7 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 			return
 		}
 		var oe *outcome.Error
-		if errors.As(err, &oe) && oe.Kind == outcome.ClientError {
+		if errors.As(err, &oe) && oe.Kind == outcome.ClientError && oe.Suspect == outcome.OK {
 			c := *oe
 			c.Message = p.Up.Redact(c.Message)
 			if c.Body != nil {
