@@ -61,6 +61,9 @@ func refusal(e *messages.Error) *answer.Error {
 // model's Anthropic-format targets and translated onto chat completions
 // for the others.
 func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *answer.Error) {
+	if merr := messages.CheckBetas(betas(r.Header)); merr != nil {
+		return proxy.Call{}, refusal(merr)
+	}
 	if aerr := intake.Check(body); aerr != nil {
 		return proxy.Call{}, aerr
 	}
@@ -160,6 +163,10 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 		return
 	}
 	defer q.Free(body)
+	if merr := messages.CheckBetas(betas(r.Header)); merr != nil {
+		q.Answer(answer.Result{Err: refusal(merr)})
+		return
+	}
 	if aerr := intake.Check(body.B); aerr != nil {
 		q.Answer(answer.Result{Err: aerr})
 		return
