@@ -50,6 +50,7 @@ targets=(
   "./internal/provider/gemini FuzzClassifyError"
   "./internal/provider/gemini FuzzStream"
   "./internal/provider/gemini FuzzTranslateCompletion"
+  "./internal/provider/vertex FuzzClassifyError"
   "./internal/provider/bedrock FuzzClassifyError"
   "./internal/provider/bedrock FuzzStream"
   "./internal/responses/chat FuzzTurn"

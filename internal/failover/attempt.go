@@ -156,6 +156,9 @@ func (l *Loop) finish(ctx context.Context, r *Run, sv *Served, resp *provider.Re
 		sv.end()
 		sv.permit = nil
 		oe := classify(ctx, up, err)
+		if oe.Kind == outcome.ClientError && oe.Suspect != outcome.OK {
+			oe = l.confirm(ctx, r, up, sv.Target, sv.Req.Op, oe)
+		}
 		permit.Release(l.now(), upstream.Result{Kind: oe.Kind, RetryAfter: oe.RetryAfter, RateLimit: oe.RateLimit, Latency: time.Since(t0)})
 		sv.span.End(tracing.Outcome{Kind: oe.Kind.String(), Status: oe.Status, Message: oe.Message})
 		l.log.DebugContext(sv.ctx, "attempt failed", "request_id", r.ID, "attempt", r.Attempts, "provider", up.Name,

@@ -16,6 +16,13 @@
 // (Options.Now), the request's deadline converted onto it once; only the
 // waits use real timers.
 //
+// An attempt whose client error only suspects a provider-wide kind
+// (outcome.Error.Suspect: quota, a missing model, read from words a
+// request may have put in the provider's error) waits, before decide,
+// for the router's own minimal request to confirm it (confirm.go,
+// docs/ARCHITECTURE.md, "Classification"): confirmed, the attempt ends
+// in that kind; otherwise it stays the client's error.
+//
 // Each attempt sends the request with its target's model and its cap on
 // the answer's length (Target.MaxOutputTokens, on provider.Request), which
 // the adapter writes into the body; the target's buckets are charged the

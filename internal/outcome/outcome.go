@@ -96,6 +96,14 @@ type Error struct {
 	Param   string
 	Message string
 
+	// Suspect is a provider-wide kind (Quota, TargetMissing) that only
+	// the error's words suggest: words a request could have put there,
+	// since providers quote client input in their errors (an unknown
+	// anthropic-beta value, a block's tag). Kind is then ClientError
+	// until one minimal request of the router's own confirms it
+	// (docs/ARCHITECTURE.md, "Classification"). OK: nothing suspected.
+	Suspect Kind
+
 	// RetryAfter is how long the provider asked us to wait (Retry-After,
 	// retry-after-ms, Gemini RetryInfo); 0 means it did not say.
 	RetryAfter time.Duration

@@ -13,6 +13,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/breaker/prober"
 	"github.com/llmrouter/llmrouter/internal/bulkhead"
+	"github.com/llmrouter/llmrouter/internal/confirm"
 	"github.com/llmrouter/llmrouter/internal/offtargets"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -224,6 +225,11 @@ type Upstream struct {
 	// off until a reload changes them or an operator enables them.
 	targets offtargets.Set
 
+	// confirms are the checks of suspected kinds (docs/ARCHITECTURE.md,
+	// "Classification"), at most one per kind (and target) per
+	// breaker.cooldown.failure.
+	confirms *confirm.Checks
+
 	// shared is the fleet's view of the provider; nil without shared_state.
 	shared shared.Handle
 }
@@ -268,6 +274,11 @@ func New(spec Spec, opts Options) *Upstream {
 		recheck = DefaultQuotaRecheck
 	}
 	u.quota = quota.New(recheck)
+	every := spec.Breaker.Cooldown.Failure
+	if every <= 0 {
+		every = breaker.DefaultConfig().Cooldown.Failure
+	}
+	u.confirms = confirm.New(every)
 	if opts.Fleet != nil {
 		u.shared = opts.Fleet.For(u.sharedProvider(), u.applyView)
 	}
@@ -484,6 +495,16 @@ func (u *Upstream) quotaResult(now time.Time, r Result) {
 	u.changed()
 }
 
+// Confirm says whether a kind the provider's words only suspect
+// (outcome.Error.Suspect) is so: check runs the router's own minimal
+// request, at most one at a time per key and one per
+// breaker.cooldown.failure, whose verdict stands meanwhile; a caller
+// during a check waits for it, bounded by ctx (docs/ARCHITECTURE.md,
+// "Classification"). The caller applies a confirmed kind as the attempt's.
+func (u *Upstream) Confirm(ctx context.Context, now time.Time, k confirm.Key, check confirm.Check) bool {
+	return u.confirms.Confirm(ctx, now, k, check)
+}
+
 // DisableTarget turns model off on this provider: the provider answered
 // that it does not exist. It stays off until a reload changes the
 // provider or an operator enables it; it reports whether it was on.
@@ -508,6 +529,7 @@ func (u *Upstream) TargetOff(model string) bool { return u.targets.Off(model) }
 func (u *Upstream) Enable() (quota bool, targets []string) {
 	quota = u.quota.Lift()
 	targets = u.targets.Lift()
+	u.confirms.Forget()
 	if u.shared != nil && u.shared.Up() {
 		u.shared.Enable()
 	}

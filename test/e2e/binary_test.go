@@ -23,6 +23,7 @@ func TestBinary(t *testing.T) {
 	t.Run("messages wire faults", func(t *testing.T) { testBinaryMessagesFaults(t, bin) })
 	t.Run("drain", func(t *testing.T) { testBinaryDrain(t, bin) })
 	t.Run("hostile clients", func(t *testing.T) { testBinaryHostile(t, bin) })
+	t.Run("echoed input", func(t *testing.T) { testBinaryEchoes(t, bin) })
 	t.Run("outages", func(t *testing.T) { testBinaryOutages(t, bin) })
 	t.Run("responses api", func(t *testing.T) { testBinaryResponses(t, bin) })
 	t.Run("responses api natively", func(t *testing.T) { testBinaryResponsesNative(t, bin) })

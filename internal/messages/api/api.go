@@ -62,6 +62,9 @@ func refusal(e *messages.Error) *apierror.Error {
 // model's Anthropic-format targets and translated onto chat completions
 // for the others.
 func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *apierror.Error) {
+	if merr := messages.CheckBetas(betas(r.Header)); merr != nil {
+		return proxy.Call{}, refusal(merr)
+	}
 	if aerr := intake.Check(body); aerr != nil {
 		return proxy.Call{}, aerr
 	}
@@ -161,6 +164,10 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 		return
 	}
 	defer q.Free(body)
+	if merr := messages.CheckBetas(betas(r.Header)); merr != nil {
+		q.Answer(answer.Result{Err: refusal(merr)})
+		return
+	}
 	if aerr := intake.Check(body.B); aerr != nil {
 		q.Answer(answer.Result{Err: aerr})
 		return
@@ -198,7 +205,7 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 			return
 		}
 		var oe *outcome.Error
-		if errors.As(err, &oe) && oe.Kind == outcome.ClientError {
+		if errors.As(err, &oe) && oe.Kind == outcome.ClientError && oe.Suspect == outcome.OK {
 			c := *oe
 			c.Message = p.Up.Redact(c.Message)
 			if c.Body != nil {

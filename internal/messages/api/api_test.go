@@ -31,9 +31,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // native is a scripted Anthropic-format adapter: it serves OpMessages
 // (and counts tokens) and records what it was sent.
 type native struct {
-	calls atomic.Int32
-	last  atomic.Pointer[provider.Request]
-	do    func(ctx context.Context, req *provider.Request) (*provider.Response, error)
+	calls  atomic.Int32
+	counts atomic.Int32 // CountTokens calls
+	last   atomic.Pointer[provider.Request]
+	do     func(ctx context.Context, req *provider.Request) (*provider.Response, error)
 }
 
 func (n *native) Supports(op provider.Op) bool { return op == provider.OpMessages }
@@ -45,6 +46,7 @@ func (n *native) Do(ctx context.Context, req *provider.Request) (*provider.Respo
 	return n.do(ctx, req)
 }
 func (n *native) CountTokens(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	n.counts.Add(1)
 	return &provider.Response{Body: []byte(`{"input_tokens":42}`)}, nil
 }
 
@@ -311,6 +313,45 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("x-should-retry: false is %v, want %v", got, tt.retryNot)
 			}
 		})
+	}
+}
+
+// TestBadBeta: an anthropic-beta element that is not a beta's name is a
+// 400 naming the header on both routes, after the client's key is
+// checked, and nothing reaches a provider (it would quote the value back
+// in its error: docs/ARCHITECTURE.md, "Classification").
+func TestBadBeta(t *testing.T) {
+	n := &native{do: func(context.Context, *provider.Request) (*provider.Response, error) {
+		return &provider.Response{Body: []byte(nativeAnswer)}, nil
+	}}
+	h := router(t, []string{"k1"}, n, nil)
+	count := `{"model":"claude-x","messages":[{"role":"user","content":"hi"}]}`
+	for _, tt := range []struct {
+		name, path, body string
+		hdr              []string
+		status           int
+		typ              string
+	}{
+		{"quota words", "/v1/messages", hello, []string{"x-api-key", "k1", "anthropic-beta", "credit balance"}, 400, "invalid_request_error"},
+		{"second header", "/v1/messages", hello, []string{"x-api-key", "k1", "anthropic-beta", "claude-code-20250219", "anthropic-beta", "Usage_Limit"}, 400, "invalid_request_error"},
+		{"count_tokens", "/v1/messages/count_tokens", count, []string{"x-api-key", "k1", "anthropic-beta", "oauth-2025-04-20, spend limit"}, 400, "invalid_request_error"},
+		{"no key first", "/v1/messages", hello, []string{"anthropic-beta", "credit balance"}, 401, "authentication_error"},
+		{"no key first, count_tokens", "/v1/messages/count_tokens", count, []string{"anthropic-beta", "credit balance"}, 401, "authentication_error"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := send(h, "POST", tt.path, tt.body, tt.hdr...)
+			typ, msg := anthropicError(t, w)
+			if w.Code != tt.status || typ != tt.typ || tt.status == 400 && !strings.HasPrefix(msg, "anthropic-beta: ") {
+				t.Fatalf("got %d %s %q, want %d %s naming anthropic-beta", w.Code, typ, msg, tt.status, tt.typ)
+			}
+		})
+	}
+	if c, k := n.calls.Load(), n.counts.Load(); c != 0 || k != 0 {
+		t.Errorf("the provider was called %d times and asked to count %d times, want never", c, k)
+	}
+	w := send(h, "POST", "/v1/messages", hello, "x-api-key", "k1", "anthropic-beta", " claude-code-20250219 ,, effort-2025-11-24\t")
+	if w.Code != 200 {
+		t.Errorf("valid betas with spaces and an empty element: got %d %s, want 200", w.Code, w.Body)
 	}
 }
 

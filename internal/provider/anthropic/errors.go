@@ -37,16 +37,22 @@ var errorTypes = map[string]struct {
 
 // ClassifyError turns an Anthropic error answer into an *outcome.Error.
 // The body is `{"type":"error","error":{"type":…,"message":…}}`; its
-// error.type decides the kind, refined by the message where Anthropic
-// reuses a type (credit balance and usage limits are Quota; a
-// not_found_error about the model, "model: claude-x", is TargetMissing: the
-// router's target is misconfigured, not the client's request nor the
-// provider's health). A 504 timeout_error is ServerError: Anthropic's side
-// timed out, not our timer. A body that is not Anthropic JSON (a 413 from
-// Cloudflare, a proxy's page) is classified by status (outcome.ForStatus),
-// with the trimmed text, bounded, as the message. RetryAfter comes from the
-// headers, and RateLimit from the anthropic-ratelimit-* headers
-// (ParseRateLimit), as on a successful answer.
+// error.type decides the kind (billing_error is Quota), and so does
+// details.error_code (enforced_spend_limit_reached is Quota). The message
+// never does: Anthropic quotes client input in it (an unknown
+// anthropic-beta value, an unknown block's tag), so where Anthropic reuses
+// a type, the words only make a suspicion (Error.Suspect) on a
+// ClientError, which the router confirms with a request of its own before
+// it believes it (docs/ARCHITECTURE.md, "Classification"): an
+// invalid_request_error speaking of a credit balance, a usage or spend
+// limit suspects Quota; a not_found_error naming a model ("model:
+// claude-x") suspects TargetMissing. A 504 timeout_error is ServerError:
+// Anthropic's side timed out, not our timer. A body that is not Anthropic
+// JSON (a 413 from Cloudflare, a proxy's page) is classified by status
+// (outcome.ForStatus), with the trimmed text, bounded, as the message.
+// RetryAfter comes from the headers, and RateLimit from the
+// anthropic-ratelimit-* headers (ParseRateLimit), as on a successful
+// answer.
 func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
 	e := classifyError(status, h, body, now)
 	e.Message = provider.Message(e.Message)
@@ -63,7 +69,7 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 		e.Type = t.Str
 		e.Message = errObj.Get("message").String()
 		e.Code = errObj.Get("details.error_code").String()
-		e.Kind = kindFor(status, e.Type, e.Code, e.Message)
+		e.Kind, e.Suspect = kindFor(status, e.Type, e.Code, e.Message)
 	} else {
 		e.Kind = outcome.ForStatus(status)
 		e.Message = boundedText(body)
@@ -82,31 +88,39 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 	return e
 }
 
-func kindFor(status int, typ, code, msg string) outcome.Kind {
-	lower := strings.ToLower(msg)
+// kindFor is the kind of an error of type typ with details.error_code
+// code and message msg under status, and the provider-wide kind msg
+// alone suggests (OK: none). Only typ, code and status decide the kind.
+func kindFor(status int, typ, code, msg string) (kind, suspect outcome.Kind) {
 	switch {
 	case typ == "overloaded_error" || status == 529:
-		return outcome.Overloaded
+		return outcome.Overloaded, outcome.OK
 	case code == "enforced_spend_limit_reached":
 		// A 429 that lasts until the 1st of next month: no retry helps.
-		return outcome.Quota
+		return outcome.Quota, outcome.OK
+	}
+	kind = outcome.ForStatus(status)
+	if t, ok := errorTypes[typ]; ok {
+		kind = t.kind
+	}
+	if kind != outcome.ClientError {
+		return kind, outcome.OK
+	}
+	lower := strings.ToLower(msg)
+	switch {
 	case typ == "invalid_request_error" &&
 		(strings.Contains(lower, "credit balance") || strings.Contains(lower, "usage limit") ||
 			strings.Contains(lower, "spend limit")):
 		// Anthropic answers 400 when the organisation is out of credit or
-		// over a spend limit it set; no request will pass until an
-		// operator acts.
-		return outcome.Quota
+		// over a spend limit it set; so would it quoting a client's
+		// "credit balance" beta or block tag.
+		suspect = outcome.Quota
 	case typ == "not_found_error" && strings.Contains(lower, "model"):
 		// "model: claude-x": the target names a model this key cannot
-		// use; the client asked for a configured model, so the fault is
-		// the target's, and the model's next target may serve.
-		return outcome.TargetMissing
+		// use, or a request named a file or a block that says "model".
+		suspect = outcome.TargetMissing
 	}
-	if t, ok := errorTypes[typ]; ok {
-		return t.kind
-	}
-	return outcome.ForStatus(status)
+	return kind, suspect
 }
 
 // eventError classifies an `error` event inside a stream. Status is the
@@ -119,14 +133,14 @@ func eventError(errObj gjson.Result) *outcome.Error {
 	if !ok {
 		t.kind, t.status = outcome.Unknown, 0
 	}
-	kind := kindFor(t.status, typ, code, msg)
+	kind, suspect := kindFor(t.status, typ, code, msg)
 	if kind == outcome.OK {
 		kind = outcome.Unknown
 	}
 	if msg == "" {
 		msg = "anthropic stream error"
 	}
-	return &outcome.Error{Kind: kind, Status: t.status, Type: typ, Code: code,
+	return &outcome.Error{Kind: kind, Suspect: suspect, Status: t.status, Type: typ, Code: code,
 		Message: provider.Message("anthropic stream: " + msg)}
 }
 

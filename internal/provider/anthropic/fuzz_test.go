@@ -27,7 +27,9 @@ var fuzzNow = time.Date(2026, 8, 21, 12, 40, 0, 0, time.UTC)
 
 // FuzzClassifyError classifies arbitrary error bodies under statuses
 // 400-599 with an arbitrary Retry-After. It must not panic and always
-// returns a usable *outcome.Error (fuzzCheckError) with the HTTP status.
+// returns a usable *outcome.Error (fuzzCheckError) with the HTTP status;
+// and the body quoted in the step table's answers (echoes) where Anthropic
+// quotes client input leaves each one's kind as it is with nothing there.
 func FuzzClassifyError(f *testing.F) {
 	for _, seed := range []struct {
 		status int
@@ -63,6 +65,9 @@ func FuzzClassifyError(f *testing.F) {
 		if e.Status != status {
 			t.Fatalf("Status %d, want %d", e.Status, status)
 		}
+		// The body, quoted where Anthropic quotes a client's input,
+		// never changes a kind.
+		providertest.FuzzEchoes(t, echoes, classifyAt, string(body))
 	})
 }
 

@@ -355,9 +355,9 @@ func TestMessagesErrors(t *testing.T) {
 			outcome.ClientError, "invalid_request_error"},
 		{"400 credit balance", 400, nil,
 			`{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}`,
-			outcome.Quota, "invalid_request_error"},
+			outcome.ClientError, "invalid_request_error"},
 		{"404 unknown model", 404, nil, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}`,
-			outcome.TargetMissing, "not_found_error"},
+			outcome.ClientError, "not_found_error"},
 		{"404 other", 404, nil, `{"type":"error","error":{"type":"not_found_error","message":"Not found"}}`,
 			outcome.ClientError, "not_found_error"},
 		{"413 from cloudflare", 413, nil, "<html><body>413 Request Entity Too Large</body></html>\n",
@@ -420,7 +420,7 @@ func TestCountTokens(t *testing.T) {
 		{"counted", 200, `{"input_tokens":2095, "context_management":{"original_input_tokens":2100}}`, outcome.OK},
 		{"rate limited", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"Too many count requests"}}`, outcome.RateLimited},
 		{"not served", 404, `{"type":"error","error":{"type":"not_found_error","message":"Not found"}}`, outcome.ClientError},
-		{"unknown model", 404, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-opus-5-5"}}`, outcome.TargetMissing},
+		{"unknown model", 404, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-opus-5-5"}}`, outcome.ClientError},
 		{"not JSON", 200, `input_tokens=3`, outcome.ServerError},
 	}
 	for _, tt := range tests {

@@ -50,13 +50,16 @@ var exceptions = map[string]struct {
 // ClassifyError turns a Bedrock error answer into an *outcome.Error. The
 // code is x-amzn-ErrorType's (up to its ':'), else the body's __type (after
 // its '#') or code; the message is the body's message. The code decides
-// the kind (exceptions), refined by the message where Bedrock reuses a code
-// for a target that cannot be served, whatever the request: a
-// ValidationException saying the model identifier is invalid or needs an
-// inference profile, a ResourceNotFoundException about the model, and an
-// AccessDeniedException saying the account has no access to the model (model
-// access is granted per model; the provider's other models still serve)
-// are TargetMissing. A code not listed, or none, is classified by status
+// the kind (exceptions). Where Bedrock reuses a code for a target that
+// cannot be served, the message refines it: an AccessDeniedException
+// saying the account has no access to the model (model access is granted
+// per model; the provider's other models still serve) is TargetMissing; a
+// ValidationException saying the model identifier is invalid, needs an
+// inference profile or reached its end of life, and a
+// ResourceNotFoundException about the model, are a ClientError that
+// suspects TargetMissing (Error.Suspect), since a ValidationException
+// quotes the request: the router confirms it with a request of its own
+// (docs/ARCHITECTURE.md, "Classification"). A code not listed, or none, is classified by status
 // (outcome.ForStatus). Bedrock sends no rate-limit headers; RetryAfter is
 // read all the same, in case a gateway in front sends one.
 func ClassifyError(status int, h http.Header, body []byte, now time.Time) *outcome.Error {
@@ -119,11 +122,16 @@ func classify(code string, status int, msg string) *outcome.Error {
 	lower := strings.ToLower(msg)
 	switch {
 	case code == "ValidationException" && (strings.Contains(lower, "model identifier is invalid") ||
-		strings.Contains(lower, "on-demand throughput") || strings.Contains(lower, "end of its life")):
-		e.Kind = outcome.TargetMissing
-	case code == "ResourceNotFoundException" && strings.Contains(lower, "model"):
-		e.Kind = outcome.TargetMissing
+		strings.Contains(lower, "on-demand throughput") || strings.Contains(lower, "end of its life")),
+		code == "ResourceNotFoundException" && strings.Contains(lower, "model"):
+		// A ValidationException quotes the request ("extraneous key [x]
+		// is not permitted", the model's own 400 about a block's tag):
+		// its words only suspect the target, until the router's own
+		// request says the same.
+		e.Kind, e.Suspect = outcome.ClientError, outcome.TargetMissing
 	case code == "AccessDeniedException" && strings.Contains(lower, "access to the model"):
+		// IAM's words about the target's model, never a request's: a
+		// request's content cannot be denied access.
 		e.Kind = outcome.TargetMissing
 	case known:
 		e.Kind = ex.kind

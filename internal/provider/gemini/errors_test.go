@@ -97,13 +97,13 @@ func TestClassifyError(t *testing.T) {
 		{
 			name: "unknown model keeps status and message", status: 404,
 			body: `{"error":{"code":404,"message":"models/gemini-1.0-pro is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status":"NOT_FOUND"}}`,
-			kind: outcome.TargetMissing, wantStatus: 404,
+			kind: outcome.ClientError, wantStatus: 404,
 			message: "models/gemini-1.0-pro is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.",
 		},
 		{
 			name: "unknown model in a stream error event", status: 0,
 			body: `{"error":{"code":404,"message":"models/gemini-9 is not found for API version v1beta, or is not supported for streamGenerateContent.","status":"NOT_FOUND"}}`,
-			kind: outcome.TargetMissing, wantStatus: 404,
+			kind: outcome.ClientError, wantStatus: 404,
 		},
 		{
 			name: "other not found is the client's", status: 404,

@@ -29,7 +29,9 @@ func fuzzTime(sec uint32) time.Time { return time.Unix(int64(sec), 0).UTC() }
 // 400-599, and under 0 (an error event inside a 200 stream), with an
 // arbitrary Retry-After and clock. It must not panic and always returns a
 // usable *outcome.Error (fuzzCheckError) keeping an HTTP error status as
-// given.
+// given; and the body quoted in the step table's answers (echoes) where
+// Google quotes client input leaves each one's kind as it is with nothing
+// there.
 func FuzzClassifyError(f *testing.F) {
 	const now = 1784140200 // 2026-07-15 18:30 UTC, 11:30 PDT
 	for _, seed := range []struct {
@@ -67,6 +69,9 @@ func FuzzClassifyError(f *testing.F) {
 		if status != 0 && e.Status != status {
 			t.Fatalf("Status %d, want %d", e.Status, status)
 		}
+		// The body, quoted where Google quotes a client's input, never
+		// changes a kind.
+		providertest.FuzzEchoes(t, echoes, classifyAt, string(body))
 	})
 }
 

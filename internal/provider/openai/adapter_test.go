@@ -491,8 +491,9 @@ func TestDoErrorRateLimit(t *testing.T) {
 }
 
 // TestDoTargetMissing checks the OpenAI-compatible servers' model-missing
-// 404s fail over as target_missing with the provider's message, while a
-// wrong endpoint stays server_error.
+// 404s are client errors suspecting target_missing (words only: the
+// router confirms them) with the provider's message, while a wrong
+// endpoint stays server_error.
 func TestDoTargetMissing(t *testing.T) {
 	tests := []struct {
 		name string
@@ -501,9 +502,9 @@ func TestDoTargetMissing(t *testing.T) {
 		msg  string
 	}{
 		{"ollama", `{"error":{"message":"model \"llama3.9\" not found, try pulling it first","type":"not_found_error","param":null,"code":null}}`,
-			outcome.TargetMissing, `model "llama3.9" not found, try pulling it first`},
+			outcome.ClientError, `model "llama3.9" not found, try pulling it first`},
 		{"vllm", `{"error":{"message":"The model ` + "`llama3.9`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}}`,
-			outcome.TargetMissing, "The model `llama3.9` does not exist."},
+			outcome.ClientError, "The model `llama3.9` does not exist."},
 		{"unknown route", "404 page not found", outcome.ServerError, "check base_url"},
 	}
 	for _, tt := range tests {
@@ -512,8 +513,9 @@ func TestDoTargetMissing(t *testing.T) {
 			a := newTestAdapter(t, Compatible, up.Server.URL+"/v1", "", Config{})
 			_, err := a.Do(context.Background(), request(provider.OpChat, chatBody, "llama3.9", false))
 			oe := providertest.As[*outcome.Error](t, err)
-			if oe.Kind != tt.want || oe.Status != 404 || !strings.Contains(oe.Message, tt.msg) {
-				t.Errorf("got %v status %d message %q, want %v 404 containing %q", oe.Kind, oe.Status, oe.Message, tt.want, tt.msg)
+			if oe.Kind != tt.want || oe.Status != 404 || !strings.Contains(oe.Message, tt.msg) ||
+				(oe.Suspect == outcome.TargetMissing) != (tt.want == outcome.ClientError) {
+				t.Errorf("got %v (suspect %v) status %d message %q, want %v 404 containing %q", oe.Kind, oe.Suspect, oe.Status, oe.Message, tt.want, tt.msg)
 			}
 		})
 	}

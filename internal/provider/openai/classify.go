@@ -44,14 +44,15 @@ const quotaWait = time.Hour
 //     billing_not_active) on a 4xx is Quota;
 //   - a 429 asking to wait more than an hour is Quota (RetryAfter kept);
 //     "Request too large" stays RateLimited;
-//   - a 404 that says the target's model or deployment is missing is
-//     TargetMissing, with the provider's message: code model_not_found or
-//     DeploymentNotFound (OpenAI, Azure), or a message naming a model that
-//     does not exist or is not found (OpenAI's "The model `x` does not
-//     exist or you do not have access to it.", Ollama's `model "x" not
-//     found, try pulling it first`, vLLM's "The model `x` does not
-//     exist."). That target is misconfigured; the client did nothing wrong
-//     and the provider's other targets may be fine;
+//   - a 404 with code model_not_found or DeploymentNotFound (OpenAI,
+//     Azure) is TargetMissing, with the provider's message: that target is
+//     misconfigured; the client did nothing wrong and the provider's other
+//     targets may be fine. A 404 whose message only names a model that
+//     does not exist or is not found (Ollama's `model "x" not found, try
+//     pulling it first`, vLLM's "The model `x` does not exist.") is a
+//     ClientError that suspects TargetMissing (Error.Suspect): a message
+//     may quote the request, so the router confirms it with a request of
+//     its own (docs/ARCHITECTURE.md, "Classification");
 //   - a 404 with no structured error at all, OpenAI's "Invalid URL", or a
 //     not_found_error/NotFoundError that names no model (llama.cpp's "File
 //     Not Found"): the endpoint is missing, base_url is wrong, which fails
@@ -108,8 +109,13 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 		e.Kind = outcome.Quota
 	case e.Kind == outcome.RateLimited && e.RetryAfter > quotaWait:
 		e.Kind = outcome.Quota
-	case eff == http.StatusNotFound && isModelMissing(f):
+	case eff == http.StatusNotFound && anyFold(f.code, "model_not_found", "DeploymentNotFound"):
 		e.Kind = outcome.TargetMissing
+	case eff == http.StatusNotFound && modelMissingWords(f.message):
+		// Words only (Ollama, vLLM send no code), and a message may
+		// quote the request: suspected until the router's own request
+		// says the same.
+		e.Kind, e.Suspect = outcome.ClientError, outcome.TargetMissing
 	case eff == http.StatusNotFound && (!f.structured || hasPrefixFold(f.message, "invalid url") ||
 		anyFold(f.typ, "not_found_error", "NotFoundError")):
 		e.Kind = outcome.ServerError
@@ -205,7 +211,7 @@ func kindFromFields(f errorFields) outcome.Kind {
 	case anyFold(f.code, "rate_limit_exceeded", "slow_down") ||
 		anyFold(f.typ, "rate_limit_error", "rate_limit_exceeded", "requests", "tokens", "RESOURCE_EXHAUSTED"):
 		return outcome.RateLimited
-	case isOverloaded(f):
+	case overloadedFields(f):
 		return outcome.Overloaded
 	case anyFold(f.code, "model_not_found", "DeploymentNotFound"):
 		return outcome.TargetMissing
@@ -217,6 +223,9 @@ func kindFromFields(f errorFields) outcome.Kind {
 		return outcome.ClientError
 	case anyFold(f.typ, "timeout_error", "DEADLINE_EXCEEDED"):
 		return outcome.Timeout
+	case isOverloaded(f):
+		// Words last: a typed error's message may quote the request.
+		return outcome.Overloaded
 	}
 	return outcome.ServerError
 }
@@ -229,27 +238,25 @@ func isQuota(s string) bool {
 		"billing_not_active")
 }
 
-// isModelMissing reports a 404 body that says the target model or
-// deployment does not exist: by code, or by a message that names a model
-// and says it does not exist or is not found (the OpenAI-compatible
-// servers send no code: Ollama `model "x" not found, try pulling it first`,
-// vLLM "The model `x` does not exist.").
-func isModelMissing(f errorFields) bool {
-	if anyFold(f.code, "model_not_found", "DeploymentNotFound") {
-		return true
-	}
-	return containsFold(f.message, "model") &&
-		(containsFold(f.message, "not found") || containsFold(f.message, "not exist") ||
-			containsFold(f.message, "n't exist"))
+// modelMissingWords reports a message that names a model and says it
+// does not exist or is not found (the OpenAI-compatible servers send no
+// code: Ollama `model "x" not found, try pulling it first`, vLLM "The
+// model `x` does not exist.").
+func modelMissingWords(msg string) bool {
+	return containsFold(msg, "model") &&
+		(containsFold(msg, "not found") || containsFold(msg, "not exist") || containsFold(msg, "n't exist"))
 }
 
 // isOverloaded reports a body that says the server is short of capacity.
 func isOverloaded(f errorFields) bool {
-	if anyFold(f.code, "server_is_overloaded", "overloaded") ||
-		anyFold(f.typ, "overloaded_error", "service_unavailable_error", "unavailable_error", "UNAVAILABLE") {
-		return true
-	}
-	return containsFold(f.message, "loading model") || containsFold(f.message, "server busy")
+	return overloadedFields(f) || containsFold(f.message, "loading model") || containsFold(f.message, "server busy")
+}
+
+// overloadedFields reports a code or type that says the server is short
+// of capacity.
+func overloadedFields(f errorFields) bool {
+	return anyFold(f.code, "server_is_overloaded", "overloaded") ||
+		anyFold(f.typ, "overloaded_error", "service_unavailable_error", "unavailable_error", "UNAVAILABLE")
 }
 
 func anyFold(s string, words ...string) bool {

@@ -17,6 +17,7 @@ func TestClassifyError(t *testing.T) {
 		header     map[string]string
 		body       string
 		wantKind   outcome.Kind
+		wantSusp   outcome.Kind // Suspect
 		wantStatus int
 		wantType   string
 		wantCode   string
@@ -94,7 +95,7 @@ func TestClassifyError(t *testing.T) {
 			wantMsg: "The model 'gpt-5x' does not exist or you do not have access to it."},
 		{name: "openai model missing by message only", status: 404,
 			body:     `{"error":{"message":"The model ` + "`gpt-4o-mini-2099`" + ` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":null}}`,
-			wantKind: outcome.TargetMissing, wantStatus: 404, wantType: "invalid_request_error",
+			wantKind: outcome.ClientError, wantSusp: outcome.TargetMissing, wantStatus: 404, wantType: "invalid_request_error",
 			wantMsg: "The model `gpt-4o-mini-2099` does not exist or you do not have access to it."},
 		{name: "azure DeploymentNotFound", status: 404,
 			body:     `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."}}`,
@@ -106,17 +107,17 @@ func TestClassifyError(t *testing.T) {
 			wantMsg: "The model `gpt-4o` does not exist or you do not have access to it."},
 		{name: "ollama model missing", status: 404,
 			body:     `{"error":{"message":"model \"llama3\" not found, try pulling it first","type":"not_found_error","param":null,"code":null}}`,
-			wantKind: outcome.TargetMissing, wantStatus: 404, wantType: "not_found_error",
+			wantKind: outcome.ClientError, wantSusp: outcome.TargetMissing, wantStatus: 404, wantType: "not_found_error",
 			wantMsg: `model "llama3" not found, try pulling it first`},
 		{name: "ollama native model missing", status: 404, body: `{"error":"model 'llama3' not found"}`,
-			wantKind: outcome.TargetMissing, wantStatus: 404, wantMsg: "model 'llama3' not found"},
+			wantKind: outcome.ClientError, wantSusp: outcome.TargetMissing, wantStatus: 404, wantMsg: "model 'llama3' not found"},
 		{name: "vllm model missing", status: 404,
 			body:     `{"error":{"message":"The model ` + "`x`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}}`,
-			wantKind: outcome.TargetMissing, wantStatus: 404, wantType: "NotFoundError", wantCode: "404",
+			wantKind: outcome.ClientError, wantSusp: outcome.TargetMissing, wantStatus: 404, wantType: "NotFoundError", wantCode: "404",
 			wantMsg: "The model `x` does not exist."},
 		{name: "vllm flat model missing", status: 404,
 			body:     `{"object":"error","message":"The model ` + "`llama-3-8b`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}`,
-			wantKind: outcome.TargetMissing, wantStatus: 404, wantType: "NotFoundError", wantCode: "404",
+			wantKind: outcome.ClientError, wantSusp: outcome.TargetMissing, wantStatus: 404, wantType: "NotFoundError", wantCode: "404",
 			wantMsg: "The model `llama-3-8b` does not exist."},
 		{name: "llama.cpp unknown route", status: 404,
 			body:     `{"error":{"code":404,"message":"File Not Found","type":"not_found_error"}}`,
@@ -235,8 +236,8 @@ func TestClassifyError(t *testing.T) {
 				h.Set(k, v)
 			}
 			e := ClassifyError(tt.status, h, []byte(tt.body), testNow)
-			if e.Kind != tt.wantKind {
-				t.Errorf("kind = %v, want %v", e.Kind, tt.wantKind)
+			if e.Kind != tt.wantKind || e.Suspect != tt.wantSusp {
+				t.Errorf("kind = %v suspect %v, want %v %v", e.Kind, e.Suspect, tt.wantKind, tt.wantSusp)
 			}
 			if e.Status != tt.wantStatus {
 				t.Errorf("status = %d, want %d", e.Status, tt.wantStatus)

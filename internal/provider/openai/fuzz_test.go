@@ -68,6 +68,9 @@ func FuzzClassifyError(f *testing.F) {
 		if status == 0 && e.Status != 0 && (e.Status < 400 || e.Status > 599) {
 			t.Fatalf("Status %d read from the body, want 0 or an error status", e.Status)
 		}
+		// The body, quoted where a provider quotes a client's input,
+		// never changes a kind.
+		providertest.FuzzEchoes(t, echoes, classifyAt, string(body))
 	})
 }
 

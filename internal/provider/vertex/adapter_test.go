@@ -268,7 +268,7 @@ func TestClassifyError(t *testing.T) {
 		{503, `{"error":{"code":503,"message":"The service is currently unavailable.","status":"UNAVAILABLE"}}`, outcome.Overloaded, false},
 		{403, `{"error":{"code":403,"message":"Permission 'aiplatform.endpoints.predict' denied","status":"PERMISSION_DENIED"}}`, outcome.Auth, false},
 		{401, `{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}`, outcome.Auth, false},
-		{404, `{"error":{"code":404,"message":"Publisher Model ` + "`projects/p/locations/us-east5/publishers/google/models/gemini-9`" + ` was not found or your project does not have access to it.","status":"NOT_FOUND"}}`, outcome.TargetMissing, false},
+		{404, `{"error":{"code":404,"message":"Publisher Model ` + "`projects/p/locations/us-east5/publishers/google/models/gemini-9`" + ` was not found or your project does not have access to it.","status":"NOT_FOUND"}}`, outcome.ClientError, false},
 		{400, `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"}}`, outcome.ClientError, true},
 		{529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, outcome.Overloaded, true},
 	} {
