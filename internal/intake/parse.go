@@ -4,6 +4,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/answer"
 
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -11,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
@@ -92,8 +94,12 @@ func Parse(op provider.Op, body []byte) (Fields, *answer.Error) {
 			switch v.Type {
 			case gjson.Null:
 			case gjson.Number:
-				if v.Num < 0 || v.Num != float64(int64(v.Num)) {
+				if v.Num < 0 || v.Num != math.Trunc(v.Num) {
 					aerr = answer.BadRequest(k.Str, k.Str+" must be a non-negative integer")
+					return false
+				}
+				if !(v.Num <= pricing.MaxTokens) { // 1e999 reads as +Inf
+					aerr = answer.BadRequest(k.Str, k.Str+" must be at most "+itoa64(pricing.MaxTokens))
 					return false
 				}
 				if n := int64(v.Num); n > f.MaxTokens {
