@@ -178,6 +178,28 @@ func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, e
 	}
 }
 
+// Charge takes one request of the key's RPM at now (the fleet's, with
+// shared_state), and no tokens and no budget, without waiting: a call
+// outside the attempt loop that must still count against the key
+// (count_tokens). It reports false, charging nothing and counting no
+// rejection, when the key's buckets have no request to give now (the
+// caller answers without its provider) or, with shared_state, the key's
+// budget is spent. A key without rpm or tpm always has one.
+func (k *Key) Charge(ctx context.Context, now time.Time) bool {
+	if k == nil || k.lim == nil {
+		return true
+	}
+	if charged, r, shared := k.admitShared(ctx, now, 0); shared {
+		return r == nil && charged
+	}
+	res, err := k.lim.Reserve(now, 0)
+	if err != nil {
+		return false
+	}
+	res.Reconcile(now, 0) // sent: nothing to reconcile but the request
+	return true
+}
+
 // Settle ends an admitted request at now: tokens is the usage its
 // provider reported (0: none, the estimate stands) and costUSD what it
 // cost at the configured prices (0 when nothing was served), recorded in

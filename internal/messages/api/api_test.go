@@ -29,9 +29,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // native is a scripted Anthropic-format adapter: it serves OpMessages
 // (and counts tokens) and records what it was sent.
 type native struct {
-	calls atomic.Int32
-	last  atomic.Pointer[provider.Request]
-	do    func(ctx context.Context, req *provider.Request) (*provider.Response, error)
+	calls  atomic.Int32
+	counts atomic.Int32 // CountTokens calls
+	last   atomic.Pointer[provider.Request]
+	do     func(ctx context.Context, req *provider.Request) (*provider.Response, error)
 }
 
 func (n *native) Supports(op provider.Op) bool { return op == provider.OpMessages }
@@ -43,6 +44,7 @@ func (n *native) Do(ctx context.Context, req *provider.Request) (*provider.Respo
 	return n.do(ctx, req)
 }
 func (n *native) CountTokens(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	n.counts.Add(1)
 	return &provider.Response{Body: []byte(`{"input_tokens":42}`)}, nil
 }
 
