@@ -57,6 +57,11 @@ func (k *Key) Allows(model string) bool {
 	return false
 }
 
+// Lists reports whether a configured model name (a pattern with its
+// `*`) belongs in the key's model list (GET /v1/models): the key may call
+// it, or, for a pattern, some name it serves. Nothing is counted.
+func (k *Key) Lists(name string) bool { return k == nil || k.allow.lists(name) }
+
 // Reason says why a key's own limits refused a request.
 type Reason uint8
 

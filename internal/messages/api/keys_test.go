@@ -138,3 +138,73 @@ func TestCountTokensWithinLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestModelListFollowsTheKey (issue 31, finding 10): GET /v1/models lists
+// only what the key may call, in both list shapes (OpenAI's, and
+// Anthropic's with anthropic-version): a pattern when it intersects the
+// key's allow-list. Before, every configured model was listed, and
+// GET /v1/models/{id} answered 403 for some of them.
+func TestModelListFollowsTheKey(t *testing.T) {
+	var cfgs []route.ModelConfig
+	for _, n := range []string{"claude-*", "gemini-*", "gpt-4o", "gpt-4o-mini", "o3", "mistral-*"} {
+		cfgs = append(cfgs, route.ModelConfig{Name: n, Targets: []route.Target{{Provider: "p0", Model: "up"}}})
+	}
+	table, err := route.NewTable(cfgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []routing.ClientKey{
+		{Named: clientauth.Named{Name: "narrow", Hash: sha256.Sum256([]byte("n"))},
+			Limits: clientkeys.Limits{Models: []string{"claude-haiku-*", "gpt-4o*", "gemini-2.5-pro", "mis"}}},
+		{Named: clientauth.Named{Name: "one", Hash: sha256.Sum256([]byte("o"))}, Limits: clientkeys.Limits{Models: []string{"o3"}}},
+		{Named: clientauth.Named{Name: "broad", Hash: sha256.Sum256([]byte("b"))}, Limits: clientkeys.Limits{Models: []string{"*"}}},
+		{Named: clientauth.Named{Name: "any", Hash: sha256.Sum256([]byte("a"))}},
+		{Named: clientauth.Named{Name: "wide", Hash: sha256.Sum256([]byte("w"))}, Limits: clientkeys.Limits{Models: []string{"g*"}}},
+	}
+	s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "p0", Type: "sim", Adapter: sim(t)}}, Models: table,
+		NamedKeys: keys, Limits: routing.LimitsConfig{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	h := s.Handler(New(nil).Dialect())
+	all := "claude-* gemini-* gpt-4o gpt-4o-mini mistral-* o3"
+	for _, tt := range []struct{ secret, want string }{
+		{"n", "claude-* gemini-* gpt-4o gpt-4o-mini"},
+		{"o", "o3"},
+		{"b", all},
+		{"a", all},
+		{"w", "gemini-* gpt-4o gpt-4o-mini"},
+	} {
+		for _, anthropic := range []bool{false, true} {
+			hdr := []string{"x-api-key", tt.secret}
+			if anthropic {
+				hdr = append(hdr, "anthropic-version", "2023-06-01")
+			}
+			w := send(h, "GET", "/v1/models", "", hdr...)
+			var list struct {
+				Object string `json:"object"`
+				Data   []struct {
+					ID string `json:"id"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil || w.Code != 200 || (list.Object == "list") == anthropic {
+				t.Fatalf("key %s, anthropic %v: %d %s", tt.secret, anthropic, w.Code, w.Body)
+			}
+			var got []string
+			for _, m := range list.Data {
+				got = append(got, m.ID)
+				// Every model listed can be asked about (a pattern by a
+				// name it serves that the key allows).
+				if !strings.HasSuffix(m.ID, "*") {
+					if w := send(h, "GET", "/v1/models/"+m.ID, "", hdr...); w.Code != 200 {
+						t.Errorf("key %s: %s listed, but GET /v1/models/%s is %d", tt.secret, m.ID, m.ID, w.Code)
+					}
+				}
+			}
+			if g := strings.Join(got, " "); g != tt.want {
+				t.Errorf("key %s, anthropic %v: listed %q, want %q", tt.secret, anthropic, g, tt.want)
+			}
+		}
+	}
+}
