@@ -22,6 +22,17 @@ func ToNano(usd float64) Nano {
 	return Nano(math.Round(usd * 1e9))
 }
 
+// add is a + b for amounts of at least 0, saturated at MaxInt64: a
+// spend or a sum of reservations never wraps negative (issue 31: an
+// estimate of MaxInt64 wrapped the reservations, and every request after
+// it was admitted).
+func add(a, b Nano) Nano {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
 // USD converts nano-dollars to US dollars.
 func USD(n Nano) float64 { return float64(n) / 1e9 }
 
@@ -65,13 +76,16 @@ type Reservation struct {
 // concurrent use.
 //
 //	Reserve(est) ──► spend ≥ limit ─────────────────► Exceeded (until the period resets)
-//	     │           spend + reserved ≥ limit ───────► Wait (for the next Settle)
-//	     └─────────► otherwise: reserved += est ─────► Admitted
+//	     │           reserved ≥ limit − spend ───────► Wait (for the next Settle)
+//	     └─────────► otherwise: reserved += min(est, limit − spend − reserved) ► Admitted
 //	Settle(r, cost): reserved -= r, spend += cost; waiters wake
 //
 // So the budget is passed by at most the real cost of the requests in
 // flight when it was reached, and Exceeded means spent, never merely
-// busy. Periods roll lazily: the first call at or past the period's end
+// busy. A reservation is clamped to what is left of the budget (an
+// estimate above it reserves the rest: the requests after it wait), so
+// the reservations never sum past the limit, and spends saturate: no
+// estimate or cost, however absurd, can wrap the check (issue 31). Periods roll lazily: the first call at or past the period's end
 // starts the next one with nothing spent (reservations in flight stay
 // reserved; what they cost counts in the period they settle in).
 type Budget struct {
@@ -161,13 +175,15 @@ func (b *Budget) Reserve(now time.Time, estimate Nano) Decision {
 			in = b.end.Sub(now)
 		}
 		return Decision{Verdict: Exceeded, ResetIn: in}
-	case b.held > 0 && b.spend+b.reserved >= b.limit:
+	case b.held > 0 && b.reserved >= b.limit-b.spend: // spend < limit: no overflow
 		if b.wake == nil {
 			b.wake = make(chan struct{})
 		}
 		return Decision{Verdict: Wait, Settled: b.wake}
 	}
-	estimate = max(estimate, 0)
+	// What is left is above 0 here: spend < limit, and reserved is under
+	// limit − spend or nothing is held.
+	estimate = min(max(estimate, 0), b.limit-b.spend-b.reserved)
 	b.reserved += estimate
 	b.held++
 	return Decision{Verdict: Admitted, Reservation: Reservation{amount: estimate, held: true}}
@@ -184,9 +200,9 @@ func (b *Budget) Settle(now time.Time, r Reservation, cost Nano) {
 		b.held--
 	}
 	cost = max(cost, 0)
-	b.spend += cost
+	b.spend = add(b.spend, cost)
 	if b.shared {
-		b.unsent += cost
+		b.unsent = add(b.unsent, cost)
 	}
 	w := b.wake
 	b.wake = nil
@@ -227,7 +243,7 @@ func (b *Budget) Observe(now time.Time, id string, total Nano) {
 	defer b.mu.Unlock()
 	b.rollLocked(now)
 	if id == b.period.ID(b.start) {
-		b.spend = max(b.spend, max(total, 0)+b.unsent+b.sending)
+		b.spend = max(b.spend, add(add(max(total, 0), b.unsent), b.sending))
 	}
 }
 
@@ -240,7 +256,7 @@ func (b *Budget) TakeUnsent(now time.Time) (id string, amount Nano) {
 	b.rollLocked(now)
 	amount = b.unsent
 	b.unsent = 0
-	b.sending += amount
+	b.sending = add(b.sending, amount)
 	return b.period.ID(b.start), amount
 }
 
@@ -255,10 +271,10 @@ func (b *Budget) Sent(id string, amount, total Nano, ok bool) {
 	}
 	b.sending = max(b.sending-amount, 0)
 	if !ok {
-		b.unsent += amount
+		b.unsent = add(b.unsent, amount)
 		return
 	}
-	b.spend = max(b.spend, total+b.unsent+b.sending)
+	b.spend = max(b.spend, add(add(max(total, 0), b.unsent), b.sending))
 }
 
 // Saved is a budget's state in the state file.
@@ -276,7 +292,7 @@ func (b *Budget) Export(now time.Time) Saved {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.rollLocked(now)
-	return Saved{Period: b.period.ID(b.start), Spend: b.spend, Unsent: b.unsent + b.sending}
+	return Saved{Period: b.period.ID(b.start), Spend: b.spend, Unsent: add(b.unsent, b.sending)}
 }
 
 // Restore loads a state exported by any process before now: only when
@@ -291,7 +307,7 @@ func (b *Budget) Restore(now time.Time, in Saved) bool {
 	}
 	b.spend = max(b.spend, in.Spend)
 	if b.shared {
-		b.unsent += max(in.Unsent, 0)
+		b.unsent = add(b.unsent, max(in.Unsent, 0))
 	}
 	return true
 }

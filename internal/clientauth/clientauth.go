@@ -80,6 +80,13 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// emptyHash is the SHA-256 of the empty string: what `printf %s "$KEY" |
+// sha256sum` prints when KEY is unset.
+var emptyHash = sha256.Sum256(nil)
+
+// parseHash decodes a key_sha256; the empty string's hash is refused (no
+// credential is empty, and a config holding it was written with the
+// variable unset: issue 31, finding 6).
 func parseHash(s string) ([sha256.Size]byte, error) {
 	var h [sha256.Size]byte
 	b, err := hex.DecodeString(strings.TrimSpace(s))
@@ -87,7 +94,18 @@ func parseHash(s string) ([sha256.Size]byte, error) {
 		return h, errors.New("must be 64 hexadecimal digits (the SHA-256 of the key)")
 	}
 	copy(h[:], b)
+	if h == emptyHash {
+		return h, errors.New(`is the SHA-256 of the empty string (what printf %s "$KEY" | sha256sum prints when KEY is unset)`)
+	}
 	return h, nil
+}
+
+// trimSecret is a configured secret without the ASCII white space around
+// it (a variable read from a file ends in a newline); blank reports
+// whether nothing else is left, Unicode spaces included.
+func trimSecret(s string) (secret string, blank bool) {
+	s = strings.Trim(s, " \t\r\n")
+	return s, strings.TrimSpace(s) == ""
 }
 
 // Named is one named key as the front door checks it: its name and the
@@ -108,8 +126,8 @@ func (c Config) Named(getenv func(string) string) ([]Named, error) {
 	for i, k := range c.Keys {
 		n := Named{Name: k.Name}
 		if k.KeyEnv != "" {
-			secret := strings.TrimSpace(getenv(k.KeyEnv))
-			if secret == "" {
+			secret, blank := trimSecret(getenv(k.KeyEnv))
+			if blank {
 				errs = append(errs, fmt.Errorf("auth.keys[%d].key_env: the variable %s is unset or empty", i, k.KeyEnv))
 				continue
 			}
@@ -140,12 +158,12 @@ type Keys struct {
 	named []Named
 }
 
-// NewKeys returns the keys: anon, each trimmed of spaces (empty ones are
-// dropped), and named.
+// NewKeys returns the keys: anon, each trimmed of ASCII white space
+// (blank ones are dropped), and named.
 func NewKeys(anon []string, named []Named) Keys {
 	var keys Keys
 	for _, k := range anon {
-		if k = strings.TrimSpace(k); k != "" {
+		if k, blank := trimSecret(k); !blank {
 			keys.anon = append(keys.anon, []byte(k))
 		}
 	}
@@ -206,15 +224,26 @@ func (keys Keys) Identify(r *http.Request) (name string, ok bool) {
 }
 
 // credentials are the client keys r carries: its Bearer token and its
-// x-api-key header (nil when absent).
+// x-api-key header, trimmed of the optional white space HTTP allows
+// around a field value (RFC 9110 §5.6.3: spaces and tabs; nil when absent
+// or empty). Unicode spaces are the credential's own: strings.TrimSpace
+// made NBSP the empty credential, which matched a key configured with the
+// empty string's hash (issue 31, finding 6).
 func credentials(r *http.Request) [2][]byte {
 	var out [2][]byte
 	const prefix = "Bearer "
 	if h := r.Header.Get("Authorization"); len(h) > len(prefix) && strings.EqualFold(h[:len(prefix)], prefix) {
-		out[0] = []byte(strings.TrimSpace(h[len(prefix):]))
+		out[0] = credential(h[len(prefix):])
 	}
-	if h := r.Header.Get("X-Api-Key"); h != "" {
-		out[1] = []byte(strings.TrimSpace(h))
-	}
+	out[1] = credential(r.Header.Get("X-Api-Key"))
 	return out
+}
+
+// credential is s without the spaces and tabs around it; nil when that
+// leaves nothing.
+func credential(s string) []byte {
+	if s = strings.Trim(s, " \t"); s == "" {
+		return nil
+	}
+	return []byte(s)
 }

@@ -62,11 +62,47 @@ func TestIdentify(t *testing.T) {
 	})
 }
 
+// emptyHash is what `printf %s "$KEY" | sha256sum` prints when KEY is
+// unset: the SHA-256 of the empty string.
+const emptyHashHex = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// TestBlankCredentials (issue 31, finding 6): a credential is trimmed of
+// ASCII spaces and tabs only, so Unicode spaces (NBSP, U+3000) are not
+// trimmed to the empty credential, and an empty credential is none; a key
+// whose hash is the empty string's could only be reached by one. The keys
+// are built as they were before Validate refused that hash, so the check
+// is the front door's own.
+func TestBlankCredentials(t *testing.T) {
+	keys := NewKeys([]string{"anon"}, []Named{{Name: "unset", Hash: sha256.Sum256(nil)}})
+	for _, tt := range []struct{ header, value string }{
+		{"Authorization", "Bearer \u00a0"},
+		{"Authorization", "Bearer \u3000"},
+		{"Authorization", "Bearer \t "},
+		{"X-Api-Key", "\u00a0"},
+		{"X-Api-Key", "\u3000\u3000"},
+		{"X-Api-Key", " \t"},
+		{"X-Api-Key", ""},
+	} {
+		r := httptest.NewRequest("POST", "/v1/messages", nil)
+		r.Header[tt.header] = []string{tt.value}
+		if name, ok := keys.Identify(r); ok {
+			t.Errorf("%s: %q: accepted as %q, want refused", tt.header, tt.value, name)
+		}
+	}
+	r := httptest.NewRequest("POST", "/v1/messages", nil)
+	r.Header.Set("X-Api-Key", "\tanon ")
+	if _, ok := keys.Identify(r); !ok {
+		t.Error("a key between a tab and a space: refused, want accepted")
+	}
+}
+
 func TestValidateNamesTheKey(t *testing.T) {
 	cfg := Config{Keys: []KeyConfig{
 		{Name: "a", KeyEnv: "A", Limits: clientkeys.Limits{BudgetPeriod: "year", TPM: -1}},
 		{Name: "a", KeySHA256: "zz"},
 		{Name: "b c"},
+		{Name: "unset", KeySHA256: emptyHashHex},
+		{Name: "unset-upper", KeySHA256: " " + strings.ToUpper(emptyHashHex) + "\n"},
 	}}
 	err := cfg.Validate()
 	if err == nil {
@@ -79,6 +115,8 @@ func TestValidateNamesTheKey(t *testing.T) {
 		"auth.keys[1].key_sha256: must be 64 hexadecimal digits",
 		"auth.keys[2].name: must be 1 to 64 letters",
 		"auth.keys[2]: one of key_env and key_sha256 is required",
+		"auth.keys[3].key_sha256: is the SHA-256 of the empty string",
+		"auth.keys[4].key_sha256: is the SHA-256 of the empty string",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
@@ -90,7 +128,7 @@ func TestNamedSecrets(t *testing.T) {
 	cfg := Config{Keys: []KeyConfig{{Name: "a", KeyEnv: "A"}, {Name: "b", KeyEnv: "B"}, {Name: "c", KeyEnv: "C"}}}
 	_, err := cfg.Named(func(v string) string {
 		if v == "C" {
-			return ""
+			return "\u00a0\u3000 \t\n" // blank: Unicode spaces as well
 		}
 		return "same"
 	})

@@ -41,3 +41,26 @@ func (a allowList) allows(model string) bool {
 	}
 	return false
 }
+
+// lists reports whether a configured model name belongs in the key's
+// model list (GET /v1/models): an exact name the key allows, or a pattern
+// (`prefix*`) serving some name the key allows: an allowed exact name
+// under the prefix, or an allowed prefix that overlaps it (one of the two
+// prefixes begins the other).
+func (a allowList) lists(name string) bool {
+	prefix, pattern := strings.CutSuffix(name, "*")
+	if !pattern || a.all {
+		return a.allows(name)
+	}
+	for m := range a.exact {
+		if strings.HasPrefix(m, prefix) {
+			return true
+		}
+	}
+	for _, p := range a.prefixes {
+		if strings.HasPrefix(p, prefix) || strings.HasPrefix(prefix, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -57,6 +57,11 @@ func (k *Key) Allows(model string) bool {
 	return false
 }
 
+// Lists reports whether a configured model name (a pattern with its
+// `*`) belongs in the key's model list (GET /v1/models): the key may call
+// it, or, for a pattern, some name it serves. Nothing is counted.
+func (k *Key) Lists(name string) bool { return k == nil || k.allow.lists(name) }
+
 // Reason says why a key's own limits refused a request.
 type Reason uint8
 
@@ -176,6 +181,28 @@ func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, e
 			return Ticket{}, &Refusal{Reason: Deadline}
 		}
 	}
+}
+
+// Charge takes one request of the key's RPM at now (the fleet's, with
+// shared_state), and no tokens and no budget, without waiting: a call
+// outside the attempt loop that must still count against the key
+// (count_tokens). It reports false, charging nothing and counting no
+// rejection, when the key's buckets have no request to give now (the
+// caller answers without its provider) or, with shared_state, the key's
+// budget is spent. A key without rpm or tpm always has one.
+func (k *Key) Charge(ctx context.Context, now time.Time) bool {
+	if k == nil || k.lim == nil {
+		return true
+	}
+	if charged, r, shared := k.admitShared(ctx, now, 0); shared {
+		return r == nil && charged
+	}
+	res, err := k.lim.Reserve(now, 0)
+	if err != nil {
+		return false
+	}
+	res.Reconcile(now, 0) // sent: nothing to reconcile but the request
+	return true
 }
 
 // Settle ends an admitted request at now: tokens is the usage its

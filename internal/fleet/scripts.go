@@ -35,7 +35,7 @@ import (
 //	                           configured ceiling's bucket level and time
 //
 // Each mechanism's rules are one Lua file in lua/ (state.lua: the hash
-// and the reply; breaker.lua, buckets.lua, quota.lua: the rules, each the
+// and the reply; breaker.lua, buckets.lua, quota.lua, spend.lua: the rules, each the
 // twin of its Go original and tested against it by a step table in
 // testdata, docs/ARCHITECTURE.md "Fleet"); a script below is those files
 // plus its own few lines, behind the clock chunk that defines now.
@@ -49,6 +49,8 @@ var (
 	bucketsLua string
 	//go:embed lua/quota.lua
 	quotaLua string
+	//go:embed lua/spend.lua
+	spendLua string
 )
 
 // redisClock reads the time from Redis: one clock for the whole fleet.
@@ -60,7 +62,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 // scripts are the fleet's scripts on one clock.
 type scripts struct {
 	admit, record, probeStart, probeDone, view, enable, disable *redis.Script
-	keyAdmit, keyAdjust                                         *redis.Script
+	keyAdmit, keyAdjust, keySpend                               *redis.Script
 }
 
 // prod are the scripts on Redis's clock.
@@ -71,10 +73,12 @@ func newScripts(clock string) *scripts {
 	lib := clock + stateLua + breakerLua + bucketsLua + quotaLua
 	s := func(body string) *redis.Script { return redis.NewScript(lib + body) }
 	// A key's scripts need the buckets alone.
-	k := func(body string) *redis.Script { return redis.NewScript(clock + stateLua + bucketsLua + body) }
+	k := func(body string) *redis.Script {
+		return redis.NewScript(clock + stateLua + bucketsLua + spendLua + body)
+	}
 	return &scripts{admit: s(admitBody), record: s(recordBody), probeStart: s(probeStartBody),
 		probeDone: s(probeDoneBody), view: s(viewBody), enable: s(enableBody), disable: s(disableBody),
-		keyAdmit: k(keyAdmitBody), keyAdjust: k(keyAdjustBody)}
+		keyAdmit: k(keyAdmitBody), keyAdjust: k(keyAdjustBody), keySpend: redis.NewScript(spendLua + keySpendBody)}
 }
 
 // Reply codes of admit (the first element of every reply).
@@ -195,7 +199,7 @@ const codeBudget = 5
 // nano-dollars exceed a double's integers), charged (1/0), and the
 // requests and tokens left in the buckets (-1: no such limit).
 const keyAdmitBody = `
-local tokens, cfg, limit, ttl = tonumber(ARGV[1]), {r = tonumber(ARGV[2]), t = tonumber(ARGV[3])}, tonumber(ARGV[4]), tonumber(ARGV[5])
+local tokens, cfg, ttl = tonumber(ARGV[1]), {r = tonumber(ARGV[2]), t = tonumber(ARGV[3])}, tonumber(ARGV[5])
 local spend = '0'
 if #KEYS > 1 then spend = redis.call('GET', KEYS[2]) or '0' end
 local function left(d)
@@ -207,11 +211,16 @@ if cfg.r <= 0 and cfg.t <= 0 then return reply(0, 0, 0) end
 if buckets_too_large(tokens, cfg) then return reply(3, 0, 0) end
 local wait, lv, need = buckets_wait(tokens, cfg)
 if wait > 0 then return reply(2, wait, 0) end
-if limit > 0 and tonumber(spend) >= limit then return reply(5, 0, 0) end
+if spend_reached(spend, ARGV[4]) then return reply(5, 0, 0) end
 buckets_take(lv, need)
 flush(ttl)
 return reply(0, 0, 1)
 `
+
+// keySpend adds ARGV amount (nano-dollars, at least 0) to a key's spend
+// number KEYS[1], saturating (spend.lua). Reply: the number after it (a
+// string: nano-dollars exceed a double's integers).
+const keySpendBody = `return spend_add(KEYS[1], ARGV[1])`
 
 // keyAdjust corrects a key's charge: ARGV requests and tokens more
 // (negative: given back, as a cancel or an overestimate does), rpm, tpm,

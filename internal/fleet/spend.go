@@ -20,8 +20,8 @@ import (
 // integer of nano-dollars per key and period,
 // <key_prefix>{key:<name>}:spend:<period>. A request's admission is one
 // script (keyAdmit: charge the buckets and read the spend, the one round
-// trip); its settlement's corrections (keyAdjust) and additions (INCRBY,
-// atomic) are written by one goroutine, pipelined and off the request
+// trip); its settlement's corrections (keyAdjust) and additions
+// (keySpend: INCRBY, saturating) are written by one goroutine, pipelined and off the request
 // path. Build it with NewSpend; Close it before its connection.
 type Spend struct {
 	conn   *redisconn.Conn
@@ -57,7 +57,7 @@ var errSpendDropped = errors.New("fleet: spend not sent")
 // NewSpend starts the writer on conn.
 func NewSpend(conn *redisconn.Conn) *Spend {
 	s := &Spend{conn: conn, rdb: conn.Client(), prefix: conn.KeyPrefix(), queue: make(chan spendJob, queueSize)}
-	conn.Preload("keys", prod.keyAdmit, prod.keyAdjust)
+	conn.Preload("keys", prod.keyAdmit, prod.keyAdjust, prod.keySpend)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.writeLoop()
@@ -228,14 +228,16 @@ func (s *Spend) write(batch []spendJob) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.conn.Timeout())
 	defer cancel()
-	incrs := make([]*redis.IntCmd, len(batch))
+	incrs := make([]*redis.Cmd, len(batch))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, j := range batch {
 			if j.done == nil {
 				prod.keyAdjust.EvalSha(ctx, p, []string{j.key}, j.args...)
 				continue
 			}
-			incrs[i] = p.IncrBy(ctx, j.key, j.amount)
+			// keySpend, not INCRBY: the number saturates rather than
+			// refuse an addition past 2^63-1 (spend.lua).
+			incrs[i] = prod.keySpend.EvalSha(ctx, p, []string{j.key}, max(j.amount, 0))
 			p.PExpireAt(ctx, j.key, j.expire)
 		}
 		return nil
@@ -248,7 +250,11 @@ func (s *Spend) write(batch []spendJob) {
 	}
 	for i, j := range batch {
 		if j.done != nil {
-			total, err := incrs[i].Result()
+			var total budget.Nano
+			v, err := incrs[i].Text()
+			if err == nil {
+				total, err = strconv.ParseInt(v, 10, 64)
+			}
 			j.done(total, err)
 		}
 	}

@@ -2,6 +2,7 @@ package intake
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
@@ -91,8 +93,12 @@ func Parse(op provider.Op, body []byte) (Fields, *apierror.Error) {
 			switch v.Type {
 			case gjson.Null:
 			case gjson.Number:
-				if v.Num < 0 || v.Num != float64(int64(v.Num)) {
+				if v.Num < 0 || v.Num != math.Trunc(v.Num) {
 					aerr = apierror.BadRequest(k.Str, k.Str+" must be a non-negative integer")
+					return false
+				}
+				if !(v.Num <= pricing.MaxTokens) { // 1e999 reads as +Inf
+					aerr = apierror.BadRequest(k.Str, k.Str+" must be at most "+itoa64(pricing.MaxTokens))
 					return false
 				}
 				if n := int64(v.Num); n > f.MaxTokens {

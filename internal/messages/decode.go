@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/pricing"
 )
 
 // Request is what the router reads from a checked Messages request.
@@ -36,9 +38,10 @@ type Request struct {
 // not change while Decode runs. A refusal is a 400 invalid_request_error
 // naming the field path.
 //
-// Checked: model (a non-empty string), max_tokens (an integer of at least
-// 1), messages (a non-empty list of {role: user|assistant, content: a
-// string or a list of blocks}), the known block types' required fields,
+// Checked: model (a non-empty string), max_tokens (an integer from 1 to
+// pricing.MaxTokens), messages (a non-empty list of {role:
+// user|assistant, content: a string or a list of blocks}), the known
+// block types' required fields,
 // system (a string or text blocks), stream, temperature, top_p, top_k,
 // stop_sequences, tools (a custom tool's name and input_schema),
 // tool_choice (auto|any|tool|none), metadata.user_id and thinking, each
@@ -80,8 +83,12 @@ func decode(body []byte, count bool) (Request, *Error) {
 			}
 			hasMax = true
 			var n int64
-			if n, e = integer("max_tokens", v); e == nil && n < 1 {
+			switch n, e = integer("max_tokens", v); {
+			case e != nil:
+			case n < 1:
 				e = invalid("max_tokens", "Input should be greater than or equal to 1")
+			case !(v.Num <= pricing.MaxTokens): // 1e999 reads as +Inf
+				e = invalid("max_tokens", "Input should be less than or equal to "+strconv.Itoa(pricing.MaxTokens))
 			}
 			r.MaxTokens = n
 		case "messages":

@@ -31,6 +31,8 @@ func TestDecodeRefusals(t *testing.T) {
 		{"max_tokens null", `{"model":"m","max_tokens":null,"messages":[{"role":"user","content":"hi"}]}`, "max_tokens: Input should be a valid integer"},
 		{"max_tokens a string", `{"model":"m","max_tokens":"5","messages":[{"role":"user","content":"hi"}]}`, "max_tokens: Input should be a valid integer"},
 		{"max_tokens fractional", `{"model":"m","max_tokens":1.5,"messages":[{"role":"user","content":"hi"}]}`, "max_tokens: Input should be a valid integer, got a number with a fractional part"},
+		{"max_tokens 1e999", `{"model":"m","max_tokens":1e999,"messages":[{"role":"user","content":"hi"}]}`, "max_tokens: Input should be less than or equal to 2147483648"},
+		{"max_tokens 2^31+1", `{"model":"m","max_tokens":2147483649,"messages":[{"role":"user","content":"hi"}]}`, "max_tokens: Input should be less than or equal to 2147483648"},
 		{"max_tokens 0", `{"model":"m","max_tokens":0,"messages":[{"role":"user","content":"hi"}]}`, "max_tokens: Input should be greater than or equal to 1"},
 		{"max_tokens negative", `{"model":"m","max_tokens":-3,"messages":[{"role":"user","content":"hi"}]}`, "max_tokens: Input should be greater than or equal to 1"},
 		{"no messages", `{"model":"m","max_tokens":5}`, "messages: Field required"},

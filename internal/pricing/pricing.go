@@ -39,6 +39,13 @@ func (p Price) Cost(u outcome.Usage) float64 {
 		float64(max(u.CompletionTokens, 0))*p.Output) / 1e6
 }
 
+// MaxTokens is the largest completion budget a front door accepts
+// (max_tokens, max_completion_tokens, max_output_tokens): 2^31, above any
+// model's output limit. A larger one, or one not finite, is a 400 naming
+// the field in every front door's decoder, so an estimate stays far from
+// saturating a key's budget (issue 31: max_tokens 1e999 did).
+const MaxTokens = 1 << 31
+
 // Estimate is what a request is expected to cost at p before it is sent:
 // prompt tokens at the input price and maxTokens at the output price.
 func (p Price) Estimate(prompt, maxTokens int64) float64 {

@@ -10,8 +10,9 @@ import (
 )
 
 // serveModels answers GET /v1/models: the configured names as configured
-// (patterns included), in the shape of the dialect that claims the
-// request (the OpenAI list by default).
+// (patterns included) that the client's key may call (a pattern when it
+// serves some name the key allows: issue 31, finding 10), in the shape of
+// the dialect that claims the request (the OpenAI list by default).
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	d := s.claimant(r)
 	q := s.begin(w, r, d, r.Method+" "+r.Pattern)
@@ -20,6 +21,15 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	names := q.st.Models.Names()
+	if k := q.Ex.Key; k.Limits().Models != nil {
+		listed := make([]string, 0, len(names))
+		for _, n := range names {
+			if k.Lists(n) {
+				listed = append(listed, n)
+			}
+		}
+		names = listed
+	}
 	if d.Models != nil {
 		q.Answer(answer.Result{JSON: d.Models(names, q.st.Created)})
 		return

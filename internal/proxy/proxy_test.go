@@ -188,6 +188,13 @@ func TestBadRequests(t *testing.T) {
 		{"stream not a bool", "POST", "/v1/chat/completions", "application/json", `{"model":"m","stream":"yes","messages":[{"role":"user","content":"x"}]}`, 400, "invalid_request_error", "invalid_request_error", "stream"},
 		{"include_usage not a bool", "POST", "/v1/chat/completions", "application/json", `{"model":"m","stream_options":{"include_usage":1},"messages":[{"role":"user","content":"x"}]}`, 400, "invalid_request_error", "invalid_request_error", "stream_options.include_usage"},
 		{"max_tokens not an int", "POST", "/v1/chat/completions", "application/json", `{"model":"m","max_tokens":"9","messages":[{"role":"user","content":"x"}]}`, 400, "invalid_request_error", "invalid_request_error", "max_tokens"},
+		// Issue 31, finding 2: an absurd or infinite completion budget made
+		// the cost estimate saturate and wrap a key's budget.
+		{"max_tokens 9e18", "POST", "/v1/chat/completions", "application/json", `{"model":"m","max_tokens":9e18,"messages":[{"role":"user","content":"x"}]}`, 400, "invalid_request_error", "invalid_request_error", "max_tokens"},
+		{"max_tokens 1e999", "POST", "/v1/chat/completions", "application/json", `{"model":"m","max_tokens":1e999,"messages":[{"role":"user","content":"x"}]}`, 400, "invalid_request_error", "invalid_request_error", "max_tokens"},
+		{"max_completion_tokens 2^31+1", "POST", "/v1/chat/completions", "application/json", `{"model":"m","max_completion_tokens":2147483649,"messages":[{"role":"user","content":"x"}]}`, 400, "invalid_request_error", "invalid_request_error", "max_completion_tokens"},
+		{"completions max_tokens 1e999", "POST", "/v1/completions", "application/json", `{"model":"m","max_tokens":1e999,"prompt":"x"}`, 400, "invalid_request_error", "invalid_request_error", "max_tokens"},
+		{"completions max_tokens -1e999", "POST", "/v1/completions", "application/json", `{"model":"m","max_tokens":-1e999,"prompt":"x"}`, 400, "invalid_request_error", "invalid_request_error", "max_tokens"},
 		{"unknown model", "POST", "/v1/chat/completions", "application/json", `{"model":"nope","messages":[{"role":"user","content":"x"}]}`, 404, "invalid_request_error", "model_not_found", "model"},
 		{"body over limit", "POST", "/v1/chat/completions", "application/json", big, 413, "invalid_request_error", "request_too_large", ""},
 		{"wrong content type", "POST", "/v1/chat/completions", "text/plain", chatBody, 400, "invalid_request_error", "invalid_request_error", ""},

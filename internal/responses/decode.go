@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
@@ -81,6 +82,9 @@ func Decode(body []byte) (*Decoded, *Error) {
 	d.Native = nativeFields(r)
 	if r.MaxOutputTokens != nil && *r.MaxOutputTokens < 1 {
 		return nil, BadRequest("max_output_tokens", "max_output_tokens must be a positive integer, got %d", *r.MaxOutputTokens)
+	}
+	if r.MaxOutputTokens != nil && *r.MaxOutputTokens > pricing.MaxTokens {
+		return nil, BadRequest("max_output_tokens", "max_output_tokens must be at most %d, got %d", pricing.MaxTokens, *r.MaxOutputTokens)
 	}
 	if e := checkMetadata(r.Metadata); e != nil {
 		return nil, e

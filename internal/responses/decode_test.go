@@ -27,6 +27,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"function call without arguments", `{"model":"m","input":[{"type":"function_call","call_id":"c","name":"f"}]}`, "input[0].arguments", "arguments"},
 		{"json schema without name", `{"model":"m","input":"hi","text":{"format":{"type":"json_schema","schema":{}}}}`, "text.format.name", "name"},
 		{"unknown format", `{"model":"m","input":"hi","text":{"format":{"type":"yaml"}}}`, "text.format.type", "yaml"},
+		{"max_output_tokens 9e18", `{"model":"m","input":"hi","max_output_tokens":9000000000000000000}`, "max_output_tokens", "2147483648"},
+		{"max_output_tokens 1e999", `{"model":"m","input":"hi","max_output_tokens":1e999}`, "max_output_tokens", "integer"},
 		{"max_output_tokens", `{"model":"m","input":"hi","max_output_tokens":0}`, "max_output_tokens", "positive"},
 		{"metadata", `{"model":"m","input":"hi","metadata":{"k":"` + strings.Repeat("v", 513) + `"}}`, "metadata", "512"},
 	}

@@ -375,6 +375,20 @@ func (u *Upstream) acquire(now time.Time, tokens int64) (*Permit, error) {
 	return &Permit{u: u, ticket: t, res: res}, nil
 }
 
+// Hold takes a bulkhead permit for a call outside the attempt loop
+// (count_tokens, docs/ARCHITECTURE.md "Anthropic Messages API"): it
+// counts in max_concurrency as an attempt does, and nothing else
+// (breaker, buckets, stats) learns of it. ok is false when the bulkhead
+// is full (counted as refused, Full); otherwise release gives the permit
+// back and must be called exactly once.
+func (u *Upstream) Hold() (release func(), ok bool) {
+	if !u.bulk.TryAcquire() {
+		u.obs.Refused(Full)
+		return nil, false
+	}
+	return u.bulk.Release, true
+}
+
 // Result is what one attempt learned about its provider.
 type Result struct {
 	// Kind classifies the attempt; OK is success.

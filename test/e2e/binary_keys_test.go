@@ -36,6 +36,7 @@ func testBinaryKeys(t *testing.T, bin string) {
 	t.Run("concurrent clients", func(t *testing.T) { testKeysConcurrent(t, bin) })
 	t.Run("spend survives a restart", func(t *testing.T) { testKeysRestart(t, bin) })
 	t.Run("one budget across a fleet", func(t *testing.T) { testKeysFleet(t, bin) })
+	t.Run("hostile", func(t *testing.T) { testKeysHostile(t, bin) })
 }
 
 // Client keys of the scenarios' configs.

@@ -155,9 +155,12 @@ func allNative(q proxy.Request, m *route.Model) bool {
 
 // serveCountTokens handles POST /v1/messages/count_tokens: the first
 // Anthropic-format target of the model that is not open counts (a free
-// call, outside the attempt loop and its buckets); a model with none, or a
-// count that fails for any reason but the request's own fault, gets the
-// router's estimate.
+// call, outside the attempt loop and the provider's buckets, but holding
+// one of the key's RPM and a permit of the provider's bulkhead); a model
+// with none, a key or a bulkhead with nothing to give now, or a count
+// that fails for any reason but the request's own fault, gets the
+// router's estimate at once: never a 429, which an SDK would retry (issue
+// 31, finding 7).
 func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *http.Request) {
 	body := q.Admit()
 	if body == nil {
@@ -182,6 +185,10 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 		return
 	}
 	now := q.Now()
+	if !q.Ex.Key.Charge(r.Context(), now) {
+		q.Answer(answer.Result{JSON: countJSON(messages.EstimateInputTokens(body.B))})
+		return
+	}
 	for _, tg := range q.Ex.Model.Targets {
 		p := q.Provider(tg.Provider)
 		if p == nil {
@@ -194,11 +201,16 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 		if open, _ := p.Up.IsOpen(now); open || p.Up.TargetOff(tg.Model) {
 			continue
 		}
+		release, ok := p.Up.Hold()
+		if !ok {
+			break // the provider is busy with real requests: the estimate
+		}
 		req := &provider.Request{Op: provider.OpMessages, Model: tg.Model, Body: body.B, ModelStart: m.ModelStart, ModelEnd: m.ModelEnd,
 			AnthropicVersion: r.Header.Get("Anthropic-Version"), AnthropicBeta: betas(r.Header)}
 		ctx, cancel := context.WithTimeout(r.Context(), p.Config.Timeout)
 		resp, err := tc.CountTokens(ctx, req)
 		cancel()
+		release()
 		if err == nil {
 			answer.SetProvider(w.Header(), p.Name)
 			q.Answer(answer.Result{JSON: resp.Body})
