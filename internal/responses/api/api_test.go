@@ -1,0 +1,158 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/simulated"
+	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/responses/store"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
+)
+
+// rig is the Responses API on a front door whose model m is served by a
+// simulated provider, with the given store (nil: in memory).
+func rig(t *testing.T, st store.Store) *httptest.Server {
+	t.Helper()
+	a, err := simulated.New(provider.Config{Name: "sim"}, simulated.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "sim", Model: "x"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "sim", Type: "simulated", Adapter: a}}, Models: table,
+		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p.Handler(s.Dialect()))
+	t.Cleanup(func() { srv.Close(); p.Close() })
+	return srv
+}
+
+func do(t *testing.T, method, url, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestStoredResponse: a stored response is read back as it was answered,
+// its input listed, deleted once, and gone afterwards with OpenAI's 404;
+// store: false keeps nothing.
+func TestStoredResponse(t *testing.T) {
+	srv := rig(t, nil)
+	status, body := do(t, "POST", srv.URL+"/v1/responses", `{"model":"m","input":"My name is Ada."}`)
+	if status != 200 {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	var r struct {
+		ID     string `json:"id"`
+		Object string `json:"object"`
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil || !strings.HasPrefix(r.ID, "resp_") || r.Object != "response" {
+		t.Fatalf("POST answered %s (%v)", body, err)
+	}
+	if status, got := do(t, "GET", srv.URL+"/v1/responses/"+r.ID, ""); status != 200 || !strings.Contains(got, `"id":"`+r.ID+`"`) {
+		t.Errorf("GET: %d %s", status, got)
+	}
+	status, items := do(t, "GET", srv.URL+"/v1/responses/"+r.ID+"/input_items", "")
+	if status != 200 || !strings.Contains(items, `"object":"list"`) || !strings.Contains(items, "My name is Ada.") {
+		t.Errorf("input_items: %d %s", status, items)
+	}
+	if status, got := do(t, "POST", srv.URL+"/v1/responses/"+r.ID+"/cancel", ""); status != 400 || !strings.Contains(got, "background") {
+		t.Errorf("cancel of a finished response: %d %s", status, got)
+	}
+	if status, got := do(t, "DELETE", srv.URL+"/v1/responses/"+r.ID, ""); status != 200 || !strings.Contains(got, `"deleted":true`) {
+		t.Errorf("DELETE: %d %s", status, got)
+	}
+	for _, method := range []string{"GET", "DELETE"} {
+		if status, got := do(t, method, srv.URL+"/v1/responses/"+r.ID, ""); status != 404 || !strings.Contains(got, "not found") {
+			t.Errorf("%s after DELETE: %d %s", method, status, got)
+		}
+	}
+
+	_, body = do(t, "POST", srv.URL+"/v1/responses", `{"model":"m","input":"hi","store":false}`)
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	if status, got := do(t, "GET", srv.URL+"/v1/responses/"+r.ID, ""); status != 404 {
+		t.Errorf("store: false was stored: %d %s", status, got)
+	}
+}
+
+// TestPreviousResponse: previous_response_id continues what the router
+// stored; an id it does not hold is a 400 naming the field, before any
+// provider is called.
+func TestPreviousResponse(t *testing.T) {
+	srv := rig(t, nil)
+	_, body := do(t, "POST", srv.URL+"/v1/responses", `{"model":"m","input":"first"}`)
+	var r struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	if status, got := do(t, "POST", srv.URL+"/v1/responses", `{"model":"m","input":"second","previous_response_id":"`+r.ID+`"}`); status != 200 {
+		t.Errorf("continued: %d %s", status, got)
+	}
+	status, got := do(t, "POST", srv.URL+"/v1/responses", `{"model":"m","input":"x","previous_response_id":"resp_nothere"}`)
+	if status != 400 || !strings.Contains(got, `"param":"previous_response_id"`) {
+		t.Errorf("unknown previous_response_id: %d %s", status, got)
+	}
+}
+
+// failing is a store that cannot be reached.
+type failing struct{}
+
+var errDown = errors.New("store down")
+
+func (failing) Get(context.Context, string) (*store.Record, error) { return nil, errDown }
+func (failing) Put(context.Context, *store.Record) error           { return errDown }
+func (failing) Delete(context.Context, string) error               { return errDown }
+
+// TestStoreDown: a store that cannot answer is a 503 with Retry-After on
+// its routes, never a 404 (the response may exist), and an answer it could
+// not keep is still answered.
+func TestStoreDown(t *testing.T) {
+	srv := rig(t, failing{})
+	for _, method := range []string{"GET", "DELETE"} {
+		req, _ := http.NewRequest(method, srv.URL+"/v1/responses/resp_x", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("%s with the store down: %d, Retry-After %q", method, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+	}
+	if status, got := do(t, "POST", srv.URL+"/v1/responses", `{"model":"m","input":"hi"}`); status != 200 {
+		t.Errorf("POST with the store down: %d %s", status, got)
+	}
+}
