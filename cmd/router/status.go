@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -45,7 +46,7 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // GET path of the admin listener into v; it returns the exit code, 0
 // when v was read.
 func fetchAdmin(ctx context.Context, name, path string, args []string, v any, stderr io.Writer) int {
-	fs, adminURL := statusFlags()
+	fs, adminURL, tokenEnv := statusFlags()
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr); commandUsage(stderr, lookupCommand(name)) }
 	if err := fs.Parse(args); err != nil {
@@ -63,6 +64,7 @@ func fetchAdmin(ctx context.Context, name, path string, args []string, v any, st
 		fmt.Fprintf(stderr, "router %s: %v\n", name, err)
 		return 2
 	}
+	withToken(req, *tokenEnv)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		fmt.Fprintf(stderr, "router %s: asking the router: %v\n", name, err)
@@ -83,7 +85,7 @@ func fetchAdmin(ctx context.Context, name, path string, args []string, v any, st
 // cmdEnable asks a running router to lift a provider's quota block and
 // disabled targets (POST /admin/providers/{name}/enable).
 func cmdEnable(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs, adminURL := statusFlags()
+	fs, adminURL, tokenEnv := statusFlags()
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr); commandUsage(stderr, lookupCommand("enable")) }
 	if err := fs.Parse(args); err != nil {
@@ -106,11 +108,13 @@ func cmdEnable(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	url := strings.TrimSuffix(*adminURL, "/") + "/admin/providers/" + name + "/enable"
-	req, err := http.NewRequestWithContext(ctx, "POST", url, nil)
+	req, err := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader("{}"))
 	if err != nil {
 		fmt.Fprintln(stderr, "router enable:", err)
 		return 2
 	}
+	req.Header.Set("Content-Type", "application/json") // the admin listener takes no other for a change
+	withToken(req, *tokenEnv)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		fmt.Fprintln(stderr, "router enable: asking the router:", err)
@@ -126,11 +130,21 @@ func cmdEnable(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return 0
 }
 
-// statusFlags returns status's flag set and its --admin.
-func statusFlags() (*flag.FlagSet, *string) {
+// statusFlags returns status's flag set, its --admin and its
+// --admin-token-env.
+func statusFlags() (*flag.FlagSet, *string, *string) {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	admin := fs.String("admin", "http://127.0.0.1:9090", "the router's admin listener `URL`")
-	return fs, admin
+	tokenEnv := fs.String("admin-token-env", "LLMROUTER_ADMIN_TOKEN",
+		"the `VARIABLE` holding the admin token, sent as a Bearer credential when set (the router's admin_token_env)")
+	return fs, admin, tokenEnv
+}
+
+// withToken sends the admin token the variable env holds, if any.
+func withToken(req *http.Request, env string) {
+	if t := strings.TrimSpace(os.Getenv(env)); env != "" && t != "" {
+		req.Header.Set("Authorization", "Bearer "+t)
+	}
 }
 
 func printStatus(w io.Writer, ps []admin.ProviderStatus) {

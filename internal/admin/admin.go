@@ -29,6 +29,10 @@ type Options struct {
 	Pprof bool
 	// Logger receives a line per provider enabled; nil discards.
 	Logger *slog.Logger
+	// Token, when not "", is admin_token_env's token: everything but
+	// /healthz, /readyz and /metrics requires it. "" leaves them open to a
+	// loopback Host only (guard).
+	Token string
 }
 
 // Handler returns the admin listener's handler.
@@ -83,7 +87,7 @@ func Handler(o Options) http.Handler {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(map[string]any{"keys": Keys(o.Routes)})
 	})
-	return mux
+	return guard(o.Token, mux)
 }
 
 // Enabled is what Enable lifted.

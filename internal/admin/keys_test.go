@@ -53,7 +53,7 @@ func TestKeys(t *testing.T) {
 	k.Settle(time.Now(), tk, 10, 12.5)
 	h := Handler(Options{Routes: rt, Registry: prometheus.NewRegistry(), Ready: func() bool { return true }})
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("GET", "/admin/keys", nil))
+	h.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1:9090/admin/keys", nil))
 	var body struct {
 		Keys []KeyStatus `json:"keys"`
 	}

@@ -43,6 +43,12 @@ type Config struct {
 	// AdminListen serves /metrics, /healthz, /readyz and /admin/*.
 	// Default 127.0.0.1:9090.
 	AdminListen string `mapstructure:"admin_listen"`
+	// AdminTokenEnv names the variable holding the admin listener's token
+	// (docs/ARCHITECTURE.md, "Admin listener"): with it, everything there
+	// but /healthz, /readyz and /metrics requires the token; "" (the
+	// default) leaves those pages open to a loopback Host only. A named
+	// variable that is unset or blank refuses to start.
+	AdminTokenEnv string `mapstructure:"admin_token_env"`
 	// Auth is client authentication.
 	Auth clientauth.Config `mapstructure:"auth"`
 	// Limits bound every request.
@@ -490,6 +496,7 @@ func unknownEnv(keys []string, c *Config) []string {
 		known[EnvPrefix+"_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))] = true
 	}
 	known[c.Auth.APIKeysEnv] = true
+	known[c.AdminTokenEnv] = true
 	for _, k := range c.Auth.Keys {
 		known[k.KeyEnv] = true
 	}
@@ -505,6 +512,21 @@ func unknownEnv(keys []string, c *Config) []string {
 	}
 	slices.Sort(unknown)
 	return unknown
+}
+
+// AdminToken returns the admin listener's token from the variable
+// admin_token_env names, read with getenv and trimmed of white space; ""
+// when admin_token_env is "". A named variable that is unset or blank is
+// an error naming the key, never a listener left open by mistake.
+func (c *Config) AdminToken(getenv func(string) string) (string, error) {
+	if c.AdminTokenEnv == "" {
+		return "", nil
+	}
+	t := strings.TrimSpace(getenv(c.AdminTokenEnv))
+	if t == "" {
+		return "", fmt.Errorf("admin_token_env: the variable %s is unset or empty", c.AdminTokenEnv)
+	}
+	return t, nil
 }
 
 // ClientKeys returns the client API keys named by auth.api_keys_env, and

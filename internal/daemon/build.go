@@ -73,6 +73,9 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 // API and the tracer (which connects to nothing until it exports). It
 // reports what they refuse, and closes them.
 func Check(cfg *config.Config, opts routing.Options) error {
+	if _, err := cfg.AdminToken(os.Getenv); err != nil {
+		return err
+	}
 	rt, err := routing.New(opts)
 	if err == nil {
 		_, err = api.New(api.Options{Config: cfg.Responses})

@@ -238,6 +238,10 @@ func (d *Daemon) fleet(cfg *config.Config, opts *routing.Options, stored *store.
 func (d *Daemon) listen(cfg *config.Config) component {
 	return component{name: "listeners",
 		start: func() (err error) {
+			token, err := cfg.AdminToken(os.Getenv)
+			if err != nil {
+				return err
+			}
 			if d.apiLn, err = net.Listen("tcp", cfg.Listen); err != nil {
 				return fmt.Errorf("listen: %w", err)
 			}
@@ -249,7 +253,7 @@ func (d *Daemon) listen(cfg *config.Config) component {
 			// kernel's accept queue; with the body budget it bounds
 			// memory (docs/ARCHITECTURE.md, "Memory").
 			d.apiLn = netutil.LimitListener(d.apiLn, cfg.Limits.WithDefaults().MaxConnections)
-			d.api, d.admin = d.servers(cfg)
+			d.api, d.admin = d.servers(cfg, token)
 			return nil
 		},
 		// A server that served closed its listener already; this closes
@@ -261,7 +265,7 @@ func (d *Daemon) listen(cfg *config.Config) component {
 }
 
 // servers builds the API and admin listeners' servers.
-func (d *Daemon) servers(cfg *config.Config) (apiSrv, adminSrv *http.Server) {
+func (d *Daemon) servers(cfg *config.Config, adminToken string) (apiSrv, adminSrv *http.Server) {
 	p := proxy.New(d.routes, proxy.Options{Logger: d.log, Registerer: d.reg, Tracer: d.tracer})
 	admin.Register(d.reg, d.routes)
 	errLog := slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)
@@ -288,7 +292,7 @@ func (d *Daemon) servers(cfg *config.Config) (apiSrv, adminSrv *http.Server) {
 		},
 	}
 	adminSrv = &http.Server{
-		Handler:           admin.Handler(admin.Options{Routes: d.routes, Registry: d.reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: d.log}),
+		Handler:           admin.Handler(admin.Options{Routes: d.routes, Registry: d.reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: d.log, Token: adminToken}),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      2 * time.Minute, // a CPU profile runs 30s by default
