@@ -16,10 +16,11 @@ import (
 	"github.com/llmrouter/llmrouter/internal/sse"
 )
 
-// errNoDone is the cause of a stream that ended without "data: [DONE]". It
-// wraps io.ErrUnexpectedEOF, never io.EOF, so nobody mistakes the cut for
-// a clean end.
-var errNoDone = fmt.Errorf("stream ended without [DONE]: %w", io.ErrUnexpectedEOF)
+// errNoDone is the cause of a stream that ended without "data: [DONE]"
+// before every choice had its finish reason. It wraps
+// io.ErrUnexpectedEOF, never io.EOF, so nobody mistakes the cut for a
+// clean end.
+var errNoDone = fmt.Errorf("stream ended without [DONE] before every choice finished: %w", io.ErrUnexpectedEOF)
 
 // sseBody is what both stream kinds (chat's and the Responses API's)
 // share: the provider's SSE body read one event at a time, the sticky end
@@ -75,6 +76,9 @@ type stream struct {
 	target    string // the model asked for
 	// modelLooks counts the chunks read for a model name (see readModel).
 	modelLooks uint8
+	// fin is what the chunks said of their choices' ends: a body that
+	// ends cleanly without [DONE] after every choice finished is whole.
+	fin provider.Finishes
 }
 
 var _ provider.Stream = (*stream)(nil)
@@ -99,11 +103,14 @@ func (s *stream) readModel(data []byte) {
 }
 
 // Next returns the next data payload, valid until the next call. It
-// returns io.EOF once, and from then on, after "data: [DONE]"; a body that
-// ends before it, or fails, gives a classified error (a cut is
-// outcome.Network; a canceled ctx keeps its cause); an event whose JSON
-// carries a top-level "error" gives the kind ClassifyError reads from it.
-// Events without data (comments, pings, bare event names) are skipped.
+// returns io.EOF once, and from then on, after "data: [DONE]", or when the
+// body ends cleanly after every choice it named has its finish reason
+// (several self-hosted servers and proxies send no [DONE];
+// docs/ARCHITECTURE.md, "Streaming"). A body that ends before that, or
+// fails, gives a classified error (a cut is outcome.Network; a canceled
+// ctx keeps its cause); an event whose JSON carries a top-level "error"
+// gives the kind ClassifyError reads from it. Events without data
+// (comments, pings, bare event names) are skipped.
 func (s *stream) Next() ([]byte, error) {
 	if s.err != nil {
 		return nil, s.err
@@ -112,6 +119,10 @@ func (s *stream) Next() ([]byte, error) {
 		ev, err := s.rd.Next()
 		if err != nil {
 			if err == io.EOF {
+				if s.fin.Whole() {
+					s.err = io.EOF
+					return nil, io.EOF
+				}
 				err = errNoDone
 			}
 			s.err = provider.TransportError(s.ctx, s.what+" (stream)", err)
@@ -143,10 +154,86 @@ func (s *stream) Next() ([]byte, error) {
 			return nil, s.err
 		}
 		s.readModel(data)
+		s.readFinishes(data)
 		if s.readUsage(data) && s.hideUsage && gjson.GetBytes(data, "choices.#").Int() == 0 {
 			continue
 		}
 		return data, nil
+	}
+}
+
+// readFinishes records the choices a chunk names and those it finishes.
+// The byte scan settles the common chunk, one choice of index 0 without a
+// finish reason, without gjson; a chunk with a finish reason, or an index
+// other than 0 (a second choice, or a tool call's), is read whole.
+func (s *stream) readFinishes(data []byte) {
+	zero, other := scanIndexes(data)
+	if !other && !hasFinish(data) {
+		if zero {
+			s.fin.Saw(0)
+		}
+		return
+	}
+	pos := 0
+	gjson.Get(unsafeString(data), "choices").ForEach(func(_, c gjson.Result) bool {
+		i := pos
+		if idx := c.Get("index"); idx.Type == gjson.Number {
+			i = int(idx.Int())
+		}
+		pos++
+		if fr := c.Get("finish_reason"); fr.Type == gjson.String && fr.Str != "" {
+			s.fin.Finish(i)
+		} else {
+			s.fin.Saw(i)
+		}
+		return true
+	})
+}
+
+// scanIndexes reports whether data has an "index" key whose value is 0,
+// and one whose value is anything else. As in hasUsageObject, a bare
+// "index" is always a key or a whole value.
+func scanIndexes(data []byte) (zero, other bool) {
+	const key = `"index"`
+	for {
+		i := bytes.Index(data, []byte(key))
+		if i < 0 {
+			return zero, other
+		}
+		data = data[i+len(key):]
+		rest := bytes.TrimLeft(data, " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+		if len(rest) > 0 && rest[0] == '0' && (len(rest) == 1 || !isNumberByte(rest[1])) {
+			zero = true
+		} else {
+			other = true
+		}
+	}
+}
+
+func isNumberByte(c byte) bool { return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' }
+
+// hasFinish reports whether data has a "finish_reason" key whose value is
+// not null.
+func hasFinish(data []byte) bool {
+	const key = `"finish_reason"`
+	for {
+		i := bytes.Index(data, []byte(key))
+		if i < 0 {
+			return false
+		}
+		data = data[i+len(key):]
+		rest := bytes.TrimLeft(data, " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+		if !bytes.HasPrefix(rest, []byte("null")) {
+			return true
+		}
 	}
 }
 
