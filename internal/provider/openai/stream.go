@@ -163,11 +163,22 @@ func (s *stream) Next() ([]byte, error) {
 }
 
 // readFinishes records the choices a chunk names and those it finishes.
-// The byte scan settles the common chunk, one choice of index 0 without a
+// The byte scans settle the common chunk, one choice of index 0 without a
 // finish reason, without gjson; a chunk with a finish reason, or an index
-// other than 0 (a second choice, or a tool call's), is read whole.
+// other than 0 (a second choice, or a tool call's), is read whole. A scan
+// that errs (a key spelled with escapes, one inside a string) errs toward
+// reading the chunk whole, or toward a choice 0 that is not finished: a
+// clean end is never taken for whole on a scan's word.
 func (s *stream) readFinishes(data []byte) {
-	zero, other := scanIndexes(data)
+	zero, other := false, false
+	for v := nextValue(data, `"index"`, 5); v != nil; v = nextValue(v, `"index"`, 5) {
+		if v[0] == '0' && (len(v) == 1 || !isNumberByte(v[1])) {
+			zero = true
+		} else {
+			other = true
+			break
+		}
+	}
 	if !other && !hasFinish(data) {
 		if zero {
 			s.fin.Saw(0)
@@ -190,52 +201,56 @@ func (s *stream) readFinishes(data []byte) {
 	})
 }
 
-// scanIndexes reports whether data has an "index" key whose value is 0,
-// and one whose value is anything else. As in hasUsageObject, a bare
-// "index" is always a key or a whole value.
-func scanIndexes(data []byte) (zero, other bool) {
-	const key = `"index"`
-	for {
-		i := bytes.Index(data, []byte(key))
-		if i < 0 {
-			return zero, other
-		}
-		data = data[i+len(key):]
-		rest := bytes.TrimLeft(data, " \t\r\n")
-		if len(rest) == 0 || rest[0] != ':' {
-			continue
-		}
-		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-		if len(rest) > 0 && rest[0] == '0' && (len(rest) == 1 || !isNumberByte(rest[1])) {
-			zero = true
-		} else {
-			other = true
-		}
-	}
-}
-
-func isNumberByte(c byte) bool { return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' }
-
 // hasFinish reports whether data has a "finish_reason" key whose value is
 // not null.
 func hasFinish(data []byte) bool {
-	const key = `"finish_reason"`
-	for {
-		i := bytes.Index(data, []byte(key))
-		if i < 0 {
-			return false
-		}
-		data = data[i+len(key):]
-		rest := bytes.TrimLeft(data, " \t\r\n")
-		if len(rest) == 0 || rest[0] != ':' {
-			continue
-		}
-		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-		if !bytes.HasPrefix(rest, []byte("null")) {
+	for v := nextValue(data, `"finish_reason"`, 7); v != nil; v = nextValue(v, `"finish_reason"`, 7) {
+		if !bytes.HasPrefix(v, []byte("null")) {
 			return true
 		}
 	}
+	return false
 }
+
+// nextValue finds the next member of data whose key is key and returns
+// data from its value on (not empty), or nil when there is none. The
+// search looks for key[rare], a byte that is rare in a chunk, with
+// bytes.IndexByte, which skips ahead fast (bytes.Index on a key that
+// begins with a quote costs several times as much). As in
+// hasUsageObject, a key with bare quotes is always a key or a whole value.
+func nextValue(data []byte, key string, rare int) []byte {
+	for {
+		i := bytes.IndexByte(data, key[rare])
+		if i < 0 {
+			return nil
+		}
+		start := i - rare
+		if start < 0 || len(data)-start < len(key) || string(data[start:start+len(key)]) != key {
+			data = data[i+1:]
+			continue
+		}
+		data = data[start+len(key):]
+		rest := skipSpace(data)
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		if rest = skipSpace(rest[1:]); len(rest) > 0 {
+			return rest
+		}
+		return nil
+	}
+}
+
+// skipSpace drops JSON whitespace from the front of b (bytes.TrimLeft
+// builds its set of four on every call).
+func skipSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	return b
+}
+
+func isNumberByte(c byte) bool { return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' }
 
 // readUsage records the usage of a chunk that has a "usage" object, and
 // reports whether it had one (with
@@ -263,23 +278,12 @@ func (s *stream) readUsage(data []byte) bool {
 }
 
 // hasUsageObject reports whether data has a "usage" key, at any depth,
-// whose value is an object. Inside JSON strings quotes are escaped, so the
-// text "usage" with both quotes bare is always a key or a whole value.
+// whose value is an object.
 func hasUsageObject(data []byte) bool {
-	const key = `"usage"`
-	for {
-		i := bytes.Index(data, []byte(key))
-		if i < 0 {
-			return false
-		}
-		data = data[i+len(key):]
-		rest := bytes.TrimLeft(data, " \t\r\n")
-		if len(rest) == 0 || rest[0] != ':' {
-			continue
-		}
-		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-		if len(rest) > 0 && rest[0] == '{' {
+	for v := nextValue(data, `"usage"`, 4); v != nil; v = nextValue(v, `"usage"`, 4) {
+		if v[0] == '{' {
 			return true
 		}
 	}
+	return false
 }
