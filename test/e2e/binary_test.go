@@ -21,6 +21,7 @@ func TestBinary(t *testing.T) {
 	t.Run("concurrency", func(t *testing.T) { testBinaryConcurrency(t, bin) })
 	t.Run("wire faults", func(t *testing.T) { testBinaryWireFaults(t, bin) })
 	t.Run("messages wire faults", func(t *testing.T) { testBinaryMessagesFaults(t, bin) })
+	t.Run("clean end", func(t *testing.T) { testBinaryCleanEnd(t, bin) })
 	t.Run("drain", func(t *testing.T) { testBinaryDrain(t, bin) })
 	t.Run("hostile clients", func(t *testing.T) { testBinaryHostile(t, bin) })
 	t.Run("echoed input", func(t *testing.T) { testBinaryEchoes(t, bin) })

@@ -46,6 +46,7 @@ const (
 	cutStream                       // stream: the preamble and one content event, then a clean end without [DONE] / message_stop
 	resetStream                     // stream: the preamble and one content event, then a reset
 	cutBody                         // non-stream: Content-Length promises more than is sent
+	noDone                          // stream: a whole answer (finish and usage) whose body ends cleanly without [DONE] / message_stop
 )
 
 // fault is one scripted answer.
@@ -113,6 +114,10 @@ type upstream struct {
 	// Canned answers, built once.
 	whole                   string   // non-stream success body
 	preamble, content, tail []string // stream events (SSE-framed)
+	// unclosed is a whole answer's tail without its closing event: the
+	// finish and usage chunks without [DONE], or message_delta without
+	// message_stop.
+	unclosed []string
 }
 
 func newUpstream(t testing.TB, name string, d dialect) *upstream {
@@ -157,6 +162,8 @@ func (u *upstream) build() {
 		u.preamble = []string{chunk(`{"role":"assistant","content":""}`, "null")}
 		u.content = []string{chunk(`{"content":"hello "}`, "null"), chunk(`{"content":"from `+u.name+`"}`, "null")}
 		u.tail = []string{chunk(`{}`, `"stop"`), "data: [DONE]\n\n"}
+		u.unclosed = []string{chunk(`{}`, `"stop"`), fmt.Sprintf(`data: {"id":"%s","object":"chat.completion.chunk","created":%d,"model":"gpt-test","choices":[],`+
+			`"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`+"\n\n", id, created)}
 		return
 	}
 	u.whole = `{"id":"msg_` + u.name + `","type":"message","role":"assistant","model":"claude-test",` +
@@ -176,6 +183,7 @@ func (u *upstream) build() {
 		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":3}}`),
 		ev("message_stop", `{"type":"message_stop"}`),
 	}
+	u.unclosed = u.tail[:2]
 }
 
 func (u *upstream) apiPath() string {
@@ -290,6 +298,11 @@ func (u *upstream) stream(w http.ResponseWriter, r *http.Request, f fault) {
 			resetConn(w)
 		}
 		return
+	case noDone:
+		if write(u.content...) {
+			write(u.unclosed...)
+		}
+		return // a clean end of the body, the answer whole
 	}
 	if write(u.content...) {
 		write(u.tail...)

@@ -128,8 +128,9 @@ func FuzzParseRateLimit(f *testing.F) {
 // stream (fuzzNativeStream), over arbitrary SSE bytes, as if Anthropic had
 // answered them with 200 text/event-stream. Next must not panic and must
 // stop; every translated payload is a one-line JSON chat.completion.chunk;
-// io.EOF comes only after a message_stop event; any other end carries a
-// usable *outcome.Error, and repeats.
+// io.EOF comes only after a message_stop event, or at a clean end after a
+// chunk with a finish reason (the stop reason came); any other end carries
+// a usable *outcome.Error, and repeats.
 func FuzzStream(f *testing.F) {
 	ev := func(typ, data string) string { return "event: " + typ + "\ndata: " + data + "\n\n" }
 	start := ev("message_start", `{"type":"message_start","message":{"id":"msg_01S","type":"message","role":"assistant","content":[],"model":"claude-haiku-4-5-20251001","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":0,"cache_read_input_tokens":5,"output_tokens":1}}}`)
@@ -155,6 +156,7 @@ func FuzzStream(f *testing.F) {
 		{start + ev("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), false},
 		{start + "event: content_block_delta\ndata: {\"type\":", false},
 		{start + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n", true},
+		{start + text + strings.TrimSuffix(end, ev("message_stop", `{"type":"message_stop"}`)), true},
 		{start + ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`) +
 			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQB"}}`) +
 			"event: ping\n\n" + ev("brand_new_event", `{"type":"brand_new_event"}`) + end + ev("ping", `{"type":"ping"}`), false},
@@ -165,6 +167,7 @@ func FuzzStream(f *testing.F) {
 		fuzzNativeStream(t, in)
 		s := newStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "claude-haiku-4-5", fuzzNow.Unix(), includeUsage)
 		var err error
+		finished := false
 		for calls := 0; ; calls++ {
 			if calls > len(in)+2 {
 				t.Fatalf("Next did not end after %d calls", calls)
@@ -178,6 +181,9 @@ func FuzzStream(f *testing.F) {
 				break
 			}
 			providertest.CheckChunk(t, p)
+			if fr := gjson.GetBytes(p, "choices.0.finish_reason"); fr.Type == gjson.String {
+				finished = true
+			}
 		}
 		if _, again := s.Next(); (again == io.EOF) != (err == io.EOF) || again == nil {
 			t.Fatalf("Next after %v returned %v, want the same end", err, again)
@@ -188,8 +194,8 @@ func FuzzStream(f *testing.F) {
 			}
 		}
 		if err == io.EOF {
-			if !bytes.Contains(in, []byte("message_stop")) {
-				t.Fatal("io.EOF from a stream without message_stop")
+			if !finished && !bytes.Contains(in, []byte("message_stop")) {
+				t.Fatal("io.EOF from a stream without message_stop or a finish reason")
 			}
 			return
 		}
@@ -198,13 +204,16 @@ func FuzzStream(f *testing.F) {
 }
 
 // fuzzNativeStream reads in with the native Messages stream. Every payload
-// is the data of one event, valid JSON, returned as SSE joins it; the
-// last payload before io.EOF is a message_stop; any other end carries a
-// usable *outcome.Error, and repeats; an error event's Body is its data.
+// is the data of one event, valid JSON, returned as SSE joins it, except
+// the message_stop a clean end after a message_delta with a stop reason
+// gets; the last payload before io.EOF is a message_stop; any other end
+// carries a usable *outcome.Error, and repeats; an error event's Body is
+// its data.
 func fuzzNativeStream(t *testing.T, in []byte) {
 	s := newNativeStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "claude-haiku-4-5")
 	var last []byte
 	var err error
+	stopped := false // a message_delta with a stop reason was relayed
 	for calls := 0; ; calls++ {
 		if calls > len(in)+2 {
 			t.Fatalf("native Next did not end after %d calls", calls)
@@ -217,8 +226,12 @@ func fuzzNativeStream(t *testing.T, in []byte) {
 			}
 			break
 		}
-		if !json.Valid(p) || !bytes.Contains(in, bytes.SplitN(p, []byte("\n"), 2)[0]) {
+		made := stopped && string(p) == `{"type":"message_stop"}`
+		if !json.Valid(p) || (!made && !bytes.Contains(in, bytes.SplitN(p, []byte("\n"), 2)[0])) {
 			t.Fatalf("native payload %q is not one of the input's JSON data fields", p)
+		}
+		if gjson.GetBytes(p, "type").Str == "message_delta" && gjson.GetBytes(p, "delta.stop_reason").Type == gjson.String {
+			stopped = true
 		}
 		last = append(last[:0], p...)
 	}

@@ -167,10 +167,12 @@ func (a *Adapter) postNative(ctx context.Context, url string, req *provider.Requ
 // unchanged (provider.OpMessages): message_start, content_block_start,
 // _delta and _stop, message_delta, message_stop, ping and event types
 // added later, in order, each the bytes of its data field. The stream ends
-// properly with message_stop, whose payload is returned before io.EOF; an
-// error event is the provider's failure, classified from the error it
-// carries, with Body its payload; a body that ends before message_stop is
-// a cut (provider.TransportError). Next reads a payload's type and, on
+// properly with message_stop, whose payload is returned before io.EOF; a
+// body that ends cleanly after message_delta gave the stop reason is whole
+// too, and gets the message_stop it lacked (docs/ARCHITECTURE.md,
+// "Streaming"). An error event is the provider's failure, classified from
+// the error it carries, with Body its payload; a body that ends before the
+// stop reason is a cut (provider.TransportError). Next reads a payload's type and, on
 // message_start and message_delta, its usage (and message_start's model),
 // from the SSE reader's own buffer: an event allocates nothing. target is
 // the model asked for.
@@ -188,6 +190,10 @@ func newNativeStreamOn(ctx context.Context, events Events, body io.Closer, targe
 	return &nativeStream{upstream{ctx: ctx, body: body, events: events, target: target}}
 }
 
+// messageStop is the payload of the message_stop a whole answer's body
+// ended without; nobody writes into it.
+var messageStop = []byte(`{"type":"message_stop"}`)
+
 // Next returns the next event's data, valid until the next call. io.EOF
 // follows message_stop; any other error is an *outcome.Error and repeats
 // on later calls.
@@ -201,6 +207,10 @@ func (s *nativeStream) Next() ([]byte, error) {
 	// raw stays untouched until the next read; the results read from it
 	// below keep numbers only, or are copied.
 	raw, data, typ, err := s.next()
+	if err == io.EOF {
+		s.done = true
+		return messageStop, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -212,6 +222,9 @@ func (s *nativeStream) Next() ([]byte, error) {
 	case "message_delta":
 		// Anthropic's counts here are cumulative: the last one wins.
 		s.usage.read(gjson.Get(data, "usage"))
+		if gjson.Get(data, "delta.stop_reason").Type == gjson.String {
+			s.finished = true
+		}
 	case "message_stop":
 		s.done = true
 	case "error":

@@ -80,9 +80,11 @@ func (s *stream) setHead(id, model gjson.Result) {
 	}
 }
 
-// Next returns the next chunk. io.EOF follows message_stop (and the usage
-// chunk when include_usage was asked for); any other error is an
-// *outcome.Error and repeats on later calls.
+// Next returns the next chunk. io.EOF follows message_stop, or a clean
+// end of the body after message_delta gave the stop reason (a whole
+// answer, docs/ARCHITECTURE.md "Streaming"), and the usage chunk when
+// include_usage was asked for; any other error is an *outcome.Error and
+// repeats on later calls.
 func (s *stream) Next() ([]byte, error) {
 	if s.err != nil {
 		return nil, s.err
@@ -94,7 +96,9 @@ func (s *stream) Next() ([]byte, error) {
 		// data stays untouched until the next read; a chunk is encoded
 		// before that, and what outlives it is copied.
 		_, data, typ, err := s.next()
-		if err != nil {
+		if err == io.EOF {
+			typ = "message_stop" // the body ended cleanly after the stop reason
+		} else if err != nil {
 			return nil, err
 		}
 		switch typ {
@@ -152,6 +156,7 @@ func (s *stream) Next() ([]byte, error) {
 			if stop.Type != gjson.String {
 				continue
 			}
+			s.finished = true
 			return s.emit(openaiwire.Delta{}, finishReason(stop.Str))
 
 		case "message_stop":
@@ -200,10 +205,11 @@ type upstream struct {
 	events Events
 	target string // the model asked for
 
-	usage usage
-	model string // the model message_start named; "" before it, or when it named none
-	done  bool   // message_stop seen and handled
-	err   error  // sticky failure
+	usage    usage
+	model    string // the model message_start named; "" before it, or when it named none
+	finished bool   // message_delta gave the stop reason: a clean end from here on is whole
+	done     bool   // message_stop seen and handled
+	err      error  // sticky failure
 
 	closeOnce sync.Once
 	closeErr  error
@@ -213,10 +219,16 @@ type upstream struct {
 // (valid until the next call; data views raw) and its type (the data's
 // "type", else the event's name). An event with a name and no data is
 // skipped (a browser would not dispatch it either). A failure is sticky
-// (fail).
+// (fail). io.EOF, not sticky, is a clean end of the body after the stop
+// reason: the answer is whole without its message_stop, as a chat answer
+// is without [DONE] (docs/ARCHITECTURE.md, "Streaming"); the caller ends
+// the stream as message_stop would.
 func (s *upstream) next() (raw []byte, data, typ string, err error) {
 	for {
 		ev, err := s.events.Next()
+		if err == io.EOF && s.finished {
+			return nil, "", "", io.EOF
+		}
 		if err != nil {
 			return nil, "", "", s.fail(s.readError(err))
 		}
@@ -235,8 +247,9 @@ func (s *upstream) next() (raw []byte, data, typ string, err error) {
 	}
 }
 
-// readError classifies a failure to read the next event. Even a clean end
-// of the body is a cut here: a whole answer ends with message_stop. An
+// readError classifies a failure to read the next event. A clean end of
+// the body before the stop reason is a cut here (after it, next does not
+// call this). An
 // *outcome.Error (a cloud's exception frame) is kept as it is.
 func (s *upstream) readError(err error) error {
 	if errors.Is(err, sse.ErrEventTooLarge) {
@@ -245,7 +258,7 @@ func (s *upstream) readError(err error) error {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return provider.TransportError(s.ctx, "reading anthropic stream before message_stop", err)
+	return provider.TransportError(s.ctx, "reading anthropic stream before its stop reason", err)
 }
 
 func (s *upstream) fail(err error) error {

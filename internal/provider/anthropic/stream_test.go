@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
 
@@ -367,5 +369,100 @@ func TestStreamOddInputs(t *testing.T) {
 	}
 	for i := range got {
 		providertest.SameJSON(t, fmt.Sprintf("chunk %d", i), []byte(got[i]), want[i])
+	}
+}
+
+// TestStreamCleanEnd is the clean-end rule (docs/ARCHITECTURE.md,
+// "Streaming") on both stream kinds: a body that ends cleanly after
+// message_delta gave the stop reason is a whole answer without its
+// message_stop (translated: the finish chunk, then the usage chunk; native:
+// the message_stop it lacked); without the stop reason, or when the
+// connection drops rather than the body ending, it is a cut.
+func TestStreamCleanEnd(t *testing.T) {
+	head := []string{evStart, evTextStart, evText(0, "Hel"), evStop0}
+	tests := []struct {
+		name   string
+		events []string
+		hijack bool // close the connection without ending the chunked body
+		whole  bool
+	}{
+		{"stop reason and message_stop", append(head[:4:4], evDelta("end_turn", 7), evMsgStop), false, true},
+		{"stop reason, no message_stop", append(head[:4:4], evDelta("end_turn", 7)), false, true},
+		{"stop reason, a ping, no message_stop", append(head[:4:4], evDelta("max_tokens", 7), evPing), false, true},
+		{"no stop reason", head, false, false},
+		{"usage without a stop reason", append(head[:4:4], `{"type":"message_delta","delta":{"stop_reason":null},"usage":{"output_tokens":7}}`), false, false},
+		{"stop reason, then the connection drops", append(head[:4:4], evDelta("end_turn", 7)), true, false},
+	}
+	serve := func(t *testing.T, body string, hijack bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			writeSSE(w, body)
+			if hijack {
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					t.Errorf("hijack: %v", err)
+					return
+				}
+				_ = conn.Close()
+			}
+		}
+	}
+	check := func(t *testing.T, s provider.Stream, whole bool) []string {
+		t.Helper()
+		got, err := drain(t, s)
+		if !whole {
+			oe := providertest.As[*outcome.Error](t, err)
+			if errors.Is(err, io.EOF) || oe.Kind != outcome.Network {
+				t.Fatalf("end %v (kind %v), want a cut (network, not io.EOF)", err, oe.Kind)
+			}
+			return nil
+		}
+		if err != io.EOF {
+			t.Fatalf("end %v, want io.EOF (a whole answer)", err)
+		}
+		if _, again := s.Next(); again != io.EOF {
+			t.Errorf("Next after the end: got %v, want io.EOF", again)
+		}
+		if u := s.Usage(); u.PromptTokens != 30 || u.CompletionTokens != 7 {
+			t.Errorf("usage %+v, want 30 prompt and 7 completion tokens", u)
+		}
+		return got
+	}
+	for _, tt := range tests {
+		t.Run("translated/"+tt.name, func(t *testing.T) {
+			a, _ := newTestAdapter(t, serve(t, sseBody(tt.events...), tt.hijack))
+			req := chatReq(`{"messages":[{"role":"user","content":"Hi"}]}`)
+			req.Stream, req.IncludeUsage = true, true
+			resp, err := a.Do(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			defer resp.Stream.Close()
+			got := check(t, resp.Stream, tt.whole)
+			if tt.whole {
+				reason := gjson.Get(tt.events[4], "delta.stop_reason").Str
+				want := []string{roleChunk, delta(`{"content":"Hel"}`), finish(finishReason(reason)), usageChunk(30, 7, 5)}
+				if !slices.Equal(got, want) {
+					t.Errorf("got chunks\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+			}
+		})
+		t.Run("native/"+tt.name, func(t *testing.T) {
+			a, _ := newNativeAdapter(t, "k", serve(t, sseBody(tt.events...), tt.hijack))
+			resp, err := a.Do(context.Background(), messagesReq(t, strings.Replace(nativeBody, `"stream":false`, `"stream":true`, 1)))
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			defer resp.Stream.Close()
+			got := check(t, resp.Stream, tt.whole)
+			if tt.whole {
+				want := append(slices.Clone(tt.events), evMsgStop)
+				if tt.events[len(tt.events)-1] == evMsgStop {
+					want = tt.events
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("got events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+			}
+		})
 	}
 }

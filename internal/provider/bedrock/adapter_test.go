@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/bedrock/bedrocktest"
@@ -467,5 +469,71 @@ func TestProbe(t *testing.T) {
 	b, _ := newFake(t)
 	if err := b.Probe(context.Background()); outcome.KindOf(err) != outcome.Auth {
 		t.Errorf("bad secret: got %v", err)
+	}
+}
+
+// TestStreamCleanEnd is the clean-end rule (docs/ARCHITECTURE.md,
+// "Streaming") on every Bedrock stream: ConverseStream is whole once
+// messageStop came, its metadata (the usage) after it or not; an invoke
+// stream, chat or native, once message_delta gave the stop reason, its
+// message_stop after it or not (the native one then gets it). A clean end
+// before that is a cut.
+func TestStreamCleanEnd(t *testing.T) {
+	envCredentials(t)
+	a, fake := newFake(t)
+	chatReq := chat(llama, `{"messages":[{"role":"user","content":"hi"}]}`, true) // with include_usage
+	claudeChat := chat(claude, `{"messages":[{"role":"user","content":"hi"}]}`, true)
+	native := &provider.Request{Op: provider.OpMessages, Model: claude, Stream: true,
+		Body: []byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"stream":true}`)}
+	for _, tt := range []struct {
+		name  string
+		req   *provider.Request
+		keep  int // the default answer's first keep events
+		whole bool
+		last  string // the last payload of a whole answer: "usage" (the usage chunk), else its "type"
+	}{
+		{"converse, all", chatReq, 6, true, "usage"},
+		{"converse, no metadata after messageStop", chatReq, 5, true, "usage"},
+		{"converse, no messageStop", chatReq, 4, false, ""},
+		{"invoke chat, all", claudeChat, 6, true, "usage"},
+		{"invoke chat, no message_stop", claudeChat, 5, true, "usage"},
+		{"invoke chat, no stop reason", claudeChat, 4, false, ""},
+		{"invoke native, all", native, 6, true, "message_stop"},
+		{"invoke native, no message_stop", native, 5, true, "message_stop"},
+		{"invoke native, no stop reason", native, 4, false, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fake.Reply = func(r bedrocktest.Request) bedrocktest.Reply {
+				rp := bedrocktest.Default(r)
+				rp.Events = rp.Events[:tt.keep]
+				return rp
+			}
+			resp, err := a.Do(context.Background(), tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Stream.Close()
+			got, err := drain(t, resp.Stream)
+			if !tt.whole {
+				if err == io.EOF || outcome.KindOf(err) != outcome.Network {
+					t.Fatalf("end %v, want a cut (a network error)", err)
+				}
+				return
+			}
+			if err != io.EOF || len(got) == 0 {
+				t.Fatalf("got %d payloads and %v, want a whole answer and io.EOF", len(got), err)
+			}
+			last := gjson.Parse(got[len(got)-1])
+			switch tt.last {
+			case "usage":
+				if !last.Get("usage").IsObject() {
+					t.Errorf("last chunk %s, want the usage chunk", last.Raw)
+				}
+			default:
+				if last.Get("type").Str != tt.last {
+					t.Errorf("last payload %s, want a %s", last.Raw, tt.last)
+				}
+			}
+		})
 	}
 }

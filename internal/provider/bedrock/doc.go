@@ -40,8 +40,11 @@
 //     ClassifyError (x-amzn-ErrorType first, the message where Bedrock
 //     reuses a code for a missing target, the status last); an exception
 //     frame in a stream by its :exception-type; a body that ends before
-//     the answer's end (messageStop; message_stop inside an invoke stream)
-//     or a damaged frame by provider.TransportError (outcome.Network).
+//     the answer's finish (messageStop; message_delta's stop reason inside
+//     an invoke stream) or a damaged frame by provider.TransportError
+//     (outcome.Network). A body that ends cleanly after the finish is a
+//     whole answer, its usage event or message_stop after it or not
+//     (docs/ARCHITECTURE.md, "Streaming").
 //   - The Messages body is the client's, member for member and each value
 //     byte for byte, without model (the URL names it) and stream (the
 //     endpoint says it), with anthropic_version "bedrock-2023-05-31" and

@@ -73,8 +73,7 @@ func frame(tb testing.TB, messageType, typ string, payload []byte) []byte {
 
 // FuzzStream reads arbitrary bytes as a ConverseStream answer and as an
 // InvokeModelWithResponseStream answer (natively and translated). Each
-// must end: io.EOF only after the answer's proper end (messageStop;
-// message_stop), any other end a classified error that repeats; every
+// must end: io.EOF, or a classified error that repeats; every
 // chunk valid JSON, every native payload one valid JSON event.
 func FuzzStream(f *testing.F) {
 	var converse, invoke []byte

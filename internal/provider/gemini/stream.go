@@ -46,7 +46,10 @@ type stream struct {
 	roleSent  []bool // delta.role went out
 	toolCalls []int  // function calls emitted so far: the next tool_calls index
 
-	finished  bool // an event carried a finishReason (or a prompt block)
+	// fin is what the events said of their candidates' ends: the end of
+	// the body is a whole answer once every candidate seen has its
+	// finishReason (or the prompt was blocked).
+	fin       provider.Finishes
 	usageSent bool
 	usage     usage
 	err       error // sticky: once set, every Next returns it
@@ -87,16 +90,17 @@ func (s *stream) Next() ([]byte, error) {
 	return nil, s.err
 }
 
-// end decides what the end of the body means: after a finish reason it is
-// the end of a whole answer (preceded by the usage chunk when the client
-// asked for one); before one it is a cut.
+// end decides what the end of the body means: once every candidate seen
+// has its finish reason it is the end of a whole answer (preceded by the
+// usage chunk when the client asked for one); before that it is a cut
+// (docs/ARCHITECTURE.md, "Streaming").
 func (s *stream) end(err error) ([]byte, error) {
 	if err != io.EOF {
 		s.err = provider.TransportError(s.ctx, readingStream, err)
 		return nil, s.err
 	}
-	if !s.finished {
-		s.err = provider.TransportError(s.ctx, readingStream+": stream ended before a finish reason", io.ErrUnexpectedEOF)
+	if !s.fin.Whole() {
+		s.err = provider.TransportError(s.ctx, readingStream+": stream ended before every candidate's finish reason", io.ErrUnexpectedEOF)
 		return nil, s.err
 	}
 	if s.includeUsage && !s.usageSent {
@@ -160,7 +164,7 @@ func (s *stream) chunkOf(data []byte) (bool, error) {
 	cands := res.Get("candidates")
 	if !cands.Exists() && res.Get("promptFeedback.blockReason").Exists() {
 		// The prompt was blocked: an empty answer, filtered.
-		s.finished = true
+		s.fin.Finish(0)
 		s.grow(0)
 		s.addChoice(0, "", gjson.Result{}, openaiwire.FinishContentFilter)
 	}
@@ -209,6 +213,11 @@ func (s *stream) addChoice(idx int, reason string, parts gjson.Result, forced st
 	if fr == "" {
 		fr = finishReason(reason, s.toolCalls[idx] > 0)
 	}
+	if fr != "" {
+		s.fin.Finish(idx)
+	} else {
+		s.fin.Saw(idx)
+	}
 	if !content && fr == "" {
 		return // nothing for this choice in this event
 	}
@@ -223,9 +232,6 @@ func (s *stream) addChoice(idx int, reason string, parts gjson.Result, forced st
 		d.Content = &s.content
 	}
 	s.roleSent[idx] = true
-	if fr != "" {
-		s.finished = true
-	}
 	s.chunk.Choices = append(s.chunk.Choices, openaiwire.ChunkChoice{Index: idx, Delta: d, FinishReason: openaiwire.Finish(fr)})
 }
 

@@ -311,3 +311,69 @@ func TestStreamClose(t *testing.T) {
 		t.Errorf("got %v from Next after Close, want a failure", err)
 	}
 }
+
+// TestStreamCleanEnd is the clean-end rule (docs/ARCHITECTURE.md,
+// "Streaming"): Gemini's stream has no closing event, so the end of the
+// body is a whole answer once every candidate it named has its
+// finishReason (a blocked prompt counts as finished); before that, or
+// when the connection drops rather than the body ending, it is a cut.
+func TestStreamCleanEnd(t *testing.T) {
+	cand := func(i int, text, finish string) string {
+		c := `{"content":{"parts":[{"text":"` + text + `"}],"role":"model"},"index":` + string(rune('0'+i))
+		if finish != "" {
+			c += `,"finishReason":"` + finish + `"`
+		}
+		return c + "}"
+	}
+	ev := func(cands ...string) string {
+		return sseEvent(`{"candidates":[` + strings.Join(cands, ",") + `],"modelVersion":"gemini-2.5-flash","responseId":"abc123"}`)
+	}
+	usage := sseEvent(`{"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"totalTokenCount":15},"modelVersion":"gemini-2.5-flash","responseId":"abc123"}`)
+	tests := []struct {
+		name   string
+		events []string
+		abort  bool // the connection drops instead of the body ending
+		whole  bool
+	}{
+		{"finish seen", []string{ev(cand(0, "Hel", "")), ev(cand(0, "lo", "STOP"))}, false, true},
+		{"finish seen, usage after", []string{ev(cand(0, "Hel", "")), ev(cand(0, "", "MAX_TOKENS")), usage}, false, true},
+		{"finish not seen", []string{ev(cand(0, "Hel", "")), ev(cand(0, "lo", ""))}, false, false},
+		{"usage without a finish", []string{ev(cand(0, "Hel", "")), usage}, false, false},
+		{"a blocked prompt", []string{sseEvent(`{"promptFeedback":{"blockReason":"SAFETY"}}`)}, false, true},
+		{"finish seen, then the connection drops", []string{ev(cand(0, "Hel", "STOP"))}, true, false},
+		{"n=2, one finished", []string{ev(cand(0, "a", ""), cand(1, "b", "")), ev(cand(0, "", "STOP"))}, false, false},
+		{"n=2, the other finished", []string{ev(cand(0, "a", ""), cand(1, "b", "")), ev(cand(1, "", "STOP"))}, false, false},
+		{"n=2, both finished", []string{ev(cand(0, "a", ""), cand(1, "b", "")), ev(cand(1, "", "STOP")), ev(cand(0, "", "STOP"))}, false, true},
+		{"n=2, both finished in one event", []string{ev(cand(0, "a", "STOP"), cand(1, "b", "STOP"))}, false, true},
+		{"candidate 1 after candidate 0 finished", []string{ev(cand(0, "a", "STOP")), ev(cand(1, "b", ""))}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, _ := newUpstream(t, Config{}, func(w http.ResponseWriter, r *http.Request) {
+				sseReply(tt.events...)(w, r)
+				if tt.abort {
+					panic(http.ErrAbortHandler)
+				}
+			})
+			resp, err := a.Do(context.Background(), streamReq(true))
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			defer resp.Stream.Close()
+			chunks, err := drain(t, resp.Stream)
+			if !tt.whole {
+				oe := providertest.As[*outcome.Error](t, err)
+				if errors.Is(err, io.EOF) || oe.Kind != outcome.Network {
+					t.Fatalf("end %v (kind %v), want a cut (network, not io.EOF)", err, oe.Kind)
+				}
+				return
+			}
+			if err != io.EOF {
+				t.Fatalf("end %v, want io.EOF (a whole answer)", err)
+			}
+			if last := chunks[len(chunks)-1]; !gjson.Get(last, "usage").IsObject() || gjson.Get(last, "choices.#").Int() != 0 {
+				t.Errorf("last chunk %s, want the usage chunk", last)
+			}
+		})
+	}
+}

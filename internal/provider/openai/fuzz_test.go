@@ -165,8 +165,11 @@ func fuzzDrain(t *testing.T, s interface {
 // FuzzStream runs the stream reader over arbitrary SSE bytes, as if a
 // provider had answered them with 200 text/event-stream. Next must not
 // panic and must stop; every payload is a JSON document that the relay's
-// framing (sse.AppendData) carries back whole; io.EOF comes only
-// after "data: [DONE]"; any other end carries a usable *outcome.Error.
+// framing (sse.AppendData) carries back whole; io.EOF comes only after
+// "data: [DONE]", or at a clean end after the payloads relayed finished
+// every choice they named (a model read with gjson: some choice has a
+// finish reason, and every explicit choice index has one); any other end
+// carries a usable *outcome.Error.
 func FuzzStream(f *testing.F) {
 	chunk := func(delta string) string {
 		return `{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":null}],"usage":null}`
@@ -183,13 +186,30 @@ func FuzzStream(f *testing.F) {
 		{"data: {\"object\":\"error\",\"message\":\"out of memory\",\"type\":\"InternalServerError\",\"code\":500}\n\n", false},
 		{"data: {\"error\":\"model runner has unexpectedly stopped\"}\n\n", true},
 		{"data: {\"choices\":[{\"text\":\"Hel\",\"index\":0,\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n", true},
+		{"data: " + chunk(`{"content":"Hel"}`) + "\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: " + usage + "\n\n", true},
+		{"data: {\"choices\":[{\"index\":0,\"finish_reason\":\"stop\"},{\"index\":1,\"delta\":{\"tool_calls\":[{\"index\":0}]},\"finish_reason\":null}]}\n\n", false},
 	} {
 		f.Add([]byte(seed.in), seed.hide)
 	}
 	f.Fuzz(func(t *testing.T, in []byte, hide bool) {
 		s := newStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "calling openai chat completions", "gpt-4o-mini")
 		s.hideUsage = hide
+		var seen, finished map[int64]bool
+		some := false
 		_, err := fuzzDrain(t, s, len(in)+2, func(p []byte) {
+			gjson.GetBytes(p, "choices").ForEach(func(_, c gjson.Result) bool {
+				fr := c.Get("finish_reason")
+				done := fr.Type == gjson.String && fr.Str != ""
+				some = some || done
+				if i := c.Get("index"); i.Type == gjson.Number {
+					if seen == nil {
+						seen, finished = map[int64]bool{}, map[int64]bool{}
+					}
+					seen[i.Int()] = true
+					finished[i.Int()] = finished[i.Int()] || done
+				}
+				return true
+			})
 			if len(p) == 0 || !json.Valid(p) {
 				t.Fatalf("payload %q is not a JSON document", p)
 			}
@@ -202,7 +222,14 @@ func FuzzStream(f *testing.F) {
 		})
 		providertest.CheckEnd(t, "stream end", err, true, maxWait)
 		if err == io.EOF && !bytes.Contains(in, []byte("[DONE]")) {
-			t.Fatal("io.EOF from a stream without [DONE]")
+			if !some {
+				t.Fatal("io.EOF from a stream without [DONE] and without a finish reason")
+			}
+			for i := range seen {
+				if !finished[i] {
+					t.Fatalf("io.EOF from a stream without [DONE] whose choice %d did not finish", i)
+				}
+			}
 		}
 	})
 }
@@ -228,7 +255,22 @@ func FuzzEventStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s := newEventStream(context.Background(), io.NopCloser(bytes.NewReader(in)), "calling openai responses", "gpt-4o-mini")
 		var last []byte
+		var seen, finished map[int64]bool
+		some := false
 		_, err := fuzzDrain(t, s, len(in)+2, func(p []byte) {
+			gjson.GetBytes(p, "choices").ForEach(func(_, c gjson.Result) bool {
+				fr := c.Get("finish_reason")
+				done := fr.Type == gjson.String && fr.Str != ""
+				some = some || done
+				if i := c.Get("index"); i.Type == gjson.Number {
+					if seen == nil {
+						seen, finished = map[int64]bool{}, map[int64]bool{}
+					}
+					seen[i.Int()] = true
+					finished[i.Int()] = finished[i.Int()] || done
+				}
+				return true
+			})
 			if len(p) == 0 || !json.Valid(p) {
 				t.Fatalf("payload %q is not a JSON document", p)
 			}

@@ -16,10 +16,11 @@ import (
 	"github.com/llmrouter/llmrouter/internal/sse"
 )
 
-// errNoDone is the cause of a stream that ended without "data: [DONE]". It
-// wraps io.ErrUnexpectedEOF, never io.EOF, so nobody mistakes the cut for
-// a clean end.
-var errNoDone = fmt.Errorf("stream ended without [DONE]: %w", io.ErrUnexpectedEOF)
+// errNoDone is the cause of a stream that ended without "data: [DONE]"
+// before every choice had its finish reason. It wraps
+// io.ErrUnexpectedEOF, never io.EOF, so nobody mistakes the cut for a
+// clean end.
+var errNoDone = fmt.Errorf("stream ended without [DONE] before every choice finished: %w", io.ErrUnexpectedEOF)
 
 // sseBody is what both stream kinds (chat's and the Responses API's)
 // share: the provider's SSE body read one event at a time, the sticky end
@@ -75,6 +76,9 @@ type stream struct {
 	target    string // the model asked for
 	// modelLooks counts the chunks read for a model name (see readModel).
 	modelLooks uint8
+	// fin is what the chunks said of their choices' ends: a body that
+	// ends cleanly without [DONE] after every choice finished is whole.
+	fin provider.Finishes
 }
 
 var _ provider.Stream = (*stream)(nil)
@@ -99,11 +103,14 @@ func (s *stream) readModel(data []byte) {
 }
 
 // Next returns the next data payload, valid until the next call. It
-// returns io.EOF once, and from then on, after "data: [DONE]"; a body that
-// ends before it, or fails, gives a classified error (a cut is
-// outcome.Network; a canceled ctx keeps its cause); an event whose JSON
-// carries a top-level "error" gives the kind ClassifyError reads from it.
-// Events without data (comments, pings, bare event names) are skipped.
+// returns io.EOF once, and from then on, after "data: [DONE]", or when the
+// body ends cleanly after every choice it named has its finish reason
+// (several self-hosted servers and proxies send no [DONE];
+// docs/ARCHITECTURE.md, "Streaming"). A body that ends before that, or
+// fails, gives a classified error (a cut is outcome.Network; a canceled
+// ctx keeps its cause); an event whose JSON carries a top-level "error"
+// gives the kind ClassifyError reads from it. Events without data
+// (comments, pings, bare event names) are skipped.
 func (s *stream) Next() ([]byte, error) {
 	if s.err != nil {
 		return nil, s.err
@@ -112,6 +119,10 @@ func (s *stream) Next() ([]byte, error) {
 		ev, err := s.rd.Next()
 		if err != nil {
 			if err == io.EOF {
+				if s.fin.Whole() {
+					s.err = io.EOF
+					return nil, io.EOF
+				}
 				err = errNoDone
 			}
 			s.err = provider.TransportError(s.ctx, s.what+" (stream)", err)
@@ -143,12 +154,103 @@ func (s *stream) Next() ([]byte, error) {
 			return nil, s.err
 		}
 		s.readModel(data)
+		s.readFinishes(data)
 		if s.readUsage(data) && s.hideUsage && gjson.GetBytes(data, "choices.#").Int() == 0 {
 			continue
 		}
 		return data, nil
 	}
 }
+
+// readFinishes records the choices a chunk names and those it finishes.
+// The byte scans settle the common chunk, one choice of index 0 without a
+// finish reason, without gjson; a chunk with a finish reason, or an index
+// other than 0 (a second choice, or a tool call's), is read whole. A scan
+// that errs (a key spelled with escapes, one inside a string) errs toward
+// reading the chunk whole, or toward a choice 0 that is not finished: a
+// clean end is never taken for whole on a scan's word.
+func (s *stream) readFinishes(data []byte) {
+	zero, other := false, false
+	for v := nextValue(data, `"index"`, 5); v != nil; v = nextValue(v, `"index"`, 5) {
+		if v[0] == '0' && (len(v) == 1 || !isNumberByte(v[1])) {
+			zero = true
+		} else {
+			other = true
+			break
+		}
+	}
+	if !other && !hasFinish(data) {
+		if zero {
+			s.fin.Saw(0)
+		}
+		return
+	}
+	pos := 0
+	gjson.Get(unsafeString(data), "choices").ForEach(func(_, c gjson.Result) bool {
+		i := pos
+		if idx := c.Get("index"); idx.Type == gjson.Number {
+			i = int(idx.Int())
+		}
+		pos++
+		if fr := c.Get("finish_reason"); fr.Type == gjson.String && fr.Str != "" {
+			s.fin.Finish(i)
+		} else {
+			s.fin.Saw(i)
+		}
+		return true
+	})
+}
+
+// hasFinish reports whether data has a "finish_reason" key whose value is
+// not null.
+func hasFinish(data []byte) bool {
+	for v := nextValue(data, `"finish_reason"`, 7); v != nil; v = nextValue(v, `"finish_reason"`, 7) {
+		if !bytes.HasPrefix(v, []byte("null")) {
+			return true
+		}
+	}
+	return false
+}
+
+// nextValue finds the next member of data whose key is key and returns
+// data from its value on (not empty), or nil when there is none. The
+// search looks for key[rare], a byte that is rare in a chunk, with
+// bytes.IndexByte, which skips ahead fast (bytes.Index on a key that
+// begins with a quote costs several times as much). As in
+// hasUsageObject, a key with bare quotes is always a key or a whole value.
+func nextValue(data []byte, key string, rare int) []byte {
+	for {
+		i := bytes.IndexByte(data, key[rare])
+		if i < 0 {
+			return nil
+		}
+		start := i - rare
+		if start < 0 || len(data)-start < len(key) || string(data[start:start+len(key)]) != key {
+			data = data[i+1:]
+			continue
+		}
+		data = data[start+len(key):]
+		rest := skipSpace(data)
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		if rest = skipSpace(rest[1:]); len(rest) > 0 {
+			return rest
+		}
+		return nil
+	}
+}
+
+// skipSpace drops JSON whitespace from the front of b (bytes.TrimLeft
+// builds its set of four on every call).
+func skipSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	return b
+}
+
+func isNumberByte(c byte) bool { return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' }
 
 // readUsage records the usage of a chunk that has a "usage" object, and
 // reports whether it had one (with
@@ -176,23 +278,12 @@ func (s *stream) readUsage(data []byte) bool {
 }
 
 // hasUsageObject reports whether data has a "usage" key, at any depth,
-// whose value is an object. Inside JSON strings quotes are escaped, so the
-// text "usage" with both quotes bare is always a key or a whole value.
+// whose value is an object.
 func hasUsageObject(data []byte) bool {
-	const key = `"usage"`
-	for {
-		i := bytes.Index(data, []byte(key))
-		if i < 0 {
-			return false
-		}
-		data = data[i+len(key):]
-		rest := bytes.TrimLeft(data, " \t\r\n")
-		if len(rest) == 0 || rest[0] != ':' {
-			continue
-		}
-		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-		if len(rest) > 0 && rest[0] == '{' {
+	for v := nextValue(data, `"usage"`, 4); v != nil; v = nextValue(v, `"usage"`, 4) {
+		if v[0] == '{' {
 			return true
 		}
 	}
+	return false
 }

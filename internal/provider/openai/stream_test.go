@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -409,6 +410,87 @@ func TestStreamAsksForUsage(t *testing.T) {
 			}
 			if u := resp.Stream.Usage(); u.CompletionTokens != 3 {
 				t.Errorf("usage %+v, want the stream's 3 completion tokens", u)
+			}
+		})
+	}
+}
+
+// TestStreamCleanEnd is the clean-end rule on the chat stream
+// (docs/ARCHITECTURE.md, "Streaming"): a body that ends cleanly without
+// [DONE] is a whole answer once every choice it named has its finish
+// reason, with or without the usage chunk after it; before that, or when
+// the body is cut rather than ended, it is a cut.
+func TestStreamCleanEnd(t *testing.T) {
+	choice := func(i int, delta, finish string) string {
+		return fmt.Sprintf(`{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":%d,"delta":%s,"logprobs":null,"finish_reason":%s}],"usage":null}`, i, delta, finish)
+	}
+	call := func(i, k int, finish string) string {
+		return fmt.Sprintf(`{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":%d,"delta":{"tool_calls":[{"index":%d,"function":{"arguments":"{}"}}]},"finish_reason":%s}]}`, i, k, finish)
+	}
+	tests := []struct {
+		name   string
+		raw    []string
+		abort  bool // the connection drops instead of the body ending
+		whole  bool
+		chunks int
+		usage  int64 // completion tokens known at the end
+	}{
+		{"finish seen, usage after", events(chunks...), false, true, 5, 3},
+		{"finish seen, no usage", events(chunks[:4]...), false, true, 4, 0},
+		{"finish seen, usage on the finish chunk", events(chunks[0], chunks[1],
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":2,"completion_tokens":7}}`), false, true, 3, 7},
+		{"finish not seen", events(chunks[:3]...), false, false, 3, 0},
+		{"usage without a finish", events(chunks[0], chunks[1], chunks[4]), false, false, 3, 3},
+		{"nothing but the role", events(chunks[0]), false, false, 1, 0},
+		{"no chunk at all", []string{": keep-alive\n\n"}, false, false, 0, 0},
+		{"finish seen, then the connection drops", events(chunks[:4]...), true, false, 4, 0},
+		{"an empty finish reason is none", events(chunks[0], choice(0, `{}`, `""`)), false, false, 2, 0},
+		{"n=2, one finished", events(choice(0, `{"content":"a"}`, "null"), choice(1, `{"content":"b"}`, "null"),
+			choice(0, `{}`, `"stop"`)), false, false, 3, 0},
+		{"n=2, the other finished", events(choice(0, `{"content":"a"}`, "null"), choice(1, `{"content":"b"}`, "null"),
+			choice(1, `{}`, `"stop"`)), false, false, 3, 0},
+		{"n=2, both finished", events(choice(0, `{"content":"a"}`, "null"), choice(1, `{"content":"b"}`, "null"),
+			choice(1, `{}`, `"stop"`), choice(0, `{}`, `"length"`), chunks[4]), false, true, 5, 3},
+		{"n=2 in one chunk, one finished", events(
+			`{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"},{"index":1,"delta":{"content":"b"},"finish_reason":null}]}`),
+			false, false, 1, 0},
+		{"n=2 in one chunk, both finished", events(
+			`{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"},{"index":1,"delta":{"content":"b"},"finish_reason":"stop"}]}`),
+			false, true, 1, 0},
+		{"choice 1 after choice 0 finished", events(choice(0, `{}`, `"stop"`), choice(1, `{"content":"b"}`, "null")), false, false, 2, 0},
+		{"a second tool call, finished", events(chunks[0], call(0, 0, "null"), call(0, 1, "null"), choice(0, `{}`, `"tool_calls"`)), false, true, 4, 0},
+		{"a second tool call, not finished", events(chunks[0], call(0, 0, "null"), call(0, 1, "null")), false, false, 3, 0},
+		{"legacy completions", events(`{"object":"text_completion","choices":[{"text":"Hel","index":0,"logprobs":null,"finish_reason":null}]}`,
+			`{"object":"text_completion","choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"stop"}]}`), false, true, 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := providertest.NewUpstream(t, sseHandler(tt.raw, tt.abort))
+			a := newTestAdapter(t, Compatible, up.Server.URL+"/v1", "", Config{})
+			resp, err := a.Do(context.Background(), request(provider.OpChat, streamBody, "m", true))
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			defer resp.Stream.Close()
+			got, err := drain(t, resp.Stream)
+			if len(got) != tt.chunks {
+				t.Errorf("got %d payloads, want %d", len(got), tt.chunks)
+			}
+			if tt.whole {
+				if err != io.EOF {
+					t.Fatalf("end = %v, want io.EOF (a whole answer)", err)
+				}
+				if _, again := resp.Stream.Next(); again != io.EOF {
+					t.Errorf("Next after the end = %v, want io.EOF", again)
+				}
+			} else {
+				oe := providertest.As[*outcome.Error](t, err)
+				if errors.Is(err, io.EOF) || oe.Kind != outcome.Network {
+					t.Fatalf("end = %v (kind %v), want a cut (network, not io.EOF)", err, oe.Kind)
+				}
+			}
+			if u := resp.Stream.Usage().CompletionTokens; u != tt.usage {
+				t.Errorf("completion tokens %d, want %d", u, tt.usage)
 			}
 		})
 	}
