@@ -83,6 +83,11 @@ type Reply struct {
 	// CutAfter > 0 sends only that many frames, then half of the next,
 	// and drops the connection.
 	CutAfter int
+	// Raw, when set, writes the 200 answer's body instead of JSON or
+	// Events (after the headers either would have): a test's own bytes,
+	// such as a frame whose prelude declares 4 GiB. An error it returns
+	// drops the connection.
+	Raw func(w io.Writer) error
 }
 
 // Server is the fake. Set its fields before the first request.
@@ -183,7 +188,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if reply != nil {
 		rp = reply(req)
 	}
-	if rp.Status == 0 && rp.JSON == "" && rp.Events == nil {
+	if rp.Status == 0 && rp.JSON == "" && rp.Events == nil && rp.Raw == nil {
 		rp = Default(req)
 	}
 	if rp.Status != 0 && rp.Status != http.StatusOK {
@@ -191,8 +196,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Amzn-Requestid", "req-"+strconv.Itoa(len(s.Requests())))
-	switch req.Op {
-	case ConverseStream, InvokeStream:
+	switch {
+	case rp.Raw != nil:
+		w.Header().Set("Content-Type", "application/json")
+		if req.Op == ConverseStream || req.Op == InvokeStream {
+			w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		}
+		if err := rp.Raw(w); err != nil {
+			panic(http.ErrAbortHandler)
+		}
+	case req.Op == ConverseStream, req.Op == InvokeStream:
 		writeStream(w, req.Op, rp)
 	default:
 		w.Header().Set("Content-Type", "application/json")

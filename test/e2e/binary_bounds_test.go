@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/llmrouter/llmrouter/internal/provider/bedrock/bedrocktest"
+)
+
+// testBinaryBounds: what a provider sends is bounded by what the router
+// means to hold, never by what the provider declares (docs/ARCHITECTURE.md,
+// "Memory"; issue 31, finding 3).
+func testBinaryBounds(t *testing.T, bin string) {
+	t.Run("bedrock frames declaring 4 GiB", func(t *testing.T) { testBoundsBedrockFrames(t, bin) })
+}
+
+// hugeFrame writes an event-stream frame whose prelude (its CRC right)
+// declares 4 GiB-16 bytes with no headers, then size bytes of its
+// payload, and stops at the first write the router refuses (it closed
+// the connection).
+func hugeFrame(size int) func(w io.Writer) error {
+	return func(w io.Writer) error {
+		var prelude [12]byte
+		binary.BigEndian.PutUint32(prelude[0:], 1<<32-16)
+		binary.BigEndian.PutUint32(prelude[8:], crc32.ChecksumIEEE(prelude[:8]))
+		if _, err := w.Write(prelude[:]); err != nil {
+			return err
+		}
+		chunk := make([]byte, 1<<20)
+		for sent := 0; sent < size; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// testBoundsBedrockFrames: InvokeModelWithResponseStream (a Messages
+// stream) and ConverseStream (a chat stream) each answer with a frame
+// declaring 4 GiB-16 and 256 MiB of it. Before the cap the router read
+// them into memory (RSS 37 to 1,079 MiB); now each client gets a clean
+// error before anything was streamed, and the router's peak resident
+// memory over the two stays within 20 MB of its idle size.
+func testBoundsBedrockFrames(t *testing.T, bin string) {
+	const sent = 256 << 20
+	east := newBedrockFake(t, "us-east-1")
+	east.Reply = func(r bedrocktest.Request) bedrocktest.Reply {
+		if r.Op == bedrocktest.InvokeStream || r.Op == bedrocktest.ConverseStream {
+			return bedrocktest.Reply{Raw: hugeFrame(sent)}
+		}
+		return bedrocktest.Default(r)
+	}
+	p := startRouter(t, bin, binConfig{
+		providers: []binProvider{{bedrock: east, name: "bedrock-east", typ: "bedrock"}},
+		// The failures must not open the breaker: the router serves on.
+		breaker: "failure_threshold: {consecutive: 100, ratio: 0}",
+		env:     bedrockEnv(t),
+	})
+	pid := p.cmd.Process.Pid
+	if _, err := p.chatOK(false); err != nil { // warm up
+		t.Fatal(err)
+	}
+	idle := rssBytes(t, pid)
+	resetPeak(t, pid)
+
+	rep, err := sendMessages(p.client, p.api+"/v1/messages",
+		`{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, "")
+	if err != nil {
+		t.Errorf("messages stream (invoke): %v", err)
+	} else if class, _, err := checkMessages(rep, true); class != errorReply || err != nil || rep.status != http.StatusBadGateway {
+		t.Errorf("messages stream (invoke): got %d %s (%v):\n%s", rep.status, class, err, rep.body)
+	}
+	if rep, err = p.chat(true); err != nil {
+		t.Errorf("chat stream (converse): %v", err)
+	} else if class, err := check(&rep, true); class != errorReply || err != nil || rep.status != http.StatusBadGateway {
+		t.Errorf("chat stream (converse): got %d %s (%v):\n%s", rep.status, class, err, rep.body)
+	}
+	peak := peakBytes(t, pid)
+	t.Logf("idle RSS %.1f MiB, peak over two 4 GiB-declared frames %.1f MiB", float64(idle)/(1<<20), float64(peak)/(1<<20))
+	if grew := peak - idle; grew > 20<<20 {
+		t.Errorf("peak RSS %.1f MiB is %.1f MiB above idle, want within 20 MB", float64(peak)/(1<<20), float64(grew)/(1<<20))
+	}
+	// The router serves on.
+	if _, err := p.chatOK(false); err != nil {
+		t.Fatal(err)
+	}
+	p.stop()
+}
+
+// resetPeak resets process pid's peak resident size (VmHWM) to its
+// current one (proc(5): clear_refs, "5").
+func resetPeak(t *testing.T, pid int) {
+	t.Helper()
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		t.Skipf("cannot reset the peak RSS: %v", err)
+	}
+}
+
+// peakBytes is process pid's peak resident size since resetPeak.
+func peakBytes(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
