@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/llmrouter/llmrouter/internal/provider/bedrock/bedrocktest"
@@ -19,6 +20,72 @@ import (
 // "Memory"; issue 31, finding 3).
 func testBinaryBounds(t *testing.T, bin string) {
 	t.Run("bedrock frames declaring 4 GiB", func(t *testing.T) { testBoundsBedrockFrames(t, bin) })
+	t.Run("answers over max_response_bytes", func(t *testing.T) { testBoundsResponseBytes(t, bin) })
+}
+
+// testBoundsResponseBytes: with limits.max_response_bytes at 1 MiB, a
+// Converse answer of 1 MiB and one byte (undeclared, chunked), and one
+// that declares 64 MiB, each get the client a 502 server_error; an
+// answer of 1 MiB exactly is served.
+func testBoundsResponseBytes(t *testing.T, bin string) {
+	const limit = 1 << 20
+	// answer is a Converse answer of exactly n bytes.
+	answer := func(n int) string {
+		head := `{"output":{"message":{"role":"assistant","content":[{"text":"`
+		tail := `"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1}}`
+		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+	}
+	var size atomic.Int64
+	var declare atomic.Bool
+	east := newBedrockFake(t, "us-east-1")
+	east.Reply = func(r bedrocktest.Request) bedrocktest.Reply {
+		if r.Op != bedrocktest.Converse {
+			return bedrocktest.Default(r)
+		}
+		body := answer(int(size.Load()))
+		return bedrocktest.Reply{Raw: func(w io.Writer) error {
+			if declare.Load() {
+				w.(http.ResponseWriter).Header().Set("Content-Length", strconv.Itoa(64<<20))
+				body = body[:len(body)/2] // and sends less
+			}
+			_, err := io.WriteString(w, body)
+			return err
+		}}
+	}
+	p := startRouter(t, bin, binConfig{
+		providers: []binProvider{{bedrock: east, name: "bedrock-east", typ: "bedrock"}},
+		limits:    "max_response_bytes: " + strconv.Itoa(limit),
+		breaker:   "failure_threshold: {consecutive: 100, ratio: 0}",
+		env:       bedrockEnv(t),
+	})
+	tests := []struct {
+		name    string
+		size    int
+		declare bool
+		want    int
+	}{
+		{"at the limit", limit, false, http.StatusOK},
+		{"one byte over", limit + 1, false, http.StatusBadGateway},
+		{"declaring 64 MiB", limit, true, http.StatusBadGateway},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			size.Store(int64(tt.size))
+			declare.Store(tt.declare)
+			rep, err := p.chat(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			class, err := check(&rep, false)
+			if err != nil || rep.status != tt.want {
+				t.Errorf("got %d %s (%v), want %d:\n%.300s", rep.status, class, err, tt.want, rep.body)
+			}
+			if tt.want != http.StatusOK && !strings.Contains(string(rep.body), "server_error") {
+				t.Errorf("got %.300s, want a server_error", rep.body)
+			}
+		})
+	}
+	p.stop()
 }
 
 // hugeFrame writes an event-stream frame whose prelude (its CRC right)
