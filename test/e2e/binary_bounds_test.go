@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/llmrouter/llmrouter/internal/provider/bedrock/bedrocktest"
 )
@@ -21,6 +22,122 @@ import (
 func testBinaryBounds(t *testing.T, bin string) {
 	t.Run("bedrock frames declaring 4 GiB", func(t *testing.T) { testBoundsBedrockFrames(t, bin) })
 	t.Run("answers over max_response_bytes", func(t *testing.T) { testBoundsResponseBytes(t, bin) })
+	t.Run("large events before the commit", func(t *testing.T) { testBoundsHeldBytes(t, bin) })
+}
+
+// testBoundsHeldBytes: four Messages streams through Bedrock each open
+// with message_start and sixteen 3 MiB events, wait until all four were
+// sent, then end properly; every client gets its whole stream. When the
+// events are pings, which hold a stream back before its commit point
+// (issue 31, finding 8: the hold counted chunks, so each stream held 16
+// copies, 48 MiB), the router's peak resident memory grows by no more
+// than when they are text deltas, which commit the stream at once (the
+// cost of relaying 3 MiB events), give or take 32 MiB: before the bytes
+// bound, 307 MiB against 150.
+func testBoundsHeldBytes(t *testing.T, bin string) {
+	const (
+		streams = 4
+		events  = 16
+	)
+	big := map[bool]string{
+		true:  `{"type":"ping","pad":"` + strings.Repeat("x", 3<<20) + `"}`,
+		false: `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + strings.Repeat("x", 3<<20) + `"}}`,
+	}
+	var held atomic.Bool
+	sent := make(chan struct{}, streams)
+	release := make(chan struct{})
+	east := newBedrockFake(t, "us-east-1")
+	east.Reply = func(r bedrocktest.Request) bedrocktest.Reply {
+		if r.Op != bedrocktest.InvokeStream {
+			return bedrocktest.Default(r)
+		}
+		evs := bedrocktest.MessagesEvents("end")
+		payload := big[held.Load()]
+		return bedrocktest.Reply{Raw: func(w io.Writer) error {
+			write := func(ev bedrocktest.Event) error {
+				_, err := w.Write(bedrocktest.Frame(bedrocktest.InvokeStream, ev))
+				w.(http.Flusher).Flush()
+				return err
+			}
+			if err := write(evs[0]); err != nil { // message_start
+				return err
+			}
+			if err := write(evs[1]); err != nil { // content_block_start
+				return err
+			}
+			for range events {
+				if err := write(bedrocktest.Event{Payload: payload}); err != nil {
+					return err
+				}
+			}
+			sent <- struct{}{}
+			<-release
+			for _, ev := range evs[2:] {
+				if err := write(ev); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}
+	}
+	// grown runs the four streams through a router of its own and returns
+	// how far its peak RSS grew above idle.
+	grown := func(pings bool) int64 {
+		held.Store(pings)
+		release = make(chan struct{})
+		p := startRouter(t, bin, binConfig{
+			providers: []binProvider{{bedrock: east, name: "bedrock-east", typ: "bedrock", firstToken: 20 * time.Second}},
+			models: []binModel{{name: "claude", targets: []binTarget{
+				{provider: "bedrock-east", model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}}}},
+			env: bedrockEnv(t),
+		})
+		defer p.stop()
+		pid := p.cmd.Process.Pid
+		if _, err := p.chatOK(false); err != nil { // warm up
+			t.Fatal(err)
+		}
+		idle := rssBytes(t, pid)
+		resetPeak(t, pid)
+		type result struct {
+			rep reply
+			err error
+		}
+		results := make(chan result, streams)
+		for range streams {
+			go func() {
+				rep, err := sendMessages(p.client, p.api+"/v1/messages",
+					`{"model":"claude","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, "")
+				results <- result{rep, err}
+			}()
+		}
+		for i := range streams {
+			select {
+			case <-sent:
+			case r := <-results:
+				close(release)
+				t.Fatalf("a stream ended while %d were still opening: %d %v:\n%.500s\nrouter output:\n%s", streams-i, r.rep.status, r.err, r.rep.body, p.stderr)
+			}
+		}
+		peak := peakBytes(t, pid)
+		close(release)
+		for range streams {
+			r := <-results
+			if r.err != nil {
+				t.Error(r.err)
+				continue
+			}
+			if class, text, err := checkMessages(r.rep, true); class != streamDone || err != nil || !strings.HasSuffix(text, "end") {
+				t.Errorf("got %d %s (%v)", r.rep.status, class, err)
+			}
+		}
+		return peak - idle
+	}
+	relayed, pinged := grown(false), grown(true)
+	t.Logf("peak RSS above idle with %d streams of %d 3 MiB events: %.1f MiB as text, %.1f MiB as pings held before the commit",
+		streams, events, float64(relayed)/(1<<20), float64(pinged)/(1<<20))
+	if pinged > relayed+32<<20 {
+		t.Errorf("the held streams took %.1f MiB more than the relayed ones, want at most 32", float64(pinged-relayed)/(1<<20))
+	}
 }
 
 // testBoundsResponseBytes: with limits.max_response_bytes at 1 MiB, a
