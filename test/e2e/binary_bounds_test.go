@@ -35,6 +35,9 @@ func testBinaryBounds(t *testing.T, bin string) {
 // cost of relaying 3 MiB events), give or take 32 MiB: before the bytes
 // bound, 307 MiB against 150.
 func testBoundsHeldBytes(t *testing.T, bin string) {
+	if raceEnabled {
+		t.Skip("192 MiB of events through a race-enabled router outlast the client's timeout, and its heap figures differ")
+	}
 	const (
 		streams = 4
 		events  = 16
@@ -115,7 +118,7 @@ func testBoundsHeldBytes(t *testing.T, bin string) {
 			case <-sent:
 			case r := <-results:
 				close(release)
-				t.Fatalf("a stream ended while %d were still opening: %d %v:\n%.500s\nrouter output:\n%s", streams-i, r.rep.status, r.err, r.rep.body, p.stderr)
+				t.Fatalf("a stream ended while %d were still opening: %d %.300v:\n%.300s\nrouter output:\n%s", streams-i, r.rep.status, r.err, r.rep.body, p.stderr)
 			}
 		}
 		peak := peakBytes(t, pid)
@@ -123,7 +126,7 @@ func testBoundsHeldBytes(t *testing.T, bin string) {
 		for range streams {
 			r := <-results
 			if r.err != nil {
-				t.Error(r.err)
+				t.Errorf("%.300v", r.err)
 				continue
 			}
 			if class, text, err := checkMessages(r.rep, true); class != streamDone || err != nil || !strings.HasSuffix(text, "end") {
