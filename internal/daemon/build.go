@@ -41,12 +41,14 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 			continue // an unknown type: ResolveTypes said so
 		}
 		p := &cfg.Providers[i]
-		a, key, err := r.Type.NewAdapter(p.Config, r.Block)
+		pc := p.Config
+		pc.MaxResponseBytes = cfg.Limits.MaxResponseBytes
+		a, key, err := r.Type.NewAdapter(pc, r.Block)
 		if err != nil {
 			errs = append(errs, provider.Under(fmt.Sprintf("providers[%d]", i), err))
 			continue
 		}
-		pp := routing.Provider{Name: p.Name, Type: p.Type, Adapter: a, Config: p.Config}
+		pp := routing.Provider{Name: p.Name, Type: p.Type, Adapter: a, Config: pc}
 		if key != "" {
 			pp.Secrets = []string{key}
 		}

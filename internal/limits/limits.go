@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 // Defaults of the limits block for fields left zero.
@@ -43,6 +45,14 @@ type Config struct {
 	// other limits it bounds the router's memory. Default 1024; 0 means
 	// the default.
 	MaxConnections int `mapstructure:"max_connections"`
+	// MaxResponseBytes bounds a provider's whole (non-stream) answer, what
+	// the router reads of it before it answers the client: a longer one,
+	// or one whose Content-Length says so, is a server_error (it fails
+	// over) and is read no further. A stream is bounded per event instead
+	// (4 MiB an SSE event, 8 MiB a Bedrock frame). Default 256 MiB (an
+	// embeddings answer for 2,048 inputs is 100 to 200 MB of JSON); 0
+	// means the default.
+	MaxResponseBytes int64 `mapstructure:"max_response_bytes"`
 }
 
 // DefaultMaxConnections is max_connections when left zero.
@@ -61,6 +71,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxConnections == 0 {
 		c.MaxConnections = DefaultMaxConnections
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = provider.DefaultMaxResponseBytes
 	}
 	return c
 }
@@ -88,6 +101,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConnections < 0 {
 		errs = append(errs, fmt.Errorf("limits.max_connections: must not be negative, got %d", c.MaxConnections))
+	}
+	if c.MaxResponseBytes < 0 {
+		errs = append(errs, fmt.Errorf("limits.max_response_bytes: must not be negative, got %d", c.MaxResponseBytes))
 	}
 	return errors.Join(errs...)
 }

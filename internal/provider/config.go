@@ -50,6 +50,12 @@ type Config struct {
 	// failed with no success since), the others of its domain rank below
 	// providers of other domains in the same tier. "" means its own.
 	Domain string `mapstructure:"domain"`
+
+	// MaxResponseBytes bounds a whole (non-stream) answer the adapter
+	// reads (ReadBody). It is limits.max_response_bytes, which the daemon
+	// sets here for every provider: not a key of a provider entry. 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64 `mapstructure:"-"`
 }
 
 // Defaults for zero Config fields.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -27,6 +28,9 @@ const (
 	h2PingTimeout = 15 * time.Second
 	// MaxErrorBody bounds how much of an error response is read.
 	MaxErrorBody = 64 << 10
+	// DefaultMaxResponseBytes is limits.max_response_bytes when left zero:
+	// an embeddings answer for 2,048 inputs is 100 to 200 MB of JSON.
+	DefaultMaxResponseBytes = 256 << 20
 )
 
 // NewHTTPClient returns the client one provider uses: its own connection
@@ -148,15 +152,34 @@ func ReadErrorBody(resp *http.Response) []byte {
 	return b
 }
 
-// ReadBody reads a whole successful response body and closes it. A failure
-// in the middle is classified like any transport error.
-func ReadBody(ctx context.Context, what string, resp *http.Response) ([]byte, error) {
+// ReadBody reads a whole successful response body, at most max bytes
+// (limits.max_response_bytes; <= 0 means DefaultMaxResponseBytes), and
+// closes it. An answer that is longer, or says so in its Content-Length,
+// is a ServerError naming the limit, read no further than max+1 bytes:
+// what a provider sends is bounded by what the router means to hold, not
+// by what the provider declares (docs/ARCHITECTURE.md, "Memory"). A
+// failure in the middle is classified like any transport error.
+func ReadBody(ctx context.Context, what string, resp *http.Response, max int64) ([]byte, error) {
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	if max <= 0 {
+		max = DefaultMaxResponseBytes
+	}
+	if resp.ContentLength > max {
+		return nil, tooLong(what, max)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
 		return nil, TransportError(ctx, what, err)
 	}
+	if int64(len(b)) > max {
+		return nil, tooLong(what, max)
+	}
 	return b, nil
+}
+
+func tooLong(what string, max int64) *outcome.Error {
+	return &outcome.Error{Kind: outcome.ServerError,
+		Message: what + ": the answer is longer than limits.max_response_bytes (" + strconv.FormatInt(max, 10) + " bytes)"}
 }
 
 // Send sends req with c's transport directly, without http.Client.Do's

@@ -14,10 +14,19 @@ import (
 	"github.com/llmrouter/llmrouter/internal/sse"
 )
 
-// maxHeld bounds the preamble chunks (role-only, or a native stream's
-// opening events) held back before the commit point; past it the stream
-// commits anyway.
-const maxHeld = 16
+// maxHeld and maxHeldBytes bound the preamble chunks (role-only, or a
+// native stream's opening events) held back before the commit point: past
+// either the stream commits anyway, as if the chunk had content. A
+// preamble is a few hundred bytes (a Responses stream's opening events
+// echo the request's instructions and tools, tens of KiB), but one event
+// may be as large as the stream's reader allows (4 MiB an SSE event), so
+// counting chunks alone let a stream hold 16 of them, 64 MiB (issue 31,
+// finding 8). What a stream holds is now under maxHeldBytes plus the one
+// chunk that reached it (docs/ARCHITECTURE.md, "Memory").
+const (
+	maxHeld      = 16
+	maxHeldBytes = 1 << 20
+)
 
 // Preamble reads a stream up to its first chunk with content (hasContent)
 // and returns the chunks read (copies), so nothing is written before the
@@ -25,6 +34,7 @@ const maxHeld = 16
 // content returns what it had.
 func Preamble(st provider.Stream) ([][]byte, error) {
 	var held [][]byte
+	size := 0
 	for {
 		p, err := st.Next()
 		if err == io.EOF {
@@ -34,7 +44,8 @@ func Preamble(st provider.Stream) ([][]byte, error) {
 			return nil, err
 		}
 		held = append(held, append([]byte(nil), p...))
-		if len(held) >= maxHeld || hasContent(p) {
+		size += len(p)
+		if len(held) >= maxHeld || size >= maxHeldBytes || hasContent(p) {
 			return held, nil
 		}
 	}

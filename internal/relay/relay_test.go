@@ -67,6 +67,12 @@ func TestPreambleHoldsUntilContent(t *testing.T) {
 		{"messages stream overloaded before output", []string{`{"type":"message_start","message":{}}`, `{"type":"ping"}`},
 			&outcome.Error{Kind: outcome.Overloaded, Message: "overloaded_error"}, 0, true},
 		{"messages preamble past maxHeld commits", slices.Repeat([]string{`{"type":"ping"}`}, maxHeld+2), io.EOF, maxHeld, false},
+		// Held by bytes too (issue 31, finding 8: 16 events of 4 MiB were
+		// held, 64 MiB a stream): the event that reaches maxHeldBytes
+		// commits.
+		{"4 MiB events: the first commits", slices.Repeat([]string{padded(4 << 20)}, maxHeld), io.EOF, 1, false},
+		{"events of a quarter of maxHeldBytes: the fourth commits", slices.Repeat([]string{padded(maxHeldBytes / 4)}, maxHeld), io.EOF, 4, false},
+		{"events under a quarter: the fifth commits", slices.Repeat([]string{padded(maxHeldBytes/4 - 1)}, maxHeld), io.EOF, 5, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +82,12 @@ func TestPreambleHoldsUntilContent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// padded is a ping event of n bytes.
+func padded(n int) string {
+	const head, tail = `{"type":"ping","pad":"`, `"}`
+	return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
 }
 
 func TestStreamEnds(t *testing.T) {

@@ -38,8 +38,8 @@ func fuzzRead(t *testing.T, r io.Reader, limit, inputLen int) ([]fuzzEvent, erro
 	return nil, nil
 }
 
-// fuzzReference is the reader as the package documents it: LF and CRLF
-// end a line (a bare CR does not), a last line without a terminator is still a line, ":"
+// fuzzReference is the reader as the package documents it: CRLF, LF and
+// a bare CR end a line (the SSE specification's reading), a last line without a terminator is still a line, ":"
 // starts a comment, data lines join with "\n", "event" sets the name (the
 // last one wins), a blank line dispatches an event that has data or a
 // name, and the end of input inside an event is io.ErrUnexpectedEOF. limit
@@ -52,12 +52,15 @@ func fuzzReference(in []byte, limit int) ([]fuzzEvent, error) {
 	)
 	for len(in) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(in, '\n'); i < 0 {
+		if i := bytes.IndexAny(in, "\r\n"); i < 0 {
 			line, in = in, nil
 		} else {
+			crlf := in[i] == '\r' && i+1 < len(in) && in[i+1] == '\n'
 			line, in = in[:i], in[i+1:]
+			if crlf {
+				in = in[1:]
+			}
 		}
-		line = bytes.TrimRight(line, "\r") // every CR before the LF (readLine)
 		switch {
 		case len(line) == 0:
 			if hasData || len(name) > 0 {

@@ -30,6 +30,11 @@ type Reader struct {
 	name []byte
 	data []byte
 	line []byte
+	// rest is what is left of the LF-terminated line being read after the
+	// lines already taken from it (ended by bare CRs); more says there is
+	// one.
+	rest []byte
+	more bool
 }
 
 // readBuffer is the Reader's buffer. Chat chunks are a few hundred bytes;
@@ -63,7 +68,7 @@ func (r *Reader) Next() (Event, error) {
 	r.data = r.data[:0]
 	hasData, inEvent := false, false
 	for {
-		line, err := r.readLine()
+		line, err := r.nextLine()
 		if err != nil {
 			if err == io.EOF && inEvent {
 				// The spec discards an event not ended by a blank
@@ -106,10 +111,27 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
-// readLine returns one line without its terminator (LF or CRLF, and any
-// CRs before it). It
-// copies only lines longer than the bufio buffer. A last line with no
-// terminator is returned as a line; the call after it returns io.EOF.
+// nextLine returns the next line as the SSE specification reads them:
+// ended by CRLF, LF or a bare CR. A bare CR inside what the provider sent
+// as one line ends a line there for a browser's EventSource and every
+// reader that follows the specification, so it does here too: the router
+// must read what the client will (issue 31, finding 4). A stream whose
+// lines end in bare CRs only is read as its LFs arrive (or is too large).
+func (r *Reader) nextLine() ([]byte, error) {
+	if !r.more {
+		l, err := r.readLine()
+		if err != nil {
+			return nil, err
+		}
+		r.rest, r.more = l, true
+	}
+	line, rest, found := bytes.Cut(r.rest, []byte{'\r'})
+	r.rest, r.more = rest, found
+	return line, nil
+}
+
+// readLine returns one LF-terminated line without its terminator (LF or
+// CRLF): CRs inside it are nextLine's to split at. It
 func (r *Reader) readLine() ([]byte, error) {
 	r.line = r.line[:0]
 	for {
@@ -139,32 +161,54 @@ func (r *Reader) readLine() ([]byte, error) {
 		if len(line) >= r.br.Size() && len(line) > r.max {
 			return nil, fmt.Errorf("%w (line over %d bytes)", ErrEventTooLarge, r.max)
 		}
-		// CRs before the LF go too: "data:x\r\r\n" is, to a reader that
-		// also ends lines at a lone CR as the SSE specification does, the
-		// line "data:x" and a blank line; the blank line the LF makes
-		// next dispatches the same event.
+		// One CR before the LF is CRLF's; any other is a bare CR ending a
+		// line of its own ("data:x\r\r\n" is the line "data:x" and a
+		// blank line).
 		line = bytes.TrimSuffix(line, []byte{'\n'})
-		return bytes.TrimRight(line, "\r"), nil
+		return bytes.TrimSuffix(line, []byte{'\r'}), nil
 	}
 }
 
 // AppendData appends payload framed as one "data:" event. A payload with
-// newlines (a provider's pretty-printed JSON joined from several data
-// lines) becomes one "data:" line per line, which a reader joins back.
+// line breaks (a provider's pretty-printed JSON joined from several data
+// lines) becomes one "data:" line per line, each break CRLF, LF or a bare
+// CR, as a reader following the SSE specification splits them, so that
+// no byte of the payload ends a line inside a data line (issue 31,
+// finding 4); a reader joins the lines back with LFs.
 func AppendData(dst, payload []byte) []byte {
 	for {
-		i := bytes.IndexByte(payload, '\n')
+		i := bytes.IndexAny(payload, "\r\n")
 		if i < 0 {
 			break
 		}
 		dst = append(dst, "data: "...)
-		dst = append(dst, bytes.TrimRight(payload[:i], "\r")...)
+		dst = append(dst, payload[:i]...)
 		dst = append(dst, '\n')
+		if payload[i] == '\r' && i+1 < len(payload) && payload[i+1] == '\n' {
+			i++
+		}
 		payload = payload[i+1:]
 	}
 	dst = append(dst, "data: "...)
 	dst = append(dst, payload...)
 	return append(dst, '\n', '\n')
+}
+
+// EventName reports whether name may be written as an event line copied
+// from a provider's payload: [a-z_]+ (the Messages API's event types), or
+// with dots [a-z_.]+ (the Responses API's). A type decoded from JSON may
+// hold line breaks, which would write the client's framing (issue 31,
+// finding 4); a stream whose type is anything else is malformed.
+func EventName(name string, dots bool) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; (c < 'a' || c > 'z') && c != '_' && (c != '.' || !dots) {
+			return false
+		}
+	}
+	return true
 }
 
 // Done is the OpenAI end-of-stream sentinel event.

@@ -41,6 +41,14 @@ func TestReader(t *testing.T) {
 		{"cut mid event", "data: a\n\ndata: b\n", []ev{{"", "a"}}, io.ErrUnexpectedEOF},
 		{"cut without newline", "data: a\n\ndata: b", []ev{{"", "a"}}, io.ErrUnexpectedEOF},
 		{"empty", "", nil, io.EOF},
+		// A bare CR ends a line, as the SSE specification reads it and a
+		// client will (issue 31, finding 4): it cannot hide a line inside
+		// another.
+		{"bare cr ends a line", "data: a\rdata: b\r\rdata: c\n\n", []ev{{"", "a\nb"}, {"", "c"}}, io.EOF},
+		{"bare cr inside json", "data: {\"type\":\"x\",\r\"a\":1}\n\n", []ev{{"", `{"type":"x",`}}, io.EOF},
+		{"cr injects a named event", "event: ping\rdata: {}\r\revent: message_stop\ndata: {}\n\n",
+			[]ev{{"ping", "{}"}, {"message_stop", "{}"}}, io.EOF},
+		{"cr cr lf is a line and a blank line", "data:x\r\r\ndata:y\n\n", []ev{{"", "x"}, {"", "y"}}, io.EOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,12 +87,24 @@ func TestAppendData(t *testing.T) {
 	if got := string(AppendData(nil, []byte(`{"a":1}`))); got != "data: {\"a\":1}\n\n" {
 		t.Errorf("got %q", got)
 	}
-	// A multi-line payload round-trips through a Reader.
-	in := "{\n  \"a\": 1\r\n}"
-	framed := AppendData(nil, []byte(in))
-	e, err := NewReader(bytes.NewReader(framed)).Next()
-	if err != nil || string(e.Data) != "{\n  \"a\": 1\n}" {
-		t.Errorf("framed %q read back as %q, %v", framed, e.Data, err)
+	// A payload's line breaks, CRLF, LF and bare CRs (issue 31, finding 4:
+	// a bare CR was written inside a data line, where a client ends the
+	// line), each end a data line, so it round-trips through a Reader.
+	tests := []struct{ in, framed, back string }{
+		{"{\n  \"a\": 1\r\n}", "data: {\ndata:   \"a\": 1\ndata: }\n\n", "{\n  \"a\": 1\n}"},
+		{"{\"type\":\"x\",\r\"a\":1}", "data: {\"type\":\"x\",\ndata: \"a\":1}\n\n", "{\"type\":\"x\",\n\"a\":1}"},
+		{"{\r\r\n}", "data: {\ndata: \ndata: }\n\n", "{\n\n}"},
+		{"{}\r", "data: {}\ndata: \n\n", "{}\n"},
+	}
+	for _, tt := range tests {
+		framed := AppendData(nil, []byte(tt.in))
+		if string(framed) != tt.framed {
+			t.Errorf("%q framed as %q, want %q", tt.in, framed, tt.framed)
+		}
+		e, err := NewReader(bytes.NewReader(framed)).Next()
+		if err != nil || string(e.Data) != tt.back {
+			t.Errorf("framed %q read back as %q, %v, want %q", framed, e.Data, err, tt.back)
+		}
 	}
 }
 

@@ -63,6 +63,13 @@ const (
 	fieldErrorMessage   = 2
 )
 
+// maxExportedState is the longest tracestate a span is exported with: a
+// longer one, valid (W3C allows 32 members of up to 512 bytes) but a
+// client's to choose, is exported empty, since cutting it would make it
+// invalid; the providers still get it whole (issue 31, finding 5: a 16 KB
+// tracestate was copied into every span).
+const maxExportedState = 512
+
 // statusError is Status.code STATUS_CODE_ERROR.
 const statusError = 2
 
@@ -80,7 +87,7 @@ const (
 func encodeSpan(b []byte, s *span, end int64, attrs func([]byte) []byte, statusErr bool, msg string) []byte {
 	b = appendBytes(b, fieldTraceID, s.id.trace[:])
 	b = appendBytes(b, fieldSpanID, s.id.span[:])
-	if s.id.state != "" {
+	if s.id.state != "" && len(s.id.state) <= maxExportedState {
 		b = appendString(b, fieldTraceState, s.id.state)
 	}
 	if s.parent != ([8]byte{}) {

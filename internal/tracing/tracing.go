@@ -16,9 +16,15 @@ import (
 )
 
 // QueueSize bounds the spans ended and not yet exported (queued, or in the
-// batch being sent): past it a span is dropped and counted
-// (docs/ARCHITECTURE.md, "Tracing"; "Memory" gives the bytes).
-const QueueSize = 2048
+// batch being sent), and QueueBytes the memory their encodings hold (the
+// capacity of their buffers): past either a span is dropped and counted
+// (docs/ARCHITECTURE.md, "Tracing"; "Memory" gives the bytes). A span is
+// about 1 KiB; counting spans alone let a client's values fill each
+// (issue 31, finding 5: a 16 KB tracestate in every span held 91 MB).
+const (
+	QueueSize  = 2048
+	QueueBytes = 4 << 20
+)
 
 // scope is the instrumentation scope the router's spans are made in.
 const scope = "github.com/llmrouter/llmrouter"
@@ -67,14 +73,16 @@ type Tracer struct {
 	timeout   time.Duration // one batch's export, retries included
 	idle      func()        // closes the exporter's idle connections
 
-	// queued counts spans queued and not yet exported or dropped: the
-	// bound QueueSize keeps.
-	queued  atomic.Int64
-	mu      sync.Mutex
-	pending []*[]byte // ended spans waiting for export, guarded by mu
-	closed  bool      // Shutdown began: spans ending now are dropped; guarded by mu
-	wake    chan struct{}
-	bufs    sync.Pool // *[]byte span buffers
+	// queued counts spans queued and not yet exported or dropped, and
+	// queuedBytes their buffers' capacity: the bounds QueueSize and
+	// QueueBytes keep.
+	queued      atomic.Int64
+	queuedBytes atomic.Int64
+	mu          sync.Mutex
+	pending     []*[]byte // ended spans waiting for export, guarded by mu
+	closed      bool      // Shutdown began: spans ending now are dropped; guarded by mu
+	wake        chan struct{}
+	bufs        sync.Pool // *[]byte span buffers
 
 	stop    chan struct{}
 	stopCtx context.Context // Shutdown's, set before stop closes
@@ -163,10 +171,13 @@ func (t *Tracer) free(p *[]byte) {
 }
 
 // enqueue queues an ended span's encoding for export, or drops it (and
-// counts it) when QueueSize spans already wait. It never waits.
+// counts it) when QueueSize spans, or QueueBytes of them, already wait.
+// It never waits.
 func (t *Tracer) enqueue(b *[]byte) {
-	if t.queued.Add(1) > QueueSize {
-		t.queued.Add(-1)
+	size := int64(cap(*b))
+	n, held := t.queued.Add(1), t.queuedBytes.Add(size)
+	if n > QueueSize || held > QueueBytes {
+		t.unqueue(1, size)
 		t.m.queueFull.Inc()
 		t.free(b)
 		return
@@ -174,7 +185,7 @@ func (t *Tracer) enqueue(b *[]byte) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
-		t.queued.Add(-1)
+		t.unqueue(1, size)
 		t.free(b)
 		return
 	}
@@ -260,10 +271,12 @@ func (t *Tracer) export(ctx context.Context, batch []*[]byte) {
 		rej, why, err = t.send(ectx, body)
 		cancel()
 	}
+	var size int64
 	for _, b := range batch {
+		size += int64(cap(*b))
 		t.free(b)
 	}
-	t.queued.Add(-n)
+	t.unqueue(n, size)
 	if err != nil {
 		rej, why = n, err.Error()
 	}
@@ -276,6 +289,12 @@ func (t *Tracer) export(ctx context.Context, batch []*[]byte) {
 				"spans", rej, "error", why)
 		})
 	}
+}
+
+// unqueue gives back n spans of size bytes to the queue's bounds.
+func (t *Tracer) unqueue(n, size int64) {
+	t.queued.Add(-n)
+	t.queuedBytes.Add(-size)
 }
 
 // Waiting is how many ended spans wait for export (queued, or in the

@@ -888,3 +888,117 @@ func TestQueueMemory(t *testing.T) {
 	close(exp.release)
 	_ = tr.Shutdown(context.Background())
 }
+
+// longState is a valid tracestate of n members, each key and value as
+// long as W3C allows (about 16 KB for 32).
+func longState(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k := "k" + strconv.Itoa(i)
+		b.WriteString(k + strings.Repeat("a", 256-len(k)) + "=" + strings.Repeat("v", 256))
+	}
+	return b.String()
+}
+
+// TestLongTracestate: a client's tracestate reaches every provider as
+// received, but one over 512 bytes is exported empty (cut, it would be
+// invalid): a 16 KB one was copied into every span (issue 31, finding 5).
+func TestLongTracestate(t *testing.T) {
+	const clientTrace, clientSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	short := "k" + strings.Repeat("a", 254) + "=" + strings.Repeat("v", 256) // 512 bytes
+	for _, tt := range []struct{ state, exported string }{
+		{short, short},
+		{short + ",b=1", ""},
+		{longState(32), ""},
+	} {
+		tr, col := newTest(t, 1, nil)
+		in := http.Header{"Traceparent": {"00-" + clientTrace + "-" + clientSpan + "-01"}, "Tracestate": {tt.state}}
+		ctx, req := tr.Start(context.Background(), in, "chat", "")
+		actx, a := req.Attempt(ctx, Try{Op: "chat", Provider: "p", Type: "openai", Model: "m", N: 1})
+		h := http.Header{}
+		Inject(actx, h)
+		a.End(Outcome{})
+		req.End(Answered{Status: 200})
+		tr.flush()
+		if got := h.Get("Tracestate"); got != tt.state {
+			t.Errorf("%d bytes: the provider got a tracestate of %d bytes, want it whole", len(tt.state), len(got))
+		}
+		spans := col.got()
+		if len(spans) != 2 {
+			t.Fatalf("got %d spans, want 2", len(spans))
+		}
+		for _, s := range spans {
+			if s.TraceState != tt.exported {
+				t.Errorf("%d bytes: span %q exported with a tracestate of %d bytes, want %d", len(tt.state), s.Name, len(s.TraceState), len(tt.exported))
+			}
+		}
+	}
+}
+
+// TestQueueBytes: while the collector does not answer, the spans waiting
+// hold at most QueueBytes: spans of 64 KiB each fill it long before
+// QueueSize of them, and the rest are dropped and counted.
+func TestQueueBytes(t *testing.T) {
+	exp := &blocking{release: make(chan struct{})}
+	tr, err := New(Config{OTLPEndpoint: "http://127.0.0.1:1", SampleRatio: 1}, Options{send: exp.send})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 64 << 10
+	for range QueueSize {
+		b := make([]byte, 100, size)
+		tr.enqueue(&b)
+	}
+	if got, want := tr.queued.Load(), int64(QueueBytes/size); got != want || tr.queuedBytes.Load() != want*size {
+		t.Errorf("queued %d spans of %d bytes, want %d", got, tr.queuedBytes.Load(), want)
+	}
+	if got := testutil.ToFloat64(tr.m.queueFull); got != float64(QueueSize-QueueBytes/size) {
+		t.Errorf("dropped queue_full %v, want %d", got, QueueSize-QueueBytes/size)
+	}
+	close(exp.release)
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if tr.queued.Load() != 0 || tr.queuedBytes.Load() != 0 {
+		t.Errorf("after Shutdown %d spans of %d bytes wait, want none", tr.queued.Load(), tr.queuedBytes.Load())
+	}
+}
+
+// TestQueueMemoryLongTracestate is TestQueueMemory with the hostile
+// client of issue 31, finding 5: a valid 16 KB tracestate on every
+// request, the collector stuck. It held 91 MB.
+func TestQueueMemoryLongTracestate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("heap figures differ under -race")
+	}
+	exp := &blocking{release: make(chan struct{})}
+	tr, err := New(Config{OTLPEndpoint: "http://127.0.0.1:1", SampleRatio: 1}, Options{send: exp.send})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	in := http.Header{"Traceparent": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, "Tracestate": {longState(32)}}
+	before := heap()
+	for range 2 * QueueSize {
+		ctx, r := tr.Start(context.Background(), in, "chat", "")
+		_, a := r.Attempt(ctx, Try{Op: "chat", Provider: "openai", Type: "openai", Model: "gpt-4o-mini", N: 1})
+		a.End(Outcome{})
+		r.End(Answered{Status: 200})
+	}
+	held := heap() - before
+	t.Logf("%d spans waiting hold %d KiB", tr.queued.Load(), held>>10)
+	if held > 8<<20 {
+		t.Errorf("the queue holds %d MiB, want under 8", held>>20)
+	}
+	close(exp.release)
+	_ = tr.Shutdown(context.Background())
+}

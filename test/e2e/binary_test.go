@@ -37,6 +37,7 @@ func TestBinary(t *testing.T) {
 	t.Run("tracing", func(t *testing.T) { testBinaryTracing(t, bin) })
 	t.Run("affinity", func(t *testing.T) { testBinaryAffinity(t, bin) })
 	t.Run("output limits", func(t *testing.T) { testBinaryOutputLimits(t, bin) })
+	t.Run("bounds", func(t *testing.T) { testBinaryBounds(t, bin) })
 }
 
 // providerType is the config type the binary scenarios use for d.

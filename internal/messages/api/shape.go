@@ -86,8 +86,18 @@ type nativeEvents struct{}
 var _ relay.Framer = nativeEvents{}
 
 func (nativeEvents) Chunk(dst, payload []byte) ([]byte, error) {
-	return appendEvent(dst, eventType(payload), payload), nil
+	name := eventType(payload)
+	if !sse.EventName(name, false) {
+		// The stream refuses such a type before it gets here; the event
+		// line is written only for a name that cannot break it.
+		return dst, errEventName
+	}
+	return appendEvent(dst, name, payload), nil
 }
+
+// errEventName ends a native stream whose event's type is not an event
+// name ([a-z_]+).
+var errEventName = &outcome.Error{Kind: outcome.ServerError, Message: "the provider's stream sent an event whose type is not a Messages event name"}
 
 // End writes nothing: the provider's message_stop was the last event.
 func (nativeEvents) End(dst []byte) []byte { return dst }

@@ -43,6 +43,12 @@ type Events struct {
 	// walk of those bytes known. 0: none.
 	head     int
 	headText [256]byte
+	// seenAt is where in seen each chat tool call index first is (nil
+	// until a call): called looks an index up instead of scanning every
+	// index seen, which cost a stream of n calls n² steps (issue 31,
+	// finding 9). It is not put back with blockState: an entry at or
+	// past len(seen), or where seen holds another index now, is stale.
+	seenAt map[int64]int
 }
 
 // blockState is what a chunk's choices change, put back when a later
@@ -412,7 +418,7 @@ func (e *Events) piece(dst []byte, idx, id, name, args string) []byte {
 		dst = str(dst, strValue(name))
 		dst = append(dst, ",\"input\":{}}}\n\n"...)
 		e.callIdx, e.callID, e.calls = i, strings.Clone(callID), true
-		e.seen = append(e.seen, i)
+		e.markCalled(i)
 	}
 	switch {
 	case len(args) > 2 && args[0] == '"':
@@ -433,12 +439,21 @@ func (e *Events) piece(dst []byte, idx, id, name, args string) []byte {
 
 // called reports whether chat tool call index i has opened a block.
 func (e *Events) called(i int64) bool {
-	for _, j := range e.seen {
-		if j == i {
-			return true
+	k, ok := e.seenAt[i]
+	return ok && k < len(e.seen) && e.seen[k] == i
+}
+
+// markCalled records that chat tool call index i opened a block. seenAt
+// keeps i's first place in seen: a later place may be cut by a
+// blockState put back while the first stays.
+func (e *Events) markCalled(i int64) {
+	if !e.called(i) {
+		if e.seenAt == nil {
+			e.seenAt = make(map[int64]int)
 		}
+		e.seenAt[i] = len(e.seen)
 	}
-	return false
+	e.seen = append(e.seen, i)
 }
 
 // closeBlock appends the open block's content_block_stop.

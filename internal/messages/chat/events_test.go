@@ -1,8 +1,11 @@
 package chat
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -361,5 +364,62 @@ func BenchmarkEvents(b *testing.B) {
 			}
 		}
 		buf = ev.End(buf[:0])
+	}
+}
+
+// toolCallChunks is a stream of n tool calls, each its own chunk with a
+// new index (the hostile stream of issue 31, finding 9).
+func toolCallChunks(n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = []byte(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":` +
+			strconv.Itoa(i) + `,"id":"call_` + strconv.Itoa(i) + `","type":"function","function":{"name":"f","arguments":"{}"}}]}}]}`)
+	}
+	return out
+}
+
+// translateCalls runs chunks through one translated stream and returns
+// how long that took.
+func translateCalls(tb testing.TB, tr *Translation, chunks [][]byte) time.Duration {
+	buf := make([]byte, 0, 4096)
+	start := time.Now()
+	ev := tr.Events()
+	for _, c := range chunks {
+		var err error
+		if buf, err = ev.Chunk(buf[:0], c); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return time.Since(start)
+}
+
+// TestToolCallsLinear: a stream's tool-call bookkeeping costs the same
+// per call however many calls came before. Each new call looked through
+// every index seen, so 40,000 calls took 1.0 s of CPU against 0.1 s on
+// the chat path (issue 31, finding 9); four times the calls must take
+// less than eight times as long (quadratic: sixteen).
+func TestToolCallsLinear(t *testing.T) {
+	tr := translate(t, `{"model":"claude-x","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	small, large := toolCallChunks(10_000), toolCallChunks(40_000)
+	best := func(chunks [][]byte) time.Duration {
+		d := time.Duration(math.MaxInt64)
+		for range 3 {
+			d = min(d, translateCalls(t, tr, chunks))
+		}
+		return d
+	}
+	s, l := best(small), best(large)
+	t.Logf("10,000 calls %v, 40,000 calls %v", s, l)
+	if l > 8*s {
+		t.Errorf("40,000 calls took %v, %.1f times 10,000's %v: want under 8", l, float64(l)/float64(s), s)
+	}
+}
+
+// BenchmarkToolCalls: one translated stream of 40,000 tool calls.
+func BenchmarkToolCalls(b *testing.B) {
+	tr := translate(b, `{"model":"claude-x","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	chunks := toolCallChunks(40_000)
+	for b.Loop() {
+		translateCalls(b, tr, chunks)
 	}
 }

@@ -78,9 +78,10 @@ type Adapter struct {
 	// (one-element slices: a transport that appends copies them).
 	keyValue, versionValue []string
 
-	maxTokens int64
-	client    *http.Client
-	now       func() time.Time // wall clock for created and reset headers
+	maxTokens   int64
+	client      *http.Client
+	maxResponse int64            // limits.max_response_bytes (provider.ReadBody)
+	now         func() time.Time // wall clock for created and reset headers
 }
 
 var (
@@ -104,6 +105,7 @@ func New(p provider.Config, key string, c Config, client *http.Client) (*Adapter
 		client = provider.NewHTTPClient(p)
 	}
 	return &Adapter{
+		maxResponse:  p.MaxResponseBytes,
 		messagesURL:  base + "/v1/messages",
 		countURL:     base + "/v1/messages/count_tokens",
 		modelsURL:    base + "/v1/models?limit=1",
@@ -178,7 +180,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		out.Stream = newStream(ctx, resp.Body, req.Model, now.Unix(), req.IncludeUsage)
 		return out, nil
 	}
-	raw, err := provider.ReadBody(ctx, "reading anthropic message", resp)
+	raw, err := provider.ReadBody(ctx, "reading anthropic message", resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func (a *Adapter) doMessages(ctx context.Context, req *provider.Request) (*provi
 		out.Stream = newNativeStream(ctx, resp.Body, req.Model)
 		return out, nil
 	}
-	raw, err := provider.ReadBody(ctx, "reading anthropic message", resp)
+	raw, err := provider.ReadBody(ctx, "reading anthropic message", resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (a *Adapter) CountTokens(ctx context.Context, req *provider.Request) (*prov
 		}
 		return nil, err
 	}
-	raw, err := provider.ReadBody(ctx, "reading anthropic token count", resp)
+	raw, err := provider.ReadBody(ctx, "reading anthropic token count", resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}

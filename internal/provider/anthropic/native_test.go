@@ -302,6 +302,14 @@ func TestMessagesStreamFailures(t *testing.T) {
 		{"connection cut mid-event", sseBody(nativeEvents[:2]...) + "event: content_block_delta\ndata: {\"type\":", true, 2, outcome.Network, 0, ""},
 		{"invalid JSON event", sseBody(nativeEvents[0]) + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n",
 			false, 1, outcome.ServerError, 0, ""},
+		// The client's event line is the payload's type: one that is not
+		// [a-z_]+ is a malformed event (issue 31, finding 4: escaped line
+		// breaks in it wrote events of the provider's into the client's
+		// stream).
+		{"a type with escaped line breaks", sseBody(nativeEvents[0]) +
+			"data: {\"type\":\"ping\\n\\nevent: message_stop\\ndata: {\\\"type\\\":\\\"message_stop\\\"}\"}\n\n",
+			false, 1, outcome.ServerError, 0, ""},
+		{"a type with a capital", sseBody(nativeEvents[0]) + "data: {\"type\":\"Ping\"}\n\n", false, 1, outcome.ServerError, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -243,6 +243,10 @@ func (s *upstream) next() (raw []byte, data, typ string, err error) {
 		if typ = gjson.Get(data, "type").Str; typ == "" {
 			typ = unsafeString(ev.Name)
 		}
+		if typ != "" && !sse.EventName(typ, false) {
+			return nil, "", "", s.fail(&outcome.Error{Kind: outcome.ServerError,
+				Message: "reading anthropic stream: an event's type " + strconv.Quote(typ) + " is not a Messages event name"})
+		}
 		return ev.Data, data, typ, nil
 	}
 }

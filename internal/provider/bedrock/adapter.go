@@ -25,12 +25,13 @@ const AnthropicVersion = "bedrock-2023-05-31"
 // Adapter sends requests to one region of Amazon Bedrock, signed with
 // SigV4 (see the package doc). It is safe for concurrent use.
 type Adapter struct {
-	runtime  string // scheme://host of the runtime API
-	probe    string // the probe's URL on the control plane
-	endpoint string // Endpoint's answer
-	client   *http.Client
-	signer   signer
-	now      func() time.Time // wall clock: signing time, created stamps
+	runtime     string // scheme://host of the runtime API
+	probe       string // the probe's URL on the control plane
+	endpoint    string // Endpoint's answer
+	client      *http.Client
+	maxResponse int64 // limits.max_response_bytes (provider.ReadBody)
+	signer      signer
+	now         func() time.Time // wall clock: signing time, created stamps
 }
 
 var (
@@ -78,11 +79,12 @@ func newAdapter(p provider.Config, c Config, client *http.Client, load func(cont
 		client = provider.NewHTTPClient(p)
 	}
 	a := &Adapter{
-		runtime:  runtime,
-		probe:    control + "/foundation-models?byOutputModality=TEXT",
-		endpoint: runtime + " region=" + c.Region + " profile=" + c.Profile,
-		client:   client,
-		now:      time.Now,
+		maxResponse: p.MaxResponseBytes,
+		runtime:     runtime,
+		probe:       control + "/foundation-models?byOutputModality=TEXT",
+		endpoint:    runtime + " region=" + c.Region + " profile=" + c.Profile,
+		client:      client,
+		now:         time.Now,
 	}
 	a.signer = signer{creds: &credentials{load: load}, v4: v4.NewSigner(), region: c.Region, now: a.now}
 	return a, nil
@@ -150,7 +152,7 @@ func (a *Adapter) invokeNative(ctx context.Context, req *provider.Request) (*pro
 		out.Stream = anthropic.NewNativeStream(ctx, newInvokeEvents(ctx, resp.Body), resp.Body, req.Model)
 		return out, nil
 	}
-	raw, err := provider.ReadBody(ctx, "reading bedrock invoke answer", resp)
+	raw, err := provider.ReadBody(ctx, "reading bedrock invoke answer", resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +189,7 @@ func (a *Adapter) invokeChat(ctx context.Context, req *provider.Request) (*provi
 		out.Stream = anthropic.NewChatStream(ctx, newInvokeEvents(ctx, resp.Body), resp.Body, req.Model, now.Unix(), req.IncludeUsage)
 		return out, nil
 	}
-	raw, err := provider.ReadBody(ctx, "reading bedrock invoke answer", resp)
+	raw, err := provider.ReadBody(ctx, "reading bedrock invoke answer", resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}

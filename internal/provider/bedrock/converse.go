@@ -38,7 +38,7 @@ func (a *Adapter) converse(ctx context.Context, req *provider.Request) (*provide
 	if err != nil {
 		return nil, err
 	}
-	raw, err := provider.ReadBody(ctx, what, resp)
+	raw, err := provider.ReadBody(ctx, what, resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}

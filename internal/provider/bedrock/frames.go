@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"io"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/tidwall/gjson"
@@ -21,6 +22,19 @@ import (
 // frameBuffer is the read buffer of a stream's frames: a frame is a
 // prelude, a few headers and a JSON payload of a few hundred bytes.
 const frameBuffer = 4 << 10
+
+// Frame sizes a stream may declare (docs/ARCHITECTURE.md, "Memory"). A
+// frame is its 12-byte prelude (total length, headers length, CRC), its
+// headers and payload, and a 4-byte CRC. Its prelude may declare up to
+// 4 GiB, and the SDK's decoder reads whatever it declares into memory as
+// it arrives, so the declaration is checked before the decoder sees it.
+// One frame carries one event: an InvokeModel stream's is a Messages
+// event in base64 (4/3 of its size), and maxFrame holds the SSE path's
+// largest event (sse.DefaultMaxEvent, 4 MiB) so encoded, with its headers.
+const (
+	minFrame = 16
+	maxFrame = 8 << 20
+)
 
 // frames reads an AWS event stream (application/vnd.amazon.eventstream),
 // the framing of ConverseStream and InvokeModelWithResponseStream, one
@@ -46,7 +60,16 @@ func (f *frames) next() (string, []byte, error) {
 	if _, err := f.r.Peek(1); err == io.EOF {
 		return "", nil, io.EOF
 	}
-	// From here on, even io.EOF is a frame cut short.
+	// From here on, even io.EOF is a frame cut short. A prelude the reader
+	// cannot peek whole is the decoder's to find cut.
+	if b, err := f.r.Peek(8); err == nil {
+		total, headers := binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])
+		if total < minFrame || total > maxFrame || headers > total-minFrame {
+			return "", nil, &outcome.Error{Kind: outcome.ServerError, Message: "reading bedrock event stream: a frame declares " +
+				strconv.FormatUint(uint64(total), 10) + " bytes with " + strconv.FormatUint(uint64(headers), 10) +
+				" of headers (at most " + strconv.Itoa(maxFrame) + ")"}
+		}
+	}
 	msg, err := f.dec.Decode(f.r, f.buf[:0])
 	if err != nil {
 		if err == io.EOF {

@@ -24,9 +24,10 @@ var (
 // Adapter sends OpenAI-shaped chat and embedding requests to the Gemini
 // API. It is safe for concurrent use.
 type Adapter struct {
-	client *http.Client
-	key    string
-	prefix string // base URL + "/" + API version + "/", e.g. https://…/v1beta/
+	client      *http.Client
+	maxResponse int64 // limits.max_response_bytes (provider.ReadBody)
+	key         string
+	prefix      string // base URL + "/" + API version + "/", e.g. https://…/v1beta/
 	// now is the wall clock: chat "created" stamps and per-day quota
 	// resets. New sets time.Now; tests replace it.
 	now func() time.Time
@@ -49,10 +50,11 @@ func New(p provider.Config, key string, c Config, client *http.Client) (*Adapter
 		client = provider.NewHTTPClient(p)
 	}
 	return &Adapter{
-		client: client,
-		key:    key,
-		prefix: base + "/" + c.apiVersion() + "/",
-		now:    time.Now,
+		maxResponse: p.MaxResponseBytes,
+		client:      client,
+		key:         key,
+		prefix:      base + "/" + c.apiVersion() + "/",
+		now:         time.Now,
 	}, nil
 }
 
@@ -115,7 +117,7 @@ func (a *Adapter) chat(ctx context.Context, req *provider.Request) (*provider.Re
 	if err != nil {
 		return nil, err
 	}
-	data, err := provider.ReadBody(ctx, what, resp)
+	data, err := provider.ReadBody(ctx, what, resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}

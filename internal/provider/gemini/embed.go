@@ -100,7 +100,7 @@ func (a *Adapter) embed(ctx context.Context, req *provider.Request) (*provider.R
 	if err != nil {
 		return nil, err
 	}
-	data, err := provider.ReadBody(ctx, what, resp)
+	data, err := provider.ReadBody(ctx, what, resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}

@@ -101,10 +101,11 @@ var (
 // Adapter sends attempts to one OpenAI-family provider. It is safe for
 // concurrent use.
 type Adapter struct {
-	flavor  Flavor
-	client  *http.Client
-	base    string // base_url without trailing slash
-	version string // Azure api-version; APIVersionV1 for the v1 API; "" for other flavors
+	flavor      Flavor
+	client      *http.Client
+	maxResponse int64  // limits.max_response_bytes (provider.ReadBody)
+	base        string // base_url without trailing slash
+	version     string // Azure api-version; APIVersionV1 for the v1 API; "" for other flavors
 
 	urls     [4]string // by provider.Op: the full URL, except Azure classic (per deployment)
 	what     [4]string // by provider.Op: "calling openai chat completions"
@@ -161,11 +162,12 @@ func New(f Flavor, p provider.Config, key string, c Config, client *http.Client)
 	}
 
 	a := &Adapter{
-		flavor: f,
-		client: client,
-		base:   base,
-		json:   []string{"application/json"},
-		sse:    []string{"text/event-stream"},
+		maxResponse: p.MaxResponseBytes,
+		flavor:      f,
+		client:      client,
+		base:        base,
+		json:        []string{"application/json"},
+		sse:         []string{"text/event-stream"},
 	}
 	switch {
 	case f == Azure:
@@ -330,7 +332,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		return out, nil
 	}
 
-	raw, err := provider.ReadBody(ctx, what, resp)
+	raw, err := provider.ReadBody(ctx, what, resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -537,7 +539,7 @@ func (a *Adapter) FetchResponse(ctx context.Context, method, path, query string)
 		return nil, fmt.Errorf("%s: %w", what, a.statusError(resp))
 	}
 	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.clock())}
-	if out.Body, err = provider.ReadBody(ctx, what, resp); err != nil {
+	if out.Body, err = provider.ReadBody(ctx, what, resp, a.maxResponse); err != nil {
 		return nil, err
 	}
 	return out, nil

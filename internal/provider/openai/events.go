@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -66,7 +67,14 @@ func (s *eventStream) Next() ([]byte, error) {
 				Kind: outcome.ServerError, Message: "invalid JSON in stream event: " + plainMessage(data)})
 			return nil, s.err
 		}
-		switch typ := gjson.GetBytes(data, "type").Str; typ {
+		typ := gjson.GetBytes(data, "type").Str
+		if typ != "" && !sse.EventName(typ, true) {
+			// The client's event line is this type (issue 31, finding 4).
+			s.err = fmt.Errorf("%s: %w", s.what, &outcome.Error{
+				Kind: outcome.ServerError, Message: "stream event type " + strconv.Quote(typ) + " is not a Responses event name"})
+			return nil, s.err
+		}
+		switch typ {
 		case "error", "response.failed":
 			s.err = fmt.Errorf("%s: %w", s.what, eventError(typ, data))
 			return nil, s.err

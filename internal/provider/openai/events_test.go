@@ -103,6 +103,10 @@ func TestEventStream(t *testing.T) {
 		{"error event, nested", respEvents(respStream[0], `{"type":"error","sequence_number":1,"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"You exceeded your current quota","param":null}}`), false, 1, outcome.Quota},
 		{"error event, flat", respEvents(respStream[0], `{"type":"error","sequence_number":1,"code":"server_error","message":"boom","param":null}`), false, 1, outcome.ServerError},
 		{"response.failed", respEvents(respStream[0], `{"type":"response.failed","sequence_number":1,"response":{"id":"resp_1","status":"failed","error":{"code":"rate_limit_exceeded","message":"slow down"}}}`), false, 1, outcome.RateLimited},
+		// The client's event line is the type: one that is not [a-z_.]+
+		// is a malformed event (issue 31, finding 4).
+		{"a type with escaped line breaks", respEvents(respStream[0], `{"type":"response.in_progress\n\nevent: response.completed","sequence_number":1}`), false, 1, outcome.ServerError},
+		{"a type with a capital", respEvents(respStream[0], `{"type":"Response.in_progress","sequence_number":1}`), false, 1, outcome.ServerError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,10 +30,11 @@ const AnthropicVersion = "vertex-2023-10-16"
 // Adapter sends requests to one location of Google Vertex AI with OAuth2
 // access tokens (see the package doc). It is safe for concurrent use.
 type Adapter struct {
-	location string // scheme://host/{version}/projects/{p}/locations/{r}
-	client   *http.Client
-	tokens   *tokens
-	now      func() time.Time // wall clock: created stamps, quota resets
+	location    string // scheme://host/{version}/projects/{p}/locations/{r}
+	client      *http.Client
+	maxResponse int64 // limits.max_response_bytes (provider.ReadBody)
+	tokens      *tokens
+	now         func() time.Time // wall clock: created stamps, quota resets
 }
 
 var (
@@ -89,10 +90,11 @@ func newAdapter(p provider.Config, c Config, client *http.Client, creds func() (
 		client = provider.NewHTTPClient(p)
 	}
 	return &Adapter{
-		location: u.Scheme + "://" + u.Host + "/" + version + "/projects/" + url.PathEscape(c.Project) + "/locations/" + c.Region,
-		client:   client,
-		tokens:   &tokens{load: creds},
-		now:      time.Now,
+		maxResponse: p.MaxResponseBytes,
+		location:    u.Scheme + "://" + u.Host + "/" + version + "/projects/" + url.PathEscape(c.Project) + "/locations/" + c.Region,
+		client:      client,
+		tokens:      &tokens{load: creds},
+		now:         time.Now,
 	}, nil
 }
 
@@ -164,7 +166,7 @@ func (a *Adapter) rawNative(ctx context.Context, req *provider.Request) (*provid
 		out.Stream = anthropic.NewNativeStream(ctx, sse.NewReader(resp.Body), resp.Body, req.Model)
 		return out, nil
 	}
-	raw, err := provider.ReadBody(ctx, "reading vertex rawPredict answer", resp)
+	raw, err := provider.ReadBody(ctx, "reading vertex rawPredict answer", resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +198,7 @@ func (a *Adapter) rawChat(ctx context.Context, req *provider.Request) (*provider
 		out.Stream = anthropic.NewChatStream(ctx, sse.NewReader(resp.Body), resp.Body, req.Model, now.Unix(), req.IncludeUsage)
 		return out, nil
 	}
-	raw, err := provider.ReadBody(ctx, "reading vertex rawPredict answer", resp)
+	raw, err := provider.ReadBody(ctx, "reading vertex rawPredict answer", resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +239,7 @@ func (a *Adapter) generate(ctx context.Context, req *provider.Request) (*provide
 	if err != nil {
 		return nil, err
 	}
-	raw, err := provider.ReadBody(ctx, what, resp)
+	raw, err := provider.ReadBody(ctx, what, resp, a.maxResponse)
 	if err != nil {
 		return nil, err
 	}

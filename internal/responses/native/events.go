@@ -36,6 +36,12 @@ func (c *Call) Events() *Events { return &Events{c: c} }
 func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 	res := gjson.GetManyBytes(payload, "type", "sequence_number", "response")
 	typ := res[0].Str
+	if typ != "" && !sse.EventName(typ, true) {
+		// The stream refuses such a type before it gets here; the event
+		// line is written only for a name that cannot break it (issue 31,
+		// finding 4).
+		return dst, errEventName
+	}
 	if n := res[1]; n.Type == gjson.Number {
 		e.Seq = int(n.Int()) + 1
 	}
@@ -50,13 +56,17 @@ func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 			}
 		}
 	}
-	if typ != "" && !bytes.ContainsAny([]byte(typ), "\r\n") {
+	if typ != "" {
 		dst = append(dst, "event: "...)
 		dst = append(dst, typ...)
 		dst = append(dst, '\n')
 	}
 	return sse.AppendData(dst, payload), nil
 }
+
+// errEventName ends a stream whose event's type is not a Responses event
+// name ([a-z_.]+).
+var errEventName = &outcome.Error{Kind: outcome.ServerError, Message: "the provider's stream sent an event whose type is not a Responses event name"}
 
 // End appends nothing: the provider's terminal event was the end.
 func (e *Events) End(dst []byte) []byte { return dst }

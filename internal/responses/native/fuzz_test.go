@@ -13,6 +13,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/responses/turn"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
+	"github.com/llmrouter/llmrouter/internal/sse"
 )
 
 // FuzzPrepare: whatever JSON object a client sends that needs a native
@@ -63,9 +64,10 @@ func FuzzPrepare(f *testing.F) {
 
 // FuzzProviderAnswer: whatever a provider answers (valid JSON: the adapter
 // checks that), Answer returns it or an error, and the events relay each
-// event framed whole: an event line naming its type when it has one, the
-// data that reads back as the event, and after a failure an error event
-// and response.failed; nothing panics.
+// event framed whole: an event line naming its type when it has one (a
+// type that is not [a-z_.]+ ends the stream as a failure), the data that
+// reads back as the event, and after a failure an error event and
+// response.failed; nothing panics.
 func FuzzProviderAnswer(f *testing.F) {
 	f.Add([]byte(`{"id":"resp_1","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"hi"}]}]}`),
 		[]byte(`{"type":"response.created","sequence_number":0,"response":{"id":"resp_1"}}`),
@@ -83,10 +85,16 @@ func FuzzProviderAnswer(f *testing.F) {
 		var out []byte
 		n := 0
 		for _, p := range [][]byte{ev1, ev2} {
-			if json.Valid(p) {
-				out, _ = ev.Chunk(out, p)
-				n++
+			if !json.Valid(p) {
+				continue
 			}
+			var err error
+			if out, err = ev.Chunk(out, p); err != nil {
+				// A malformed event ends the stream as a failure does.
+				fail = true
+				break
+			}
+			n++
 		}
 		if fail {
 			out = ev.Fail(out, outcome.Network)
@@ -106,6 +114,9 @@ func FuzzProviderAnswer(f *testing.F) {
 			for _, line := range strings.Split(b, "\n") {
 				switch {
 				case strings.HasPrefix(line, "event: "):
+					if name := strings.TrimPrefix(line, "event: "); !sse.EventName(name, true) {
+						t.Fatalf("event name %q in %q", name, b)
+					}
 				case strings.HasPrefix(line, "data: "):
 					data = append(data, strings.TrimPrefix(line, "data: "))
 				default:

@@ -167,6 +167,19 @@ func TestAnswer(t *testing.T) {
 // but for previous_response_id; the terminal response is stored before it
 // is written; a failure after the commit ends with an error event and
 // response.failed numbered on from the provider's.
+// TestEventNames: an event is written under its type only when that is
+// [a-z_.]+; any other type is a malformed event (issue 31, finding 4).
+func TestEventNames(t *testing.T) {
+	s := store.NewMemory(store.Config{}, nil)
+	for _, typ := range []string{`response.in_progress\n\nevent: response.completed`, `response.in_progress\r`, "Response.created", "response.output_text.delta2"} {
+		ev := prepare(t, s, `{"model":"m","input":"b","stream":true,"tools":[{"type":"web_search"}]}`).Events()
+		got, err := ev.Chunk([]byte("x"), []byte(`{"type":"`+typ+`","sequence_number":1}`))
+		if outcome.KindOf(err) != outcome.ServerError || string(got) != "x" {
+			t.Errorf("%s: got %q, %v; want a server_error and nothing written", typ, got, err)
+		}
+	}
+}
+
 func TestEvents(t *testing.T) {
 	s := store.NewMemory(store.Config{}, nil)
 	put(t, s, &store.Record{ID: "resp_0", Response: []byte("{}"), Turn: &store.Turn{Input: []wire.Item{{Type: wire.TypeMessage, Role: "user", Text: "a"}}}})

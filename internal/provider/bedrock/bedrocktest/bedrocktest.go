@@ -83,6 +83,11 @@ type Reply struct {
 	// CutAfter > 0 sends only that many frames, then half of the next,
 	// and drops the connection.
 	CutAfter int
+	// Raw, when set, writes the 200 answer's body instead of JSON or
+	// Events (after the headers either would have): a test's own bytes,
+	// such as a frame whose prelude declares 4 GiB. An error it returns
+	// drops the connection.
+	Raw func(w io.Writer) error
 }
 
 // Server is the fake. Set its fields before the first request.
@@ -183,7 +188,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if reply != nil {
 		rp = reply(req)
 	}
-	if rp.Status == 0 && rp.JSON == "" && rp.Events == nil {
+	if rp.Status == 0 && rp.JSON == "" && rp.Events == nil && rp.Raw == nil {
 		rp = Default(req)
 	}
 	if rp.Status != 0 && rp.Status != http.StatusOK {
@@ -191,8 +196,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Amzn-Requestid", "req-"+strconv.Itoa(len(s.Requests())))
-	switch req.Op {
-	case ConverseStream, InvokeStream:
+	switch {
+	case rp.Raw != nil:
+		w.Header().Set("Content-Type", "application/json")
+		if req.Op == ConverseStream || req.Op == InvokeStream {
+			w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		}
+		if err := rp.Raw(w); err != nil {
+			panic(http.ErrAbortHandler)
+		}
+	case req.Op == ConverseStream, req.Op == InvokeStream:
 		writeStream(w, req.Op, rp)
 	default:
 		w.Header().Set("Content-Type", "application/json")
@@ -259,34 +272,40 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 func writeStream(w http.ResponseWriter, op Op, rp Reply) {
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 	w.WriteHeader(http.StatusOK)
-	enc := eventstream.NewEncoder()
 	for i, ev := range rp.Events {
-		msg := eventstream.Message{Payload: []byte(ev.Payload)}
-		if ev.Exception {
-			msg.Headers.Set(":message-type", eventstream.StringValue("exception"))
-			msg.Headers.Set(":exception-type", eventstream.StringValue(ev.Type))
-		} else {
-			msg.Headers.Set(":message-type", eventstream.StringValue("event"))
-			typ := ev.Type
-			if op == InvokeStream {
-				typ = "chunk"
-				msg.Payload = []byte(`{"bytes":"` + base64.StdEncoding.EncodeToString([]byte(ev.Payload)) + `","p":"abcdefgh"}`)
-			}
-			msg.Headers.Set(":event-type", eventstream.StringValue(typ))
-		}
-		msg.Headers.Set(":content-type", eventstream.StringValue("application/json"))
-		var buf bytes.Buffer
-		if err := enc.Encode(&buf, msg); err != nil {
-			panic(err)
-		}
+		b := Frame(op, ev)
 		if rp.CutAfter > 0 && i == rp.CutAfter {
-			_, _ = w.Write(buf.Bytes()[:buf.Len()/2])
+			_, _ = w.Write(b[:len(b)/2])
 			w.(http.Flusher).Flush()
 			panic(http.ErrAbortHandler) // the connection drops mid-frame
 		}
-		_, _ = w.Write(buf.Bytes())
+		_, _ = w.Write(b)
 		w.(http.Flusher).Flush()
 	}
+}
+
+// Frame is ev as the frame a stream of op carries (for InvokeStream, its
+// Payload, a Messages event, wrapped in a chunk frame), for a Reply's Raw.
+func Frame(op Op, ev Event) []byte {
+	msg := eventstream.Message{Payload: []byte(ev.Payload)}
+	if ev.Exception {
+		msg.Headers.Set(":message-type", eventstream.StringValue("exception"))
+		msg.Headers.Set(":exception-type", eventstream.StringValue(ev.Type))
+	} else {
+		msg.Headers.Set(":message-type", eventstream.StringValue("event"))
+		typ := ev.Type
+		if op == InvokeStream {
+			typ = "chunk"
+			msg.Payload = []byte(`{"bytes":"` + base64.StdEncoding.EncodeToString([]byte(ev.Payload)) + `","p":"abcdefgh"}`)
+		}
+		msg.Headers.Set(":event-type", eventstream.StringValue(typ))
+	}
+	msg.Headers.Set(":content-type", eventstream.StringValue("application/json"))
+	var buf bytes.Buffer
+	if err := eventstream.NewEncoder().Encode(&buf, msg); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
 }
 
 // verify recomputes r's SigV4 signature with the SDK's signer from the
