@@ -3,12 +3,15 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -128,4 +131,121 @@ func splitBetas(h string) []string {
 		}
 	}
 	return out
+}
+
+// Cloud is what a cloud that sells Claude does its own way: where a
+// Messages body for a model goes, and how a streamed answer is framed.
+// Bedrock and Vertex each implement it; OnCloud does the rest, once for
+// both (docs/ARCHITECTURE.md, "Providers").
+type Cloud interface {
+	// Post sends body, a Messages body as InvokeBody made it, for req's
+	// model (to the streaming call when req.Stream), with beta ("" none)
+	// as the anthropic-beta header, and returns the 200 answer, whose body
+	// the caller reads and closes. Any other answer is an error carrying
+	// an *outcome.Error.
+	Post(ctx context.Context, req *provider.Request, body []byte, beta string) (*http.Response, error)
+	// Events reads a streamed answer's Messages events from body.
+	Events(ctx context.Context, body io.Reader) Events
+}
+
+// CloudConfig is how a cloud takes the Messages body.
+type CloudConfig struct {
+	// Version is the anthropic_version its invoke call takes
+	// (bedrock-2023-05-31, vertex-2023-10-16).
+	Version string
+	// BetasInHeader sends the client's anthropic-beta as the header
+	// (Vertex reads betas there); false writes them into the body's
+	// anthropic_beta (Bedrock).
+	BetasInHeader bool
+	// KeepStream keeps the body's stream flag (Vertex reads it); false
+	// drops it (Bedrock streams by endpoint).
+	KeepStream bool
+	// ErrorBodies: the cloud passes Anthropic's own error documents on
+	// (Vertex), so a Messages client sent natively gets one byte for byte;
+	// false drops them (Bedrock's are not Anthropic's) and the front door
+	// words the error from its kind.
+	ErrorBodies bool
+	// Reading names the read of a whole answer in errors ("reading
+	// bedrock invoke answer").
+	Reading string
+	// MaxResponse bounds a whole answer (limits.max_response_bytes).
+	MaxResponse int64
+	// Now stamps translated answers; nil means time.Now.
+	Now func() time.Time
+}
+
+// OnCloud serves req, for one of Anthropic's models, through c: a
+// Messages request (provider.OpMessages) natively, the client's body as
+// InvokeBody makes it and the answer and events as they came; an OpChat
+// request translated onto the Messages API (TranslateChat) and its answer
+// translated back. Every error carries an *outcome.Error.
+func OnCloud(ctx context.Context, c Cloud, cc *CloudConfig, req *provider.Request) (*provider.Response, error) {
+	var (
+		body []byte
+		beta string
+		err  error
+	)
+	switch req.Op {
+	case provider.OpMessages:
+		if cc.BetasInHeader {
+			beta = req.AnthropicBeta
+			if !httpguts.ValidHeaderFieldValue(beta) {
+				// The transport would refuse it as a network failure; it
+				// is the client's.
+				return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest, Type: "invalid_request_error",
+					Message: cc.Reading + ": anthropic-beta holds characters a header cannot carry"}
+			}
+			body, err = InvokeBody(req.Body, cc.Version, "", cc.KeepStream, req.MaxOutputTokens)
+		} else {
+			body, err = InvokeBody(req.Body, cc.Version, req.AnthropicBeta, cc.KeepStream, req.MaxOutputTokens)
+		}
+	case provider.OpChat:
+		var msg []byte
+		if msg, err = TranslateChat(make([]byte, 0, len(req.Body)+256), req, DefaultMaxTokens); err == nil {
+			body, err = InvokeBody(msg, cc.Version, "", cc.KeepStream, req.MaxOutputTokens)
+		}
+	default:
+		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest, Type: "invalid_request_error",
+			Message: "Claude on a cloud does not serve " + req.Op.String()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Post(ctx, req, body, beta)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if cc.Now != nil {
+		now = cc.Now
+	}
+	out := &provider.Response{RateLimit: outcome.UnknownRateLimit}
+	if req.Stream {
+		events := c.Events(ctx, resp.Body)
+		if req.Op == provider.OpMessages {
+			out.Stream = NewNativeStream(ctx, events, resp.Body, req.Model)
+		} else {
+			out.Stream = NewChatStream(ctx, events, resp.Body, req.Model, now().Unix(), req.IncludeUsage)
+		}
+		return out, nil
+	}
+	raw, err := provider.ReadBody(ctx, cc.Reading, resp, cc.MaxResponse)
+	if err != nil {
+		return nil, err
+	}
+	if req.Op == provider.OpChat {
+		if out.Body, out.Usage, err = ConvertMessage(make([]byte, 0, len(raw)+256), raw, req.Model, now().Unix()); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	if out.Usage, err = ReadNativeMessage(raw, req.Model); err != nil {
+		var oe *outcome.Error
+		if !cc.ErrorBodies && errors.As(err, &oe) {
+			oe.Body = nil
+		}
+		return nil, err
+	}
+	out.Body = raw
+	return out, nil
 }

@@ -32,6 +32,7 @@ type Adapter struct {
 	maxResponse int64 // limits.max_response_bytes (provider.ReadBody)
 	signer      signer
 	now         func() time.Time // wall clock: signing time, created stamps
+	cloud       anthropic.CloudConfig
 }
 
 var (
@@ -87,6 +88,8 @@ func newAdapter(p provider.Config, c Config, client *http.Client, load func(cont
 		now:         time.Now,
 	}
 	a.signer = signer{creds: &credentials{load: load}, v4: v4.NewSigner(), region: c.Region, now: a.now}
+	a.cloud = anthropic.CloudConfig{Version: AnthropicVersion, Reading: "reading bedrock invoke answer",
+		MaxResponse: a.maxResponse, Now: func() time.Time { return a.now() }}
 	return a, nil
 }
 
@@ -122,10 +125,8 @@ func (a *Adapter) SupportsModel(op provider.Op, model string) bool {
 // Close. Every error carries an *outcome.Error.
 func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 	switch {
-	case req.Op == provider.OpMessages && isAnthropic(req.Model):
-		return a.invokeNative(ctx, req)
-	case req.Op == provider.OpChat && isAnthropic(req.Model):
-		return a.invokeChat(ctx, req)
+	case (req.Op == provider.OpMessages || req.Op == provider.OpChat) && isAnthropic(req.Model):
+		return anthropic.OnCloud(ctx, claudeCloud{a}, &a.cloud, req)
 	case req.Op == provider.OpChat:
 		return a.converse(ctx, req)
 	}
@@ -133,70 +134,22 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		Message: "bedrock does not serve " + req.Op.String() + " for " + req.Model}
 }
 
-// invokeNative serves provider.OpMessages: the client's body as
-// anthropic.InvokeBody makes it (model out, anthropic_version and
-// anthropic_beta in), the answer and the stream's events as they came.
-// Bedrock's error bodies are not Anthropic's, so they are not kept: the
-// front door words the error from its kind.
-func (a *Adapter) invokeNative(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	body, err := anthropic.InvokeBody(req.Body, AnthropicVersion, req.AnthropicBeta, false, req.MaxOutputTokens)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := a.invoke(ctx, req, body)
-	if err != nil {
-		return nil, err
-	}
-	out := &provider.Response{RateLimit: outcome.UnknownRateLimit}
-	if req.Stream {
-		out.Stream = anthropic.NewNativeStream(ctx, newInvokeEvents(ctx, resp.Body), resp.Body, req.Model)
-		return out, nil
-	}
-	raw, err := provider.ReadBody(ctx, "reading bedrock invoke answer", resp, a.maxResponse)
-	if err != nil {
-		return nil, err
-	}
-	if out.Usage, err = anthropic.ReadNativeMessage(raw, req.Model); err != nil {
-		var oe *outcome.Error
-		if errors.As(err, &oe) {
-			oe.Body = nil
-		}
-		return nil, err
-	}
-	out.Body = raw
-	return out, nil
+// claudeCloud is how Bedrock takes Claude's Messages body (anthropic.OnCloud):
+// anthropic_beta in the body, no stream flag (the endpoint streams), its
+// event-stream frames; its error bodies are not Anthropic's.
+type claudeCloud struct{ a *Adapter }
+
+var _ anthropic.Cloud = claudeCloud{}
+
+// Post sends body to InvokeModel, or InvokeModelWithResponseStream for a
+// stream; beta is always "" (the betas are in the body).
+func (c claudeCloud) Post(ctx context.Context, req *provider.Request, body []byte, _ string) (*http.Response, error) {
+	return c.a.invoke(ctx, req, body)
 }
 
-// invokeChat serves an OpenAI chat request for an Anthropic model: the
-// anthropic adapter's translation, as Bedrock takes it, and its answer
-// translated back by the same package.
-func (a *Adapter) invokeChat(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	msg, err := anthropic.TranslateChat(make([]byte, 0, len(req.Body)+256), req, anthropic.DefaultMaxTokens)
-	if err != nil {
-		return nil, err
-	}
-	body, err := anthropic.InvokeBody(msg, AnthropicVersion, "", false, req.MaxOutputTokens)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := a.invoke(ctx, req, body)
-	if err != nil {
-		return nil, err
-	}
-	now := a.now()
-	out := &provider.Response{RateLimit: outcome.UnknownRateLimit}
-	if req.Stream {
-		out.Stream = anthropic.NewChatStream(ctx, newInvokeEvents(ctx, resp.Body), resp.Body, req.Model, now.Unix(), req.IncludeUsage)
-		return out, nil
-	}
-	raw, err := provider.ReadBody(ctx, "reading bedrock invoke answer", resp, a.maxResponse)
-	if err != nil {
-		return nil, err
-	}
-	if out.Body, out.Usage, err = anthropic.ConvertMessage(make([]byte, 0, len(raw)+256), raw, req.Model, now.Unix()); err != nil {
-		return nil, err
-	}
-	return out, nil
+// Events reads InvokeModelWithResponseStream's frames.
+func (c claudeCloud) Events(ctx context.Context, body io.Reader) anthropic.Events {
+	return newInvokeEvents(ctx, body)
 }
 
 // invoke posts a Messages body to InvokeModel, or to

@@ -13,7 +13,6 @@ import (
 
 	"cloud.google.com/go/auth"
 	"github.com/tidwall/gjson"
-	"golang.org/x/net/http/httpguts"
 
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
 	"github.com/llmrouter/llmrouter/internal/outcome"
@@ -34,7 +33,8 @@ type Adapter struct {
 	client      *http.Client
 	maxResponse int64 // limits.max_response_bytes (provider.ReadBody)
 	tokens      *tokens
-	now         func() time.Time // wall clock: created stamps, quota resets
+	now         func() time.Time      // wall clock: created stamps, quota resets
+	cloud       anthropic.CloudConfig // how Claude is served (anthropic.OnCloud)
 }
 
 var (
@@ -89,13 +89,16 @@ func newAdapter(p provider.Config, c Config, client *http.Client, creds func() (
 	if client == nil {
 		client = provider.NewHTTPClient(p)
 	}
-	return &Adapter{
+	a := &Adapter{
 		maxResponse: p.MaxResponseBytes,
 		location:    u.Scheme + "://" + u.Host + "/" + version + "/projects/" + url.PathEscape(c.Project) + "/locations/" + c.Region,
 		client:      client,
 		tokens:      &tokens{load: creds},
 		now:         time.Now,
-	}, nil
+	}
+	a.cloud = anthropic.CloudConfig{Version: AnthropicVersion, BetasInHeader: true, KeepStream: true, ErrorBodies: true,
+		Reading: "reading vertex rawPredict answer", MaxResponse: a.maxResponse, Now: func() time.Time { return a.now() }}
+	return a, nil
 }
 
 // isAnthropic says whether a Vertex model name is one of Anthropic's
@@ -130,10 +133,8 @@ func (a *Adapter) SupportsModel(op provider.Op, model string) bool {
 // carries an *outcome.Error.
 func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 	switch {
-	case req.Op == provider.OpMessages && isAnthropic(req.Model):
-		return a.rawNative(ctx, req)
-	case req.Op == provider.OpChat && isAnthropic(req.Model):
-		return a.rawChat(ctx, req)
+	case (req.Op == provider.OpMessages || req.Op == provider.OpChat) && isAnthropic(req.Model):
+		return anthropic.OnCloud(ctx, claudeCloud{a}, &a.cloud, req)
 	case req.Op == provider.OpChat:
 		return a.generate(ctx, req)
 	}
@@ -141,71 +142,22 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		Message: "vertex does not serve " + req.Op.String() + " for " + req.Model}
 }
 
-// rawNative serves provider.OpMessages: the client's body as
-// anthropic.InvokeBody makes it (model out, anthropic_version in, stream
-// kept: streamRawPredict reads it), the client's anthropic-beta as the
-// same header (Vertex reads betas there, as Anthropic's Vertex SDK sends
-// them), the answer and the stream's events as they came.
-func (a *Adapter) rawNative(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	if !httpguts.ValidHeaderFieldValue(req.AnthropicBeta) {
-		// The transport would refuse it as a network failure; it is the
-		// client's.
-		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest, Type: "invalid_request_error",
-			Message: "calling vertex rawPredict: anthropic-beta holds characters a header cannot carry"}
-	}
-	body, err := anthropic.InvokeBody(req.Body, AnthropicVersion, "", true, req.MaxOutputTokens)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := a.rawPredict(ctx, req, body, req.AnthropicBeta)
-	if err != nil {
-		return nil, err
-	}
-	out := &provider.Response{RateLimit: outcome.UnknownRateLimit}
-	if req.Stream {
-		out.Stream = anthropic.NewNativeStream(ctx, sse.NewReader(resp.Body), resp.Body, req.Model)
-		return out, nil
-	}
-	raw, err := provider.ReadBody(ctx, "reading vertex rawPredict answer", resp, a.maxResponse)
-	if err != nil {
-		return nil, err
-	}
-	if out.Usage, err = anthropic.ReadNativeMessage(raw, req.Model); err != nil {
-		return nil, err
-	}
-	out.Body = raw
-	return out, nil
+// claudeCloud is how Vertex takes Claude's Messages body (anthropic.OnCloud):
+// the client's anthropic-beta as the same header (as Anthropic's Vertex SDK
+// sends it), the stream flag kept (streamRawPredict reads it), an SSE
+// stream, Anthropic's own error documents passed on.
+type claudeCloud struct{ a *Adapter }
+
+var _ anthropic.Cloud = claudeCloud{}
+
+// Post sends body to rawPredict, or streamRawPredict for a stream.
+func (c claudeCloud) Post(ctx context.Context, req *provider.Request, body []byte, beta string) (*http.Response, error) {
+	return c.a.rawPredict(ctx, req, body, beta)
 }
 
-// rawChat serves OpenAI chat for an Anthropic model through the anthropic
-// package's translation.
-func (a *Adapter) rawChat(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	msg, err := anthropic.TranslateChat(make([]byte, 0, len(req.Body)+256), req, anthropic.DefaultMaxTokens)
-	if err != nil {
-		return nil, err
-	}
-	body, err := anthropic.InvokeBody(msg, AnthropicVersion, "", true, req.MaxOutputTokens)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := a.rawPredict(ctx, req, body, "")
-	if err != nil {
-		return nil, err
-	}
-	now := a.now()
-	out := &provider.Response{RateLimit: outcome.UnknownRateLimit}
-	if req.Stream {
-		out.Stream = anthropic.NewChatStream(ctx, sse.NewReader(resp.Body), resp.Body, req.Model, now.Unix(), req.IncludeUsage)
-		return out, nil
-	}
-	raw, err := provider.ReadBody(ctx, "reading vertex rawPredict answer", resp, a.maxResponse)
-	if err != nil {
-		return nil, err
-	}
-	if out.Body, out.Usage, err = anthropic.ConvertMessage(make([]byte, 0, len(raw)+256), raw, req.Model, now.Unix()); err != nil {
-		return nil, err
-	}
-	return out, nil
+// Events reads streamRawPredict's server-sent events.
+func (c claudeCloud) Events(_ context.Context, body io.Reader) anthropic.Events {
+	return sse.NewReader(body)
 }
 
 // rawPredict posts a Messages body to rawPredict, or streamRawPredict for
