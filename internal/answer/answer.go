@@ -106,9 +106,10 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		if e.RetryAfter > 0 {
 			setHeader(h, "Retry-After", strconv.FormatInt(int64(math.Ceil(e.RetryAfter.Seconds())), 10))
 		}
-		if ex.Attempts > 1 {
+		if ex.Attempts > 1 || e.Final {
 			// The router retried or failed over already: an SDK that
-			// retries on its own would multiply the attempts.
+			// retries on its own would multiply the attempts. Or no retry
+			// can win (a spent budget).
 			h[hdrShouldRetry] = valFalse
 		}
 		var b []byte
