@@ -1,6 +1,7 @@
 package affinity
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"net/http"
@@ -254,6 +255,32 @@ func TestNamed(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { FromHeaders(h) }); n != 0 {
 		t.Errorf("%v allocations per FromHeaders, want 0", n)
+	}
+}
+
+// TestFromHeadersCodex: Codex CLI's session headers name its
+// conversation: thread-id first (a sub-agent's thread is its own), then
+// session-id and session_id; a wire header keeps its underscore.
+func TestFromHeadersCodex(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		raw  string // the request's header lines
+		want ID
+	}{
+		{"thread-id", "thread-id: th\r\nsession-id: se\r\n", Named("th")},
+		{"session-id", "session-id: se\r\n", Named("se")},
+		{"session_id", "session_id: su\r\n", Named("su")},
+		{"claude code's first", "session-id: se\r\nx-claude-code-session-id: cc\r\n", Named("cc")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := http.ReadRequest(bufio.NewReader(strings.NewReader("POST /v1/responses HTTP/1.1\r\nHost: x\r\n" + tt.raw + "\r\n")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := FromHeaders(r.Header); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
 

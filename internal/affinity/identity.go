@@ -28,6 +28,13 @@ const (
 	SessionHeader = "X-Llmrouter-Session"
 	// ClaudeCodeHeader is the session id Claude Code sends.
 	ClaudeCodeHeader = "X-Claude-Code-Session-Id"
+	// CodexThreadHeader and CodexSessionHeader are what Codex CLI sends:
+	// thread-id names the conversation (a sub-agent has its own),
+	// session-id the session it belongs to (also sent as session_id,
+	// whose canonical form keeps its underscore).
+	CodexThreadHeader   = "Thread-Id"
+	CodexSessionHeader  = "Session-Id"
+	CodexSessionHeader2 = "Session_id"
 )
 
 // Seeds keep named identities and openings apart.
@@ -50,10 +57,10 @@ func Named(id string) ID {
 func NamedBytes(b []byte) ID { return Named(view(b)) }
 
 // FromHeaders is the identity h names: X-LLMRouter-Session, else
-// x-claude-code-session-id; none when neither is set. It does not
-// allocate.
+// x-claude-code-session-id, else Codex's thread-id, session-id or
+// session_id; none when none is set. It does not allocate.
 func FromHeaders(h http.Header) ID {
-	for _, name := range [...]string{SessionHeader, ClaudeCodeHeader} {
+	for _, name := range [...]string{SessionHeader, ClaudeCodeHeader, CodexThreadHeader, CodexSessionHeader, CodexSessionHeader2} {
 		if v := h[name]; len(v) > 0 && v[0] != "" {
 			return Named(v[0])
 		}

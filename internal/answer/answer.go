@@ -106,9 +106,10 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		if e.RetryAfter > 0 {
 			setHeader(h, "Retry-After", strconv.FormatInt(int64(math.Ceil(e.RetryAfter.Seconds())), 10))
 		}
-		if ex.Attempts > 1 {
+		if ex.Attempts > 1 || e.Final {
 			// The router retried or failed over already: an SDK that
-			// retries on its own would multiply the attempts.
+			// retries on its own would multiply the attempts. Or no retry
+			// can win (a spent budget).
 			h[hdrShouldRetry] = valFalse
 		}
 		var b []byte
@@ -312,10 +313,10 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 	if !s.log.Enabled(r.Context(), slog.LevelInfo) {
 		return
 	}
-	var attrs [11]slog.Attr
+	var attrs [12]slog.Attr
 	a := append(attrs[:0],
 		slog.String("request_id", ex.ID), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.String("model", model), slog.String("key", ex.Key.Name()), slog.Int("status", ex.status), slog.String("provider", ex.served),
+		slog.String("model", model), slog.String("requested_model", ex.Requested), slog.String("key", ex.Key.Name()), slog.Int("status", ex.status), slog.String("provider", ex.served),
 		slog.Int("attempts", ex.Attempts), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 		slog.Float64("cost_usd", ex.Cost))
 	if len(ex.Failures) > 0 {

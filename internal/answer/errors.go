@@ -169,9 +169,10 @@ func KeyTooLarge(key string) *apierror.Error {
 // BudgetExceeded is the 429 for a client key whose spend this period has
 // reached its budget (auth.keys[].budget_usd); resetIn is when the period
 // resets (Retry-After), 0 for a total budget (no Retry-After: it never
-// resets).
+// resets). It is Final: an SDK retrying it at once would only be refused
+// again (issue 34).
 func BudgetExceeded(key string, resetIn time.Duration) *apierror.Error {
-	e := &apierror.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "budget_exceeded",
+	e := &apierror.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "budget_exceeded", Final: true,
 		Message: "the client key " + apierror.Quote(key) + " has spent its budget for this period"}
 	if resetIn > 0 {
 		e.RetryAfter = max(resetIn, time.Second)

@@ -24,6 +24,10 @@ type Error struct {
 	// instead of the shape's (an error of a request sent natively, which
 	// clients match on the provider's wording).
 	Raw []byte
+	// Final: retrying cannot win this answer (a spent budget), so it
+	// carries x-should-retry: false, which the OpenAI and Anthropic SDKs
+	// (and so Claude Code and Codex) obey instead of retrying every 429.
+	Final bool
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -279,6 +279,9 @@ func TestBudget(t *testing.T) {
 	if e := decodeErr(t, w.Body.Bytes()); e.Error.Code == nil || *e.Error.Code != "budget_exceeded" || e.Error.Type != "rate_limit_error" {
 		t.Errorf("request 11: %+v, want rate_limit_error budget_exceeded", e.Error)
 	}
+	if got := w.Header().Get("X-Should-Retry"); got != "false" {
+		t.Errorf("request 11: x-should-retry %q, want false: no retry can win a spent budget", got)
+	}
 	if ra, _ := strconv.Atoi(w.Header().Get("Retry-After")); ra < 7199 || ra > 7200 {
 		t.Errorf("Retry-After %q, want the 7200 s to midnight", w.Header().Get("Retry-After"))
 	}

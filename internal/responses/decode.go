@@ -31,6 +31,12 @@ type Decoded struct {
 	// with no openai or azure target. Decode goes on past it, checking
 	// the rest.
 	Native *Error
+	// NativeTarget, set by the caller before the turn is made, says the
+	// model has a target with a native Responses API (openai, azure): an
+	// id the router does not hold (previous_response_id, item_reference)
+	// is then left to it, and the turn is for native targets only
+	// (turn.Turn.Unresolved).
+	NativeTarget bool
 	// stream and store are the flags with their defaults applied.
 	stream, store bool
 }
@@ -49,12 +55,14 @@ const nativeOnly = ": the router translates the Responses API onto chat completi
 	"only an openai or azure target receives it, natively, and this model has none"
 
 // ToolChoice is tool_choice: Mode is "" (absent: auto), none, auto or
-// required; Name a forced function; Allowed, when not nil, the only
-// tools the model may use this turn (allowed_tools).
+// required; Name a forced function or custom tool (Namespace its
+// namespace, "" none); Allowed, when not nil, the only tools the model
+// may use this turn (allowed_tools), by name.
 type ToolChoice struct {
-	Mode    string
-	Name    string
-	Allowed map[string]bool
+	Mode      string
+	Name      string
+	Namespace string
+	Allowed   map[string]bool
 }
 
 // Stream reports whether the client asked for an event stream.
@@ -180,36 +188,94 @@ func textFormat(t *wire.TextConfig) (*wire.Format, *Error) {
 	return nil, BadRequest("text.format.type", "text.format.type must be text, json_object or json_schema, got %q", Cut(f.Type))
 }
 
-// functionTools reads tools into d.Functions. A built-in tool (web_search,
-// file_search, code_interpreter, image_generation, computer_use, mcp,
-// custom, shell…) has no chat completions equivalent: the request needs
-// a native Responses API.
+// functionTools reads tools into d.Functions: function tools as they
+// are; a namespace tool's functions, each with its Namespace; a custom
+// tool as Custom. A built-in tool (web_search, tool_search, file_search,
+// code_interpreter, image_generation, computer_use, mcp, shell…) has no
+// chat completions equivalent: it goes to a native Responses API and is
+// left out of a translated request, never refused (Codex declares
+// web_search on every request); only tool_choice forcing one needs a
+// native Responses API (decodeToolChoice).
 func (d *Decoded) functionTools(raw []json.RawMessage) *Error {
 	for i, r := range raw {
 		param := fmt.Sprintf("tools[%d]", i)
 		var head struct {
-			Type string `json:"type"`
+			Type  string            `json:"type"`
+			Name  string            `json:"name"`
+			Tools []json.RawMessage `json:"tools"`
 		}
 		if err := json.Unmarshal(r, &head); err != nil {
 			return decodeError(param, err)
 		}
-		if head.Type != "function" {
-			d.needs(BadRequest(param+".type", "the tool type %q is not supported (built-in tools such as web_search or "+
-				"code_interpreter are OpenAI's own)"+nativeOnly, Cut(head.Type)))
-			continue
+		switch head.Type {
+		case "function", "custom":
+			if e := d.functionTool(param, r, ""); e != nil {
+				return e
+			}
+		case "namespace":
+			if head.Name == "" {
+				return BadRequest(param+".name", "missing required parameter: '%s.name'", param)
+			}
+			for j, c := range head.Tools {
+				if e := d.functionTool(fmt.Sprintf("%s.tools[%d]", param, j), c, head.Name); e != nil {
+					return e
+				}
+			}
+		case "":
+			return BadRequest(param+".type", "missing required parameter: '%s.type'", param)
 		}
-		var t wire.FunctionTool
+	}
+	return nil
+}
+
+// customTool is a custom tool as sent: its input is free-form text,
+// held to format's grammar when it has one.
+type customTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Format      *struct {
+		Type       string `json:"type"`
+		Syntax     string `json:"syntax"`
+		Definition string `json:"definition"`
+	} `json:"format"`
+}
+
+// functionTool reads one function or custom tool (of namespace ns, ""
+// none) into d.Functions; a namespace's member of another type is left
+// out, as a built-in tool is.
+func (d *Decoded) functionTool(param string, r json.RawMessage, ns string) *Error {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(r, &head); err != nil {
+		return decodeError(param, err)
+	}
+	var t wire.FunctionTool
+	switch head.Type {
+	case "function":
 		if err := json.Unmarshal(r, &t); err != nil {
 			return decodeError(param, err)
-		}
-		if t.Name == "" {
-			return BadRequest(param+".name", "missing required parameter: '%s.name'", param)
 		}
 		if isNull(t.Parameters) {
 			t.Parameters = nil
 		}
-		d.Functions = append(d.Functions, t)
+	case "custom":
+		var c customTool
+		if err := json.Unmarshal(r, &c); err != nil {
+			return decodeError(param, err)
+		}
+		t = wire.FunctionTool{Type: "function", Name: c.Name, Description: c.Description, Custom: true}
+		if c.Format != nil && c.Format.Type == "grammar" {
+			t.Grammar = c.Format.Syntax + " grammar:\n" + c.Format.Definition
+		}
+	default:
+		return nil
 	}
+	if t.Name == "" {
+		return BadRequest(param+".name", "missing required parameter: '%s.name'", param)
+	}
+	t.Namespace = ns
+	d.Functions = append(d.Functions, t)
 	return nil
 }
 
@@ -230,10 +296,11 @@ func (d *Decoded) decodeToolChoice(raw json.RawMessage) *Error {
 		return BadRequest("tool_choice", "tool_choice must be none, auto, required or an object, got %q", Cut(tc.Mode))
 	}
 	var obj struct {
-		Type  string `json:"type"`
-		Name  string `json:"name"`
-		Mode  string `json:"mode"`
-		Tools []struct {
+		Type      string `json:"type"`
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		Mode      string `json:"mode"`
+		Tools     []struct {
 			Type string `json:"type"`
 			Name string `json:"name"`
 		} `json:"tools"`
@@ -242,23 +309,28 @@ func (d *Decoded) decodeToolChoice(raw json.RawMessage) *Error {
 		return decodeError("tool_choice", err)
 	}
 	switch obj.Type {
-	case "function":
+	case "function", "custom":
 		if obj.Name == "" {
 			return BadRequest("tool_choice.name", "missing required parameter: 'tool_choice.name'")
 		}
-		tc.Name = obj.Name
+		tc.Name, tc.Namespace = obj.Name, obj.Namespace
 		return nil
 	case "allowed_tools":
 		if obj.Mode != "auto" && obj.Mode != "required" {
 			return BadRequest("tool_choice.mode", "tool_choice.mode must be auto or required, got %q", Cut(obj.Mode))
 		}
 		tc.Mode, tc.Allowed = obj.Mode, map[string]bool{}
+		builtin := -1
 		for i, t := range obj.Tools {
-			if t.Type != "function" {
-				d.needs(BadRequest(fmt.Sprintf("tool_choice.tools[%d].type", i), "only function tools can be allowed on chat completions, got %q"+nativeOnly, Cut(t.Type)))
+			if t.Type != "function" && t.Type != "custom" {
+				builtin = i // left out on chat, as the tool is
 				continue
 			}
 			tc.Allowed[t.Name] = true
+		}
+		if builtin >= 0 && obj.Mode == "required" && len(tc.Allowed) == 0 {
+			// Only built-in tools, one of which must be called.
+			d.needs(BadRequest(fmt.Sprintf("tool_choice.tools[%d].type", builtin), "only function and custom tools can be required on chat completions, got %q"+nativeOnly, Cut(obj.Tools[builtin].Type)))
 		}
 		return nil
 	}
@@ -275,6 +347,8 @@ type inputItem struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments *string         `json:"arguments"`
+	Input     *string         `json:"input"`
+	Namespace string          `json:"namespace"`
 	Output    json.RawMessage `json:"output"`
 }
 
@@ -348,8 +422,18 @@ func (d *Decoded) decodeInput(raw json.RawMessage) *Error {
 			case in.Arguments == nil:
 				return BadRequest(param+".arguments", "missing required parameter: '%s.arguments'", param)
 			}
-			it.CallID, it.Name, it.Arguments = in.CallID, in.Name, *in.Arguments
-		case wire.TypeFunctionCallOutput:
+			it.CallID, it.Name, it.Arguments, it.Namespace = in.CallID, in.Name, *in.Arguments, in.Namespace
+		case wire.TypeCustomToolCall:
+			switch {
+			case in.CallID == "":
+				return BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
+			case in.Name == "":
+				return BadRequest(param+".name", "missing required parameter: '%s.name'", param)
+			case in.Input == nil:
+				return BadRequest(param+".input", "missing required parameter: '%s.input'", param)
+			}
+			it.CallID, it.Name, it.Arguments = in.CallID, in.Name, *in.Input
+		case wire.TypeFunctionCallOutput, wire.TypeCustomToolCallOutput:
 			if in.CallID == "" {
 				return BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
 			}

@@ -1,8 +1,12 @@
 package responses
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
 
 // TestDecodeRefuses: what is invalid whatever the provider is a 400
@@ -91,7 +95,6 @@ func TestDecodeNative(t *testing.T) {
 		{"background", `{"model":"m","input":"hi","background":true}`, "background", "background"},
 		{"conversation", `{"model":"m","input":"hi","conversation":"conv_1"}`, "conversation", "previous_response_id"},
 		{"hosted prompt", `{"model":"m","input":"hi","prompt":{"id":"pmpt_1"}}`, "prompt", "prompt"},
-		{"built-in tool", `{"model":"m","input":"hi","tools":[{"type":"function","name":"f"},{"type":"web_search"}]}`, "tools[1].type", `"web_search"`},
 		{"built-in tool choice", `{"model":"m","input":"hi","tool_choice":{"type":"code_interpreter"}}`, "tool_choice.type", "code_interpreter"},
 		{"unknown item type", `{"model":"m","input":[{"role":"user","content":"hi"},{"type":"computer_call_output","call_id":"c"}]}`, "input[1].type", `"computer_call_output"`},
 		{"image by file id", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","file_id":"file_1"}]}]}`, "input[0].content[0].file_id", "file ids"},
@@ -99,8 +102,8 @@ func TestDecodeNative(t *testing.T) {
 		{"truncation auto", `{"model":"m","input":"hi","truncation":"auto"}`, "truncation", "auto"},
 		{"logprobs", `{"model":"m","input":"hi","top_logprobs":3}`, "top_logprobs", "top_logprobs"},
 		{"file URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_url":"https://x/a.pdf"}]}]}`, "input[0].content[0].file_url", "file URLs"},
-		{"allowed built-in tool", `{"model":"m","input":"hi","tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"web_search"}]}}`, "tool_choice.tools[0].type", "web_search"},
-		{"the first of several", `{"model":"m","background":true,"input":"hi","tools":[{"type":"web_search"}]}`, "background", "background"},
+		{"required built-in tools only", `{"model":"m","input":"hi","tool_choice":{"type":"allowed_tools","mode":"required","tools":[{"type":"web_search"}]}}`, "tool_choice.tools[0].type", "web_search"},
+		{"the first of several", `{"model":"m","background":true,"input":"hi","tool_choice":{"type":"web_search"}}`, "background", "background"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,4 +141,64 @@ func TestDecodeNative(t *testing.T) {
 			t.Errorf("item 2 (plain) kept raw: %s", it.Raw)
 		}
 	})
+}
+
+// codexRequest is what Codex CLI 0.171 sends (captured, trimmed): its
+// tool types (function, namespace, web_search, custom), its session
+// fields, and a later turn's items (a namespaced call, a custom tool's
+// call and output, an encrypted reasoning item).
+const codexRequest = `{"model":"gpt-5.1-codex","stream":true,"store":false,"include":["reasoning.encrypted_content"],
+"reasoning":{"summary":"auto"},"parallel_tool_calls":true,"tool_choice":"auto","prompt_cache_key":"0195-session",
+"client_metadata":{"session_id":"0195-session"},
+"input":[{"type":"message","id":"msg_0195-a","role":"developer","content":[{"type":"input_text","text":"You are Codex."}]},
+{"type":"message","id":"msg_0195-b","role":"user","content":[{"type":"input_text","text":"run echo"}]},
+{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"},
+{"type":"function_call","id":"fc_1","call_id":"call_1","name":"close_agent","namespace":"multi_agent_v1","arguments":"{\"target\":\"a\"}","status":"completed"},
+{"type":"function_call_output","id":"fco_0195-c","call_id":"call_1","output":"closed"},
+{"type":"custom_tool_call","id":"ctc_1","call_id":"call_2","name":"exec","input":"await tools.exec_command({cmd:'ls'})","status":"completed"},
+{"type":"custom_tool_call_output","call_id":"call_2","output":"a.txt"}],
+"tools":[{"type":"function","name":"exec_command","description":"Runs a command.","strict":false,"parameters":{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"]}},
+{"type":"namespace","name":"multi_agent_v1","description":"Sub-agents.","tools":[
+ {"type":"function","name":"close_agent","strict":false,"parameters":{"type":"object","properties":{"target":{"type":"string"}},"required":["target"]}},
+ {"type":"function","name":"spawn_agent","parameters":{"type":"object","properties":{}}}]},
+{"type":"web_search","external_web_access":false},
+{"type":"custom","name":"exec","description":"Run JavaScript.","format":{"type":"grammar","syntax":"lark","definition":"start: SOURCE"}}]}`
+
+// TestDecodeCodex: a Codex request needs no native Responses API: its
+// namespace's functions carry their namespace, its custom tool is Custom
+// with its grammar, web_search is left for a native target, and its
+// items are typed (a namespaced call keeps its namespace, a custom tool
+// call its input), the reasoning item kept as sent.
+func TestDecodeCodex(t *testing.T) {
+	d, e := Decode([]byte(codexRequest))
+	if e != nil {
+		t.Fatal(e)
+	}
+	if d.Native != nil {
+		t.Fatalf("needs a native Responses API: %v", d.Native)
+	}
+	var got []string
+	for _, f := range d.Functions {
+		got = append(got, fmt.Sprintf("%s/%s custom=%v grammar=%q", f.Namespace, f.Name, f.Custom, f.Grammar))
+	}
+	want := []string{`/exec_command custom=false grammar=""`, `multi_agent_v1/close_agent custom=false grammar=""`,
+		`multi_agent_v1/spawn_agent custom=false grammar=""`, `/exec custom=true grammar="lark grammar:\nstart: SOURCE"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("functions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if it := d.Items[3]; it.Type != wire.TypeFunctionCall || it.Namespace != "multi_agent_v1" || it.Name != "close_agent" {
+		t.Errorf("namespaced call: %+v", it)
+	}
+	if it := d.Items[5]; it.Type != wire.TypeCustomToolCall || it.Name != "exec" || it.Arguments != "await tools.exec_command({cmd:'ls'})" {
+		t.Errorf("custom tool call: %+v", it)
+	}
+	if it := d.Items[6]; it.Type != wire.TypeCustomToolCallOutput || it.CallID != "call_2" || it.Text != "a.txt" {
+		t.Errorf("custom tool call output: %+v", it)
+	}
+	if it := d.Items[2]; it.Type != wire.TypeReasoning || it.Raw == nil {
+		t.Errorf("reasoning: %+v", it)
+	}
+	if d.Stored() {
+		t.Error("store: false is stored")
+	}
 }

@@ -1,9 +1,12 @@
 // Package responses is the front of the Responses API (POST
 // /v1/responses): it reads a request (Decode), refusing with a 400 naming
 // the field what is invalid, and noting what only a provider's own
-// Responses API honours (Decoded.Native: a built-in tool, background…),
-// which the 400 is for a model without an openai or azure target
-// (docs/ARCHITECTURE.md, "Responses API").
+// Responses API honours (Decoded.Native: a forced built-in tool,
+// background…), which the 400 is for a model without an openai or azure
+// target (docs/ARCHITECTURE.md, "Responses API"). Every request goes
+// natively to openai and azure targets; the rest is translated, declared
+// built-in tools left out, namespace and custom tools as functions
+// (Decoded.Functions).
 //
 // The parts:
 //

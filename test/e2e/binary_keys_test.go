@@ -286,8 +286,28 @@ func testKeysBudget(t *testing.T, bin string) {
 	if want := int(math.Ceil(toMidnight().Seconds())); ra < want-5 || ra > want+5 {
 		t.Errorf("Retry-After %q, want about %d (UTC midnight)", rep.header.Get("Retry-After"), want)
 	}
+	// A spent budget is final at every front door, in its own shape: the
+	// SDKs (and the coding agents on them) would otherwise retry each 429
+	// (issue 34, item 4).
+	for _, c := range []struct{ path, body, codePath string }{
+		{"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":5}`, "error.code"},
+		{"/v1/responses", `{"model":"m","input":"hi","max_output_tokens":16}`, "error.code"},
+		{"/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, "error.type"},
+	} {
+		rep, err := p.post(c.path, cappedSecret, c.body, "Anthropic-Version", "2023-06-01")
+		want := "budget_exceeded"
+		if c.path == "/v1/messages" {
+			want = "rate_limit_error"
+		}
+		if err != nil || rep.status != http.StatusTooManyRequests || gjson.GetBytes(rep.body, c.codePath).Str != want {
+			t.Errorf("%s over the budget: %v %d %s, want 429 %s", c.path, err, rep.status, rep.body, want)
+		}
+		if got := rep.header.Get("X-Should-Retry"); got != "false" {
+			t.Errorf("%s over the budget: x-should-retry %q, want false", c.path, got)
+		}
+	}
 	if f.calls.Load() != calls {
-		t.Errorf("the provider saw the eleventh request")
+		t.Errorf("the provider saw a request over the budget")
 	}
 
 	for _, c := range []struct {
@@ -343,8 +363,8 @@ func testKeysBudget(t *testing.T, bin string) {
 	if got := p.metric(t, `llmrouter_client_budget_remaining_usd{key="capped"}`); got != 0 {
 		t.Errorf("client_budget_remaining_usd{capped} %g, want 0", got)
 	}
-	if got := p.metric(t, `llmrouter_client_rejections_total{key="capped",reason="budget"}`); got != 1 {
-		t.Errorf("client_rejections_total{capped,budget} %g, want 1", got)
+	if got := p.metric(t, `llmrouter_client_rejections_total{key="capped",reason="budget"}`); got != 4 {
+		t.Errorf("client_rejections_total{capped,budget} %g, want 4 (request 11, then one at each front door)", got)
 	}
 	for reason, want := range map[string]float64{"model": 1, "rate": 1} {
 		if got := p.metric(t, `llmrouter_client_rejections_total{key="limited",reason="`+reason+`"}`); got != want {

@@ -94,10 +94,11 @@ func testBinaryResponses(t *testing.T, bin string) {
 	calls := len(primary.received()) + len(backup.received())
 	_, err = client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("x"),
 		Tools: []oaresp.ToolUnionParam{{OfCodeInterpreter: &oaresp.ToolCodeInterpreterParam{
-			Container: oaresp.ToolCodeInterpreterContainerUnionParam{OfString: oai.String("auto")}}}}})
+			Container: oaresp.ToolCodeInterpreterContainerUnionParam{OfString: oai.String("auto")}}}},
+		ToolChoice: oaresp.ResponseNewParamsToolChoiceUnion{OfHostedTool: &oaresp.ToolChoiceTypesParam{Type: oaresp.ToolChoiceTypesTypeCodeInterpreter}}})
 	var apiErr *oai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "tools[0].type" {
-		t.Errorf("built-in tool: got %v, want 400 param tools[0].type", err)
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "tool_choice.type" {
+		t.Errorf("forced built-in tool: got %v, want 400 param tool_choice.type", err)
 	}
 	if n := len(primary.received()) + len(backup.received()); n != calls {
 		t.Errorf("a refused request reached a provider (%d calls, were %d)", n, calls)
@@ -108,7 +109,7 @@ func testBinaryResponses(t *testing.T, bin string) {
 // with the official Go SDK, over an Anthropic provider in tier 0, an
 // OpenAI one in tier 1 and an Azure one in tier 2 (docs/ARCHITECTURE.md,
 // "Responses API"). A plain first turn is translated and served by
-// Anthropic; a second turn with a built-in tool continues it natively at
+// Anthropic; a second turn forcing a built-in tool continues it natively at
 // OpenAI (Anthropic skipped), which receives the conversation as input
 // and no previous_response_id; with OpenAI failing, a streamed third turn
 // fails over to Azure's v1 Responses API before the first byte; a last
@@ -144,7 +145,7 @@ func testBinaryResponsesNative(t *testing.T, bin string) {
 	}
 	var hdr http.Header
 	second, err := client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", PreviousResponseID: oai.String(first.ID),
-		Input: userText("Weather in Paris?"), Tools: webSearch}, option.WithMiddleware(headerInto(&hdr)))
+		Input: userText("Weather in Paris?"), Tools: webSearch, ToolChoice: forceSearch}, option.WithMiddleware(headerInto(&hdr)))
 	if err != nil || second.OutputText() != "Sunny in Paris." || second.PreviousResponseID != first.ID || hdr.Get("X-LLMRouter-Provider") != "oa" {
 		t.Fatalf("second turn: %v %s %v", err, second.RawJSON(), hdr)
 	}
@@ -167,7 +168,7 @@ func testBinaryResponsesNative(t *testing.T, bin string) {
 
 	oa.always(respReply{status: http.StatusServiceUnavailable})
 	stream := client.Responses.NewStreaming(ctx, oaresp.ResponseNewParams{Model: "m", PreviousResponseID: oai.String(second.ID),
-		Input: userText("And in Rome?"), Tools: webSearch}, option.WithMiddleware(headerInto(&hdr)))
+		Input: userText("And in Rome?"), Tools: webSearch, ToolChoice: forceSearch}, option.WithMiddleware(headerInto(&hdr)))
 	var third oaresp.Response
 	for stream.Next() {
 		if ev := stream.Current(); ev.Type == "response.completed" {

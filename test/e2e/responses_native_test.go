@@ -16,12 +16,16 @@ import (
 // webSearch is the built-in tool the native scenarios ask for.
 var webSearch = []oaresp.ToolUnionParam{{OfWebSearch: &oaresp.WebSearchToolParam{Type: oaresp.WebSearchToolTypeWebSearch}}}
 
+// forceSearch forces the built-in tool: only a native target can honour
+// that (a declared one is left out of a translated request).
+var forceSearch = oaresp.ResponseNewParamsToolChoiceUnion{OfHostedTool: &oaresp.ToolChoiceTypesParam{Type: "web_search"}}
+
 // searchCall is a web_search_call output item, as OpenAI returns it.
 var searchCall = map[string]any{"type": "web_search_call", "id": "ws_1", "status": "completed",
 	"action": map[string]any{"type": "search", "query": "weather in Paris"}}
 
 // TestResponsesNative: a request that needs a provider's own Responses
-// API (a built-in tool here) goes natively to the model's openai and
+// API (a forced built-in tool here) goes natively to the model's openai and
 // azure targets only, with the same attempt loop; the other targets are
 // skipped without counting as failures (docs/ARCHITECTURE.md, "Responses
 // API"). Checked with the official Go SDK and fake OpenAI and Azure
@@ -35,7 +39,7 @@ func TestResponsesNative(t *testing.T) {
 		oa.always(respReply{text: "Sunny, 18C.", extra: []map[string]any{searchCall}})
 		rr := newResponsesRouter(t, tiered{f: ant}, tiered{rf: oa})
 		var hdr http.Header
-		resp, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("Weather in Paris?"), Tools: webSearch,
+		resp, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("Weather in Paris?"), Tools: webSearch, ToolChoice: forceSearch,
 			Include: []oaresp.ResponseIncludable{"web_search_call.action.sources"}},
 			option.WithJSONSet("future_field", map[string]any{"kept": true}), option.WithMiddleware(headerInto(&hdr)))
 		if err != nil {
@@ -188,7 +192,7 @@ func TestResponsesNative(t *testing.T) {
 			t.Fatalf("first turn (translated, anthropic): %v", err)
 		}
 		second, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", PreviousResponseID: oai.String(first.ID),
-			Input: userText("Weather in Paris?"), Tools: webSearch})
+			Input: userText("Weather in Paris?"), Tools: webSearch, ToolChoice: forceSearch})
 		if err != nil || second.OutputText() != "Sunny in Paris." || second.PreviousResponseID != first.ID {
 			t.Fatalf("second turn (native): %v %s", err, second.RawJSON())
 		}
@@ -319,13 +323,23 @@ func TestResponsesNative(t *testing.T) {
 		ant := newLLMFake(t, "ant", anthropicAPI)
 		oc := newLLMFake(t, "local", openaiAPI)
 		rr := newResponsesRouter(t, tiered{f: ant}, tiered{f: oc})
-		_, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("x"), Tools: webSearch})
+		_, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("x"), Tools: webSearch, ToolChoice: forceSearch})
 		var apiErr *oai.Error
-		if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "tools[0].type" || !strings.Contains(apiErr.Message, "openai or azure") {
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "tool_choice.type" || !strings.Contains(apiErr.Message, "openai or azure") {
 			t.Errorf("got %v", err)
 		}
 		if n := len(ant.received()) + len(oc.received()); n != 0 {
 			t.Errorf("providers got %d requests", n)
+		}
+		// Declared, not forced: left out, the request served (Codex
+		// declares web_search on every request).
+		if _, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("x"), Tools: webSearch}); err != nil {
+			t.Errorf("a declared built-in tool: %v, want it left out and the request served", err)
+		}
+		for _, got := range append(ant.received(), oc.received()...) {
+			if strings.Contains(got.Raw, "web_search") {
+				t.Errorf("a translated request carried the built-in tool: %s", got.Raw)
+			}
 		}
 	})
 }

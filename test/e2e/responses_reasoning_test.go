@@ -33,7 +33,8 @@ func TestResponsesReasoningFollowUp(t *testing.T) {
 	weather := oaresp.ToolParamOfFunction("get_weather", map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}, false)
 
 	first, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: userText("Weather in Paris?"), Store: oai.Bool(false),
-		Include: []oaresp.ResponseIncludable{oaresp.ResponseIncludableReasoningEncryptedContent}, Tools: append([]oaresp.ToolUnionParam{weather}, webSearch...)})
+		Include: []oaresp.ResponseIncludable{oaresp.ResponseIncludableReasoningEncryptedContent}, Tools: append([]oaresp.ToolUnionParam{weather}, webSearch...),
+		ToolChoice: forceSearch})
 	if err != nil || len(first.Output) != 3 || first.Output[0].Type != "reasoning" {
 		t.Fatalf("first turn (native): %v %s", err, first.RawJSON())
 	}
@@ -68,7 +69,7 @@ func TestResponsesReasoningFollowUp(t *testing.T) {
 
 	if _, err := rr.client.Responses.New(ctx, oaresp.ResponseNewParams{Model: "m", Input: items(in...), Store: oai.Bool(false),
 		Include: []oaresp.ResponseIncludable{oaresp.ResponseIncludableReasoningEncryptedContent},
-		Tools:   append([]oaresp.ToolUnionParam{weather}, webSearch...)}); err != nil {
+		Tools:   append([]oaresp.ToolUnionParam{weather}, webSearch...), ToolChoice: forceSearch}); err != nil {
 		t.Fatalf("the follow-up on a native turn: %v", err)
 	}
 	sent := oa.received(false)[1].body.Get("input").Array()

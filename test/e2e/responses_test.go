@@ -396,8 +396,8 @@ func TestResponsesSDK(t *testing.T) {
 			inMessage string
 		}{
 			{"unknown item type", oaresp.ResponseNewParams{Model: "m", Input: items(computerOutput)}, 400, "input[0].type", "invalid_request_error", "computer_call_output"},
-			{"built-in tool on an anthropic target", oaresp.ResponseNewParams{Model: "m", Input: userText("search"),
-				Tools: []oaresp.ToolUnionParam{{OfWebSearch: &oaresp.WebSearchToolParam{Type: oaresp.WebSearchToolTypeWebSearch}}}}, 400, "tools[0].type", "invalid_request_error", "web_search"},
+			{"forced built-in tool on an anthropic target", oaresp.ResponseNewParams{Model: "m", Input: userText("search"),
+				Tools: webSearch, ToolChoice: forceSearch}, 400, "tool_choice.type", "invalid_request_error", "web_search"},
 			{"background", oaresp.ResponseNewParams{Model: "m", Input: userText("x"), Background: oai.Bool(true)}, 400, "background", "invalid_request_error", "background"},
 			{"unknown previous response", oaresp.ResponseNewParams{Model: "m", Input: userText("x"), PreviousResponseID: oai.String("resp_expired")},
 				400, "previous_response_id", "previous_response_not_found", "resp_expired"},

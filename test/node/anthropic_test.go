@@ -5,14 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -418,29 +415,4 @@ func countMessages(got []exchange) int {
 
 // refused is the number of Messages requests the router has answered
 // with a 4xx status, from its metrics (llmrouter_requests_total).
-func refused(t *testing.T, admin string) int {
-	t.Helper()
-	resp, err := http.Get(admin + "/metrics")
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
-	}
-	n := 0
-	for line := range strings.Lines(string(b)) {
-		labels, value, ok := strings.Cut(strings.TrimSpace(line), "} ")
-		if !ok || !strings.HasPrefix(labels, "llmrouter_requests_total{") ||
-			!strings.Contains(labels, `api="messages"`) || !strings.Contains(labels, `code="4`) {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		n += int(v)
-	}
-	return n
-}
+func refused(t *testing.T, admin string) int { return refusedAPI(t, admin, "messages") }

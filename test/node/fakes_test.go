@@ -387,8 +387,9 @@ func (f *fakeAnthropic) sawToolResult() bool {
 }
 
 // fakeOpenAI is an OpenAI chat completions API: POST /v1/chat/completions
-// (plain and streamed, with a usage chunk when stream_options.include_usage)
-// and GET /v1/models. It wants its key as a Bearer token.
+// (plain and streamed, with a usage chunk when stream_options.include_usage),
+// POST /v1/responses (the Responses API, plain and streamed, store
+// nothing) and GET /v1/models. It wants its key as a Bearer token.
 type fakeOpenAI struct {
 	recorder
 	srv    *httptest.Server
@@ -401,6 +402,9 @@ type fakeOpenAI struct {
 	// max_completion_tokens) gets the 400 gpt-4o answers past its 16384.
 	// Set it before the first request.
 	maxOutput int64
+	// dead makes it answer everything with 503 (set it before the first
+	// request).
+	dead bool
 }
 
 // newFakeOpenAI starts a fake OpenAI accepting key; it stops when t ends.
@@ -418,6 +422,10 @@ func oaiError(w http.ResponseWriter, status int, typ, code, msg string) {
 func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f.record(r, body)
+	if f.dead {
+		oaiError(w, http.StatusServiceUnavailable, "server_error", "", "The server is overloaded or not ready yet.")
+		return
+	}
 	if r.Header.Get("Authorization") != "Bearer "+f.key {
 		oaiError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "Incorrect API key provided.")
 		return
@@ -428,6 +436,8 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 			map[string]any{"id": "gpt-fake-1", "object": "model", "created": 1767225600, "owned_by": "fake"}}})
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
 		f.chat(w, body)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
+		f.responses(w, body)
 	default:
 		oaiError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "Unknown request URL: "+r.Method+" "+r.URL.Path)
 	}
@@ -526,4 +536,98 @@ func (f *fakeOpenAI) sawToolResult() bool {
 		}
 	}
 	return false
+}
+
+// encryptedReasoning is the encrypted_content of the reasoning item the
+// fake's Responses API answers with when include asks for it: a client
+// that sends it back proves the native path carries it.
+const encryptedReasoning = "gAAAA-fake-encrypted-reasoning"
+
+// responses answers a Responses API request: a call of an offered
+// function tool (type function, flat) when the input does not end with
+// function call outputs, else text quoting them; a reasoning item first
+// when include asks for its encrypted content. Nothing is stored.
+func (f *fakeOpenAI) responses(w http.ResponseWriter, body []byte) {
+	if !gjson.ValidBytes(body) {
+		oaiError(w, http.StatusBadRequest, "invalid_request_error", "", "We could not parse the JSON body of your request.")
+		return
+	}
+	req := gjson.ParseBytes(body)
+	model := req.Get("model").Str
+	var offered []offeredTool
+	for _, t := range req.Get("tools").Array() {
+		if t.Get("type").Str == "function" {
+			offered = append(offered, offeredTool{name: t.Get("name").Str, schema: t.Get("parameters")})
+		}
+	}
+	in := req.Get("input").Array()
+	var toolResult string
+	sawResult := false
+	for i := len(in) - 1; i >= 0 && in[i].Get("type").Str == "function_call_output"; i-- {
+		sawResult = true
+		toolResult = textOf(in[i].Get("output")) + toolResult
+	}
+	callTool := len(offered) > 0 && !sawResult && req.Get("tool_choice").Str != "none"
+
+	id := f.ids.Add(1)
+	respID := fmt.Sprintf("resp_%s_%d", f.name, id)
+	var output []map[string]any
+	for _, inc := range req.Get("include").Array() {
+		if inc.Str == "reasoning.encrypted_content" {
+			output = append(output, map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%s_%d", f.name, id), "summary": []any{},
+				"encrypted_content": encryptedReasoning})
+		}
+	}
+	if callTool {
+		name, input := pickTool(f.prefer, offered)
+		output = append(output, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%s_%d", f.name, id),
+			"call_id": fmt.Sprintf("call_%s_%d", f.name, id), "name": name, "arguments": input, "status": "completed"})
+	} else {
+		output = append(output, map[string]any{"type": "message", "id": fmt.Sprintf("msg_%s_%d", f.name, id), "role": "assistant",
+			"status": "completed", "content": []any{map[string]any{"type": "output_text", "text": reply(f.name, toolResult, sawResult), "annotations": []any{}}}})
+	}
+	resp := func(status string, out []map[string]any) map[string]any {
+		r := map[string]any{"id": respID, "object": "response", "created_at": time.Now().Unix(), "status": status, "model": model,
+			"output": out, "error": nil, "store": false, "tools": req.Get("tools").Value(), "usage": nil}
+		if status == "completed" {
+			r["usage"] = map[string]any{"input_tokens": tokens(body), "output_tokens": 8, "total_tokens": tokens(body) + 8,
+				"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}
+		}
+		return r
+	}
+	if !req.Get("stream").Bool() {
+		writeJSON(w, http.StatusOK, resp("completed", output))
+		return
+	}
+	s := newSSE(w)
+	seq := 0
+	ev := func(typ string, fields map[string]any) {
+		fields["type"], fields["sequence_number"] = typ, seq
+		seq++
+		s.event(typ, fields)
+	}
+	ev("response.created", map[string]any{"response": resp("in_progress", []map[string]any{})})
+	ev("response.in_progress", map[string]any{"response": resp("in_progress", []map[string]any{})})
+	for i, it := range output {
+		ev("response.output_item.added", map[string]any{"output_index": i, "item": it})
+		switch it["type"] {
+		case "function_call":
+			for _, part := range halves(it["arguments"].(string)) {
+				ev("response.function_call_arguments.delta", map[string]any{"item_id": it["id"], "output_index": i, "delta": part})
+			}
+			ev("response.function_call_arguments.done", map[string]any{"item_id": it["id"], "output_index": i, "arguments": it["arguments"]})
+		case "message":
+			text := it["content"].([]any)[0].(map[string]any)["text"].(string)
+			ev("response.content_part.added", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0,
+				"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
+			for _, part := range halves(text) {
+				ev("response.output_text.delta", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0, "delta": part})
+			}
+			ev("response.output_text.done", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0, "text": text})
+			ev("response.content_part.done", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0,
+				"part": it["content"].([]any)[0]})
+		}
+		ev("response.output_item.done", map[string]any{"output_index": i, "item": it})
+	}
+	ev("response.completed", map[string]any{"response": resp("completed", output)})
 }

@@ -6,7 +6,9 @@
 // the Go SDK (TestEmbeddedDefault); and the router binary's Anthropic
 // Messages front door, in front of fake Anthropic and OpenAI providers
 // (fakes_test.go), with Claude Code and the Anthropic-dialect SDKs
-// (anthropic_test.go, anthropic.test.mjs).
+// (anthropic_test.go, anthropic.test.mjs); and its Responses API with
+// Codex CLI (codex_test.go), natively, translated, across a failover and
+// on the embedded default.
 package nodesdk
 
 import (

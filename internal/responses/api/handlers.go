@@ -17,7 +17,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/relay"
 	"github.com/llmrouter/llmrouter/internal/responses"
 	"github.com/llmrouter/llmrouter/internal/responses/chat"
-	"github.com/llmrouter/llmrouter/internal/responses/native"
+	responsesnative "github.com/llmrouter/llmrouter/internal/responses/native"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/responses/turn"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
@@ -25,16 +25,18 @@ import (
 )
 
 // readResponses reads POST /v1/responses (docs/ARCHITECTURE.md,
-// "Responses API"). The request, its previous_response_id chain and
-// item_references become one chat completions request
-// (internal/responses/chat), which then takes the chat path unchanged:
-// shedding, ranking, admission, failover before the commit point, the one
-// answer writer; the provider's chat answer is turned into a Response
-// before anything is written, a stream into the Responses events by the
-// relay. A request only a provider's own Responses API can honour (a
-// built-in tool, background…) goes the same way to the model's openai and
-// azure targets only, natively (internal/responses/native); a model with
-// none gets the 400 naming the field.
+// "Responses API"). To the model's openai and azure targets the request
+// goes natively (internal/responses/native): every field as sent, the
+// router's own previous_response_id chain and item_references expanded
+// into input. To the others (provider.Request.Alt: the attempt loop
+// picks per target) it goes as one chat completions request
+// (internal/responses/chat), built-in tools and reasoning items left
+// out, which then takes the chat path unchanged; the provider's chat
+// answer is turned into a Response before anything is written, a stream
+// into the Responses events by the relay. A request only a provider's
+// own Responses API can honour (a forced built-in tool, background…) goes
+// to the native targets only; a model with none gets the 400 naming the
+// field.
 func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *apierror.Error) {
 	ex := q.Ex
 	if aerr := intake.Check(body); aerr != nil {
@@ -47,37 +49,48 @@ func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (p
 	if aerr := q.UseModel(d.Model); aerr != nil {
 		return proxy.Call{}, aerr
 	}
-	if d.Native != nil && !servesNatively(q, ex.Model) {
-		return proxy.Call{}, s.refusal(ex, d.Native)
+	native, translated := servesNatively(q, ex.Model), !allNative(q, ex.Model)
+	if d.Native != nil {
+		if !native {
+			return proxy.Call{}, s.refusal(ex, d.Native)
+		}
+		translated = false // only a native target can serve it
 	}
+	d.NativeTarget = native
 	tn, rerr := turn.New(r.Context(), d, s.stored, s.now)
 	if rerr != nil {
 		return proxy.Call{}, s.refusal(ex, rerr)
 	}
-	var (
-		req     *provider.Request
-		events  func() relay.Framer
-		reshape func(body []byte, provider string) ([]byte, error)
-		what    string
-	)
-	if d.Native == nil {
-		tr, rerr := chat.Translate(tn)
-		if rerr != nil {
-			return proxy.Call{}, s.refusal(ex, rerr)
-		}
-		req = &provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
-			Stream: tn.Stream(), IncludeUsage: tn.Stream()}
-		response := func(body []byte, _ string) ([]byte, error) { return tr.Answer(body) }
-		events, reshape, what = func() relay.Framer { return tr.Events() }, response, "a chat completion"
-	} else {
-		c, rerr := native.Prepare(tn, body)
-		if rerr != nil {
-			return proxy.Call{}, s.refusal(ex, rerr)
-		}
-		req = &provider.Request{Op: provider.OpResponses, Body: c.Body, ModelStart: c.ModelStart, ModelEnd: c.ModelEnd, Stream: tn.Stream()}
-		events, reshape, what = func() relay.Framer { return c.Events() }, c.Answer, "a response"
+	if tn.Unresolved() {
+		translated = false // what it names is the native provider's
 	}
-	if int64(len(req.Body)) > q.MaxBodyBytes() {
+	var (
+		req  *provider.Request
+		nc   *responsesnative.Call
+		tr   *chat.Translation
+		size int
+	)
+	if native {
+		if nc, rerr = responsesnative.Prepare(tn, body); rerr != nil {
+			return proxy.Call{}, s.refusal(ex, rerr)
+		}
+		req = &provider.Request{Op: provider.OpResponses, Body: nc.Body, ModelStart: nc.ModelStart, ModelEnd: nc.ModelEnd, Stream: tn.Stream()}
+		size = len(nc.Body)
+	}
+	if translated {
+		if tr, rerr = chat.Translate(tn); rerr != nil {
+			return proxy.Call{}, s.refusal(ex, rerr)
+		}
+		creq := &provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
+			Stream: tn.Stream(), IncludeUsage: tn.Stream()}
+		if req == nil {
+			req = creq
+		} else {
+			req.Alt = creq // for the targets that are not openai or azure: the attempt loop picks per target
+		}
+		size = max(size, len(tr.Body))
+	}
+	if int64(size) > q.MaxBodyBytes() {
 		// A chain grows with every turn; the conversation it expands to is
 		// held to the body limit like any request.
 		return proxy.Call{}, &apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error",
@@ -90,6 +103,10 @@ func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (p
 		sv := res.Served
 		if sv == nil {
 			return res
+		}
+		events, reshape, what := func() relay.Framer { return tr.Events() }, func(b []byte, _ string) ([]byte, error) { return tr.Answer(b) }, "a chat completion"
+		if sv.Req.Op == provider.OpResponses {
+			events, reshape, what = func() relay.Framer { return nc.Events() }, nc.Answer, "a response"
 		}
 		if sv.Resp.Stream != nil {
 			res.Framer = events()
@@ -169,6 +186,17 @@ func servesNatively(q proxy.Request, m *route.Model) bool {
 		}
 	}
 	return false
+}
+
+// allNative reports whether every target of m takes the Responses API
+// natively: then nothing is translated.
+func allNative(q proxy.Request, m *route.Model) bool {
+	for _, tg := range m.Targets {
+		if p := q.Provider(tg.Provider); p == nil || !provider.Serves(p.Adapter, provider.OpResponses, tg.Model) {
+			return false
+		}
+	}
+	return true
 }
 
 // serveStoredResponse handles GET and DELETE /v1/responses/{id}, GET
@@ -260,7 +288,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, q proxy.Request
 	}
 	switch {
 	case r.Method == http.MethodGet && sub == "":
-		if done := native.Finished(rec, resp.Body); done != nil {
+		if done := responsesnative.Finished(rec, resp.Body); done != nil {
 			if err := s.stored.Put(context.WithoutCancel(r.Context()), done); err != nil {
 				s.storeWarn.Do(func() {
 					s.log.Warn("a finished background response could not be stored (thinned: one of several)", "request_id", ex.ID,

@@ -55,7 +55,7 @@ func (tr *Translation) Answer(chat []byte) ([]byte, error) {
 		out = append(out, msg)
 	}
 	for _, tc := range c.Message.ToolCalls {
-		out = append(out, functionCall(tc.ID, tc.Function.Name, tc.Function.Arguments))
+		out = append(out, tr.names.call(tc.ID, tc.Function.Name, tc.Function.Arguments))
 	}
 	itemStatus := wire.StatusCompleted
 	if status == wire.StatusIncomplete {
@@ -68,15 +68,6 @@ func (tr *Translation) Answer(chat []byte) ([]byte, error) {
 	r := tr.t.Response(status, a.Model, items, usage(a.Usage))
 	r.IncompleteDetails = details
 	return tr.t.Keep(out, r), nil
-}
-
-// functionCall is an output function call item: the provider's call id
-// (call_…, toolu_…) kept as call_id, a minted fc_ id.
-func functionCall(callID, name, args string) wire.Item {
-	if callID == "" {
-		callID = wire.NewCallID()
-	}
-	return wire.Item{Type: wire.TypeFunctionCall, ID: wire.NewID("fc_"), CallID: callID, Name: name, Arguments: args}
 }
 
 // finishStatus maps a chat finish reason to a response status: length

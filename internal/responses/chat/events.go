@@ -18,9 +18,14 @@ import (
 //	  message:       output_item.added, content_part.added,
 //	                 output_text.delta… (refusal.delta…), output_text.done,
 //	                 content_part.done, output_item.done
-//	  function call: output_item.added (arguments ""),
+//	  function call: output_item.added (arguments ""; a namespace's
+//	                 function with its namespace),
 //	                 function_call_arguments.delta…, function_call_arguments.done,
 //	                 output_item.done (the whole arguments)
+//	  custom tool call: output_item.added (input ""),
+//	                 custom_tool_call_input.delta (the whole input, once
+//	                 the arguments it is read from are complete),
+//	                 custom_tool_call_input.done, output_item.done
 //	response.completed | response.incomplete            (every item, usage)
 //
 // A provider failure after the commit ends it with an error event (flat
@@ -137,9 +142,12 @@ func (e *Events) Fail(dst []byte, kind outcome.Kind) []byte {
 	if e.open >= 0 {
 		// What arrived of the open item, left incomplete.
 		it := &e.out[e.open]
-		if it.Type == wire.TypeFunctionCall {
+		switch {
+		case it.Type == wire.TypeFunctionCall:
 			it.Arguments = e.buf.String()
-		} else if e.part >= 0 {
+		case it.Type == wire.TypeCustomToolCall:
+			it.Arguments = inputOf(e.buf.String())
+		case e.part >= 0:
 			it.Parts[e.part].Text = e.buf.String()
 		}
 		it.Status = wire.StatusIncomplete
@@ -198,7 +206,7 @@ func (e *Events) call(dst []byte, tc *openaiwire.ToolCallDelta) []byte {
 	switch {
 	case !seen:
 		dst = e.closeItem(dst, wire.StatusCompleted)
-		e.out = append(e.out, wire.OutputItem{Item: functionCall(tc.ID, tc.Function.Name, ""), Status: wire.StatusInProgress})
+		e.out = append(e.out, wire.OutputItem{Item: e.tr.names.call(tc.ID, tc.Function.Name, ""), Status: wire.StatusInProgress})
 		e.open = len(e.out) - 1
 		if e.calls == nil {
 			e.calls = map[int]int{}
@@ -220,6 +228,9 @@ func (e *Events) call(dst []byte, tc *openaiwire.ToolCallDelta) []byte {
 		return dst
 	}
 	e.buf.WriteString(tc.Function.Arguments)
+	if it.Type == wire.TypeCustomToolCall {
+		return dst // its input is the arguments' one string: written whole when it closes
+	}
 	return e.Emit(dst, &wire.ArgumentsDeltaEvent{Type: "response.function_call_arguments.delta", SequenceNumber: e.Next(),
 		ItemID: it.ID, OutputIndex: e.open, Delta: tc.Function.Arguments})
 }
@@ -252,12 +263,22 @@ func (e *Events) closeItem(dst []byte, status string) []byte {
 		return dst
 	}
 	it := &e.out[e.open]
-	if it.Type == wire.TypeFunctionCall {
+	switch it.Type {
+	case wire.TypeFunctionCall:
 		it.Arguments = e.buf.String()
 		e.buf.Reset()
 		dst = e.Emit(dst, &wire.ArgumentsDoneEvent{Type: "response.function_call_arguments.done", SequenceNumber: e.Next(),
 			ItemID: it.ID, OutputIndex: e.open, Name: it.Name, Arguments: it.Arguments})
-	} else {
+	case wire.TypeCustomToolCall:
+		it.Arguments = inputOf(e.buf.String())
+		e.buf.Reset()
+		if it.Arguments != "" {
+			dst = e.Emit(dst, &wire.CustomInputDeltaEvent{Type: "response.custom_tool_call_input.delta", SequenceNumber: e.Next(),
+				ItemID: it.ID, OutputIndex: e.open, Delta: it.Arguments})
+		}
+		dst = e.Emit(dst, &wire.CustomInputDoneEvent{Type: "response.custom_tool_call_input.done", SequenceNumber: e.Next(),
+			ItemID: it.ID, OutputIndex: e.open, Input: it.Arguments})
+	default:
 		dst = e.closePart(dst)
 	}
 	it.Status = status

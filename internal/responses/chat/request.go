@@ -140,6 +140,8 @@ type Translation struct {
 	// included) for the adapters to swap.
 	Body                 []byte
 	ModelStart, ModelEnd int
+	// names are the turn's tools' names on chat.
+	names *toolNames
 }
 
 // Translate builds the chat completions request for t over its whole
@@ -148,7 +150,8 @@ type Translation struct {
 func Translate(t *turn.Turn) (*Translation, *responses.Error) {
 	d := t.Decoded()
 	r := &d.Request
-	msgs, e := chatMessages(r.Instructions, t.Conversation())
+	names := newToolNames(d.Functions)
+	msgs, e := chatMessages(r.Instructions, t.Conversation(), names)
 	if e != nil {
 		return nil, e
 	}
@@ -158,15 +161,20 @@ func Translate(t *turn.Turn) (*Translation, *responses.Error) {
 		User: deref(r.User), SafetyIdentifier: deref(r.SafetyIdentifier), PromptCacheKey: deref(r.PromptCacheKey),
 		ServiceTier: deref(r.ServiceTier),
 	}
-	for _, f := range d.Functions {
+	// Built-in tools are not among d.Functions: a translated request
+	// leaves them out, as chat has no such thing.
+	for i := range d.Functions {
+		f := &d.Functions[i]
 		if d.Choice.Allowed != nil && !d.Choice.Allowed[f.Name] {
 			continue // allowed_tools: chat has no such filter everywhere, so the list is cut here
 		}
-		c.Tools = append(c.Tools, chatTool{Type: "function", Function: chatFunction{
-			Name: f.Name, Description: f.Description, Parameters: f.Parameters, Strict: f.Strict}})
+		c.Tools = append(c.Tools, names.chatTool(f))
 	}
 	if d.Choice.Mode != "" || d.Choice.Name != "" {
-		c.ToolChoice = &chatToolChoice{mode: d.Choice.Mode, name: d.Choice.Name}
+		c.ToolChoice = &chatToolChoice{mode: d.Choice.Mode}
+		if d.Choice.Name != "" {
+			c.ToolChoice.name = names.name(d.Choice.Namespace, d.Choice.Name, false)
+		}
 	}
 	if f := d.Format; f != nil {
 		c.ResponseFormat = &chatResponseFormat{Type: f.Type}
@@ -191,7 +199,7 @@ func Translate(t *turn.Turn) (*Translation, *responses.Error) {
 	}
 	// The model is the first key (chatRequest): {"model":"…",
 	m, _ := openaiwire.Append(nil, &r.Model)
-	return &Translation{t: t, Body: b, ModelStart: len(`{"model":`), ModelEnd: len(`{"model":`) + len(m)}, nil
+	return &Translation{t: t, Body: b, ModelStart: len(`{"model":`), ModelEnd: len(`{"model":`) + len(m), names: names}, nil
 }
 
 // chatMessages is the conversation as chat messages: instructions first
@@ -201,8 +209,11 @@ func Translate(t *turn.Turn) (*Translation, *responses.Error) {
 // assistant turn that made the call, since chat (and Anthropic) need the
 // results there while the Responses API lets other items come between. A
 // call without an output, or an output without a call, is a 400, as
-// OpenAI's own.
-func chatMessages(instructions *string, items []wire.Item) ([]chatMessage, *responses.Error) {
+// OpenAI's own. A namespace's function call and a custom tool's call go
+// under their chat names (names), a custom tool's output as a function's;
+// reasoning items and the calls of built-in tools are left out: chat has
+// no such thing.
+func chatMessages(instructions *string, items []wire.Item, names *toolNames) ([]chatMessage, *responses.Error) {
 	msgs := make([]chatMessage, 0, len(items)+1)
 	if instructions != nil && *instructions != "" {
 		msgs = append(msgs, chatMessage{Role: "system", Content: chatContent{text: *instructions}})
@@ -216,8 +227,9 @@ func chatMessages(instructions *string, items []wire.Item) ([]chatMessage, *resp
 			} else {
 				msgs = append(msgs, chatMessage{Role: it.Role, Content: partsContent(it)})
 			}
-		case wire.TypeFunctionCall:
-			tc := openaiwire.ToolCall{ID: it.CallID, Type: "function", Function: openaiwire.FunctionCall{Name: it.Name, Arguments: it.Arguments}}
+		case wire.TypeFunctionCall, wire.TypeCustomToolCall:
+			tc := openaiwire.ToolCall{ID: it.CallID, Type: "function", Function: openaiwire.FunctionCall{
+				Name: names.name(it.Namespace, it.Name, it.Type == wire.TypeCustomToolCall), Arguments: callArguments(it)}}
 			if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
 				last := &msgs[n-1]
 				if last.Content.text == "" {
@@ -227,7 +239,7 @@ func chatMessages(instructions *string, items []wire.Item) ([]chatMessage, *resp
 			} else {
 				msgs = append(msgs, chatMessage{Role: "assistant", Content: chatContent{null: true}, ToolCalls: []openaiwire.ToolCall{tc}})
 			}
-		case wire.TypeFunctionCallOutput:
+		case wire.TypeFunctionCallOutput, wire.TypeCustomToolCallOutput:
 			msgs = append(msgs, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: partsContent(it)})
 		}
 	}

@@ -21,9 +21,6 @@ func prepare(t testing.TB, s store.Store, body string) *Call {
 	if e != nil {
 		t.Fatal(e)
 	}
-	if d.Native == nil {
-		t.Fatalf("%s does not need a native Responses API", body)
-	}
 	tn, e := turn.New(context.Background(), d, s, nil)
 	if e != nil {
 		t.Fatal(e)

@@ -30,25 +30,31 @@ type Turn struct {
 	store     store.Store
 	ctx       context.Context // for the store: the request's, without its cancellation
 	storeErr  error
+	// unresolved: an id the router does not hold was left to a native
+	// provider.
+	unresolved bool
 }
 
 // New resolves d's previous_response_id and item_references from s.
 // now is the clock (nil means time.Now) for created_at. A store that
 // cannot answer is a 503 (Unavailable), never a conversation served
 // without its history. An id s does not hold is OpenAI's 400, but for
-// two: a request for a native Responses API (d.Native) leaves it to the
-// provider, which may hold it; an item_reference to a reasoning item
-// (rs_…) is kept as sent, as a turn translated onto chat could not use
-// the item anyway.
+// two: a request for a native Responses API (d.Native), or for a model
+// that has one (d.NativeTarget), leaves it to the provider, which may
+// hold it (Unresolved); an item_reference to a reasoning item (rs_…) is
+// kept as sent, as a turn translated onto chat could not use the item
+// anyway.
 func New(ctx context.Context, d *responses.Decoded, s store.Store, now func() time.Time) (*Turn, *responses.Error) {
 	if now == nil {
 		now = time.Now
 	}
 	t := &Turn{d: d, id: wire.NewID("resp_"), createdAt: now().Unix(), store: s, ctx: context.WithoutCancel(ctx)}
+	native := d.Native != nil || d.NativeTarget
 	if p := d.PreviousResponseID; p != nil && *p != "" {
 		rec, err := s.Get(ctx, *p)
 		switch {
-		case errors.Is(err, store.ErrNotFound) && d.Native != nil:
+		case errors.Is(err, store.ErrNotFound) && native:
+			t.unresolved = true
 		case errors.Is(err, store.ErrNotFound):
 			return nil, &responses.Error{Status: http.StatusBadRequest, Code: "previous_response_not_found", Param: "previous_response_id",
 				Message: fmt.Sprintf("Previous response with id '%s' not found.", responses.Cut(*p))}
@@ -57,6 +63,7 @@ func New(ctx context.Context, d *responses.Decoded, s store.Store, now func() ti
 		case rec.Owner != "" && d.Native != nil:
 			// Running at its provider: the router has no output to expand;
 			// the provider resolves the id.
+			t.unresolved = true
 		case rec.Owner != "":
 			return nil, responses.BadRequest("previous_response_id", "Previous response with id '%s' is still running in the background: "+
 				"retrieve it (GET /v1/responses/%s) once it has completed, then continue it.", responses.Cut(*p), responses.Cut(*p))
@@ -82,10 +89,11 @@ func New(ctx context.Context, d *responses.Decoded, s store.Store, now func() ti
 			ref, err = finder.FindItem(ctx, it.ID)
 		}
 		switch {
-		case errors.Is(err, store.ErrNotFound) && (d.Native != nil || strings.HasPrefix(it.ID, "rs_")):
+		case errors.Is(err, store.ErrNotFound) && (native || strings.HasPrefix(it.ID, "rs_")):
 			// For a native provider to resolve; or a reasoning item (the
 			// Vercel AI SDK refers to them by id), which a turn translated
 			// onto chat could not use anyway: kept as sent, not refused.
+			t.unresolved = t.unresolved || !strings.HasPrefix(it.ID, "rs_")
 			it.Raw = d.Sent[i]
 			t.input = append(t.input, it)
 			continue
@@ -105,6 +113,11 @@ func New(ctx context.Context, d *responses.Decoded, s store.Store, now func() ti
 
 // idPrefix is the prefix of an input item's minted id, by its type.
 var idPrefix = map[string]string{wire.TypeMessage: "msg_", wire.TypeFunctionCall: "fc_", wire.TypeFunctionCallOutput: "fco_"}
+
+// Unresolved reports whether the turn names what the router does not
+// hold (a previous_response_id, an item_reference), left to a native
+// provider: only a native target can serve it.
+func (t *Turn) Unresolved() bool { return t.unresolved }
 
 // ID is the response's id (resp_…).
 func (t *Turn) ID() string { return t.id }
@@ -210,7 +223,7 @@ func (t *Turn) Response(status, model string, output []wire.OutputItem, u *wire.
 		ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls, PreviousResponseID: r.PreviousResponseID,
 		ServiceTier: r.ServiceTier, Store: t.d.Stored(), Temperature: 1, TopP: 1, Truncation: "disabled",
 		Usage: u, User: r.User, SafetyIdentifier: r.SafetyIdentifier, PromptCacheKey: r.PromptCacheKey,
-		Metadata: r.Metadata, Tools: t.d.Functions, ToolChoice: autoChoice,
+		Metadata: r.Metadata, Tools: r.Tools, ToolChoice: autoChoice,
 	}
 	if r.Temperature != nil {
 		resp.Temperature = *r.Temperature
@@ -236,7 +249,7 @@ func (t *Turn) Response(status, model string, output []wire.OutputItem, u *wire.
 		resp.Metadata = map[string]string{}
 	}
 	if resp.Tools == nil {
-		resp.Tools = []wire.FunctionTool{}
+		resp.Tools = []json.RawMessage{}
 	}
 	return resp
 }

@@ -76,6 +76,22 @@ type (
 		Name           string `json:"name"`
 		Arguments      string `json:"arguments"`
 	}
+	// CustomInputDeltaEvent and CustomInputDoneEvent stream a custom
+	// tool call's input text.
+	CustomInputDeltaEvent struct {
+		Type           string `json:"type"`
+		SequenceNumber int    `json:"sequence_number"`
+		ItemID         string `json:"item_id"`
+		OutputIndex    int    `json:"output_index"`
+		Delta          string `json:"delta"`
+	}
+	CustomInputDoneEvent struct {
+		Type           string `json:"type"`
+		SequenceNumber int    `json:"sequence_number"`
+		ItemID         string `json:"item_id"`
+		OutputIndex    int    `json:"output_index"`
+		Input          string `json:"input"`
+	}
 	// ErrorEvent carries the error flat (the spec's shape) and nested
 	// (OpenAI's real one, which makes openai-node, openai-python and
 	// LangChain raise).
@@ -89,16 +105,18 @@ type (
 	}
 )
 
-func (e *ResponseEvent) EventType() string       { return e.Type }
-func (e *OutputItemEvent) EventType() string     { return e.Type }
-func (e *ContentPartEvent) EventType() string    { return e.Type }
-func (e *TextDeltaEvent) EventType() string      { return e.Type }
-func (e *TextDoneEvent) EventType() string       { return e.Type }
-func (e *RefusalDeltaEvent) EventType() string   { return e.Type }
-func (e *RefusalDoneEvent) EventType() string    { return e.Type }
-func (e *ArgumentsDeltaEvent) EventType() string { return e.Type }
-func (e *ArgumentsDoneEvent) EventType() string  { return e.Type }
-func (e *ErrorEvent) EventType() string          { return e.Type }
+func (e *ResponseEvent) EventType() string         { return e.Type }
+func (e *OutputItemEvent) EventType() string       { return e.Type }
+func (e *ContentPartEvent) EventType() string      { return e.Type }
+func (e *TextDeltaEvent) EventType() string        { return e.Type }
+func (e *TextDoneEvent) EventType() string         { return e.Type }
+func (e *RefusalDeltaEvent) EventType() string     { return e.Type }
+func (e *RefusalDoneEvent) EventType() string      { return e.Type }
+func (e *ArgumentsDeltaEvent) EventType() string   { return e.Type }
+func (e *ArgumentsDoneEvent) EventType() string    { return e.Type }
+func (e *ErrorEvent) EventType() string            { return e.Type }
+func (e *CustomInputDeltaEvent) EventType() string { return e.Type }
+func (e *CustomInputDoneEvent) EventType() string  { return e.Type }
 
 // Emitter writes a Responses event stream: numbered events, each as one
 // SSE event with its type as the event name and its JSON on one data line.

@@ -9,6 +9,10 @@ const (
 	TypeFunctionCallOutput = "function_call_output"
 	TypeItemReference      = "item_reference" // input only: resolved from the store
 	TypeReasoning          = "reasoning"      // kept as sent (Raw); chat has no equivalent
+	// A custom tool's call (free-form input text, Arguments) and its
+	// output: translated onto chat as a function with one string argument.
+	TypeCustomToolCall       = "custom_tool_call"
+	TypeCustomToolCallOutput = "custom_tool_call_output"
 )
 
 // Content part types.
@@ -41,8 +45,12 @@ type Item struct {
 	Text  string
 	Parts []Part
 	// CallID pairs a function call with its output. Name and Arguments
-	// (JSON text) are a function call's.
+	// (JSON text) are a function call's; for a custom tool call,
+	// Arguments is its input, free-form text.
 	CallID, Name, Arguments string
+	// Namespace is a function call's namespace: the namespace tool whose
+	// function it calls (Codex's multi_agent_v1), "" for a plain function.
+	Namespace string `json:",omitempty"`
 	// Raw, when not nil, is the item as sent, to send on unchanged to a
 	// provider's own Responses API, whose JSON it is; the typed fields
 	// then hold what chat completions can take of it (for a message with

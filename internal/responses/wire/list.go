@@ -29,8 +29,11 @@ func (l ListedItem) MarshalJSON() ([]byte, error) {
 	case l.Raw != nil:
 		return l.Raw, nil
 	case l.Type == TypeFunctionCall:
-		return openaiwire.Append(nil, &functionCallJSON{ID: l.ID, Type: l.Type, Status: StatusCompleted, CallID: l.CallID, Name: l.Name, Arguments: l.Arguments})
-	case l.Type == TypeFunctionCallOutput:
+		return openaiwire.Append(nil, &functionCallJSON{ID: l.ID, Type: l.Type, Status: StatusCompleted, CallID: l.CallID, Name: l.Name,
+			Namespace: l.Namespace, Arguments: l.Arguments})
+	case l.Type == TypeCustomToolCall:
+		return openaiwire.Append(nil, &customCallJSON{ID: l.ID, Type: l.Type, Status: StatusCompleted, CallID: l.CallID, Name: l.Name, Input: l.Arguments})
+	case l.Type == TypeFunctionCallOutput || l.Type == TypeCustomToolCallOutput:
 		return openaiwire.Append(nil, &functionOutputJSON{ID: l.ID, Type: l.Type, CallID: l.CallID, Output: inputContent(Item(l)), Status: StatusCompleted})
 	case l.Role == "assistant":
 		it := Item(l)
@@ -115,8 +118,10 @@ func InputItem(it Item) json.RawMessage {
 	var v any
 	switch it.Type {
 	case TypeFunctionCall:
-		v = &inputCallJSON{Type: it.Type, CallID: it.CallID, Name: it.Name, Arguments: it.Arguments}
-	case TypeFunctionCallOutput:
+		v = &inputCallJSON{Type: it.Type, CallID: it.CallID, Name: it.Name, Namespace: it.Namespace, Arguments: it.Arguments}
+	case TypeCustomToolCall:
+		v = &customCallJSON{Type: it.Type, CallID: it.CallID, Name: it.Name, Input: it.Arguments}
+	case TypeFunctionCallOutput, TypeCustomToolCallOutput:
 		v = &functionOutputJSON{Type: it.Type, CallID: it.CallID, Output: inputContent(it)}
 	default:
 		if it.Role == "assistant" {
@@ -139,6 +144,7 @@ type inputCallJSON struct {
 	Type      string `json:"type"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 	Arguments string `json:"arguments"`
 }
 

@@ -72,10 +72,21 @@ type Reasoning struct {
 // FunctionTool is a function tool, flat as the Responses API has it
 // (chat nests it under "function"). Parameters is its JSON Schema, kept
 // raw; Strict nil is absent or null.
+//
+// A function of a namespace tool ({type:"namespace", name, tools:[…]},
+// a group of functions called by namespace and name) has its Namespace;
+// a custom tool ({type:"custom", name, description, format}: free-form
+// input text, optionally held to a grammar) is Custom, with Grammar its
+// grammar's definition ("" none). Neither is sent as such: they are how
+// chat completions, which know only functions, get them.
 type FunctionTool struct {
 	Type        string          `json:"type"` // "function"
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters"`
 	Strict      *bool           `json:"strict"`
+
+	Namespace string `json:"-"`
+	Custom    bool   `json:"-"`
+	Grammar   string `json:"-"`
 }

@@ -41,7 +41,7 @@ type Response struct {
 	Temperature        float64            `json:"temperature"`
 	Text               TextConfig         `json:"text"`
 	ToolChoice         json.RawMessage    `json:"tool_choice"`
-	Tools              []FunctionTool     `json:"tools"`
+	Tools              []json.RawMessage  `json:"tools"` // as the client sent them
 	TopP               float64            `json:"top_p"`
 	Truncation         string             `json:"truncation"`
 	Usage              *Usage             `json:"usage"`
@@ -84,8 +84,9 @@ type OutputTokensDetails struct {
 }
 
 // OutputItem is one item of a response's output, written in the shape of
-// its type: a message {id, type, status, role, content} or a function
-// call {id, type, status, call_id, name, arguments}.
+// its type: a message {id, type, status, role, content}, a function call
+// {id, type, status, call_id, name, namespace?, arguments} or a custom
+// tool call {id, type, status, call_id, name, input}.
 type OutputItem struct {
 	Item
 	// Status is completed, incomplete or in_progress.
@@ -97,8 +98,12 @@ func (o OutputItem) MarshalJSON() ([]byte, error) {
 	if o.Raw != nil {
 		return o.Raw, nil
 	}
-	if o.Type == TypeFunctionCall {
-		return openaiwire.Append(nil, &functionCallJSON{ID: o.ID, Type: o.Type, Status: o.Status, CallID: o.CallID, Name: o.Name, Arguments: o.Arguments})
+	switch o.Type {
+	case TypeFunctionCall:
+		return openaiwire.Append(nil, &functionCallJSON{ID: o.ID, Type: o.Type, Status: o.Status, CallID: o.CallID, Name: o.Name,
+			Namespace: o.Namespace, Arguments: o.Arguments})
+	case TypeCustomToolCall:
+		return openaiwire.Append(nil, &customCallJSON{ID: o.ID, Type: o.Type, Status: o.Status, CallID: o.CallID, Name: o.Name, Input: o.Arguments})
 	}
 	m := messageJSON{ID: o.ID, Type: TypeMessage, Status: o.Status, Role: "assistant", Content: make([]OutputContent, len(o.Parts))}
 	for i, p := range o.Parts {
@@ -107,13 +112,26 @@ func (o OutputItem) MarshalJSON() ([]byte, error) {
 	return openaiwire.Append(nil, &m)
 }
 
+// functionCallJSON is a function call; a namespaced one says its
+// namespace beside its name, as OpenAI returns it.
 type functionCallJSON struct {
 	ID        string `json:"id"`
 	Type      string `json:"type"`
 	Status    string `json:"status"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 	Arguments string `json:"arguments"`
+}
+
+// customCallJSON is a custom tool's call: its input is text.
+type customCallJSON struct {
+	ID     string `json:"id,omitempty"`
+	Type   string `json:"type"`
+	Status string `json:"status,omitempty"`
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	Input  string `json:"input"`
 }
 
 type messageJSON struct {
