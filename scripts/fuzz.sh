@@ -30,6 +30,7 @@ targets=(
   "./internal/messages/chat FuzzDecodeTranslate"
   "./internal/messages/chat FuzzAnswerEvents"
   "./internal/messages/api FuzzMessages"
+  "./internal/gemini/api FuzzDecode"
   "./internal/jsoncheck FuzzCheck"
   "./internal/affinity FuzzOpening"
   "./internal/tracing FuzzSpans"

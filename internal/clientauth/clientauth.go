@@ -184,8 +184,10 @@ func (keys Keys) Allow(r *http.Request) bool {
 // Identify reports whether r carries an accepted client key, as
 // Authorization: Bearer <key> (OpenAI's SDKs, Claude Code's
 // ANTHROPIC_AUTH_TOKEN) or x-api-key: <key> (Anthropic's SDKs and Claude
-// Code's ANTHROPIC_API_KEY), on every route, and the name of the named
-// key it is ("" for an anonymous key, or when authentication is off).
+// Code's ANTHROPIC_API_KEY) or x-goog-api-key: <key> (Google's SDKs and
+// Gemini CLI), on every route, or ?key=<key> on the Gemini API's, and
+// the name of the named key it is ("" for an anonymous key, or when
+// authentication is off).
 // Every key is compared, in constant time, whatever matched earlier; a
 // named key is compared by the SHA-256 of the credential, so its secret
 // need not be held.
@@ -223,19 +225,25 @@ func (keys Keys) Identify(r *http.Request) (name string, ok bool) {
 	return name, match == 1
 }
 
-// credentials are the client keys r carries: its Bearer token and its
-// x-api-key header, trimmed of the optional white space HTTP allows
+// credentials are the client keys r carries: its Bearer token, its
+// x-api-key and x-goog-api-key headers and, on the Gemini API's routes
+// (/v1beta/, /v1/models), its key query parameter (Google's SDKs and
+// Gemini CLI send x-goog-api-key; REST examples use ?key=), each trimmed of the optional white space HTTP allows
 // around a field value (RFC 9110 §5.6.3: spaces and tabs; nil when absent
 // or empty). Unicode spaces are the credential's own: strings.TrimSpace
 // made NBSP the empty credential, which matched a key configured with the
 // empty string's hash (issue 31, finding 6).
-func credentials(r *http.Request) [2][]byte {
-	var out [2][]byte
+func credentials(r *http.Request) [4][]byte {
+	var out [4][]byte
 	const prefix = "Bearer "
 	if h := r.Header.Get("Authorization"); len(h) > len(prefix) && strings.EqualFold(h[:len(prefix)], prefix) {
 		out[0] = credential(h[len(prefix):])
 	}
 	out[1] = credential(r.Header.Get("X-Api-Key"))
+	out[2] = credential(r.Header.Get("X-Goog-Api-Key"))
+	if strings.Contains(r.URL.RawQuery, "key=") && (strings.HasPrefix(r.URL.Path, "/v1beta/") || strings.HasPrefix(r.URL.Path, "/v1/models")) {
+		out[3] = credential(r.URL.Query().Get("key"))
+	}
 	return out
 }
 

@@ -43,6 +43,15 @@ func TestIdentify(t *testing.T) {
 		{"none", "", "", "", false},
 		{"hash itself is no key", "Authorization", "Bearer " + hex.EncodeToString(hash[:]), "", false},
 	}
+	tests = append(tests, []struct {
+		name, header, value string
+		wantName            string
+		wantOK              bool
+	}{
+		{"named x-goog-api-key", "X-Goog-Api-Key", "team-a-secret", "team-a", true},
+		{"anonymous x-goog-api-key", "x-goog-api-key", " anon-1 ", "", true},
+		{"unknown x-goog-api-key", "X-Goog-Api-Key", "nope", "", false},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("POST", "/v1/chat/completions", nil)
@@ -52,6 +61,24 @@ func TestIdentify(t *testing.T) {
 			name, ok := keys.Identify(r)
 			if name != tt.wantName || ok != tt.wantOK {
 				t.Errorf("got %q, %v; want %q, %v", name, ok, tt.wantName, tt.wantOK)
+			}
+		})
+	}
+	// ?key= is read on the Gemini API's routes only.
+	for _, tc := range []struct {
+		target string
+		wantOK bool
+	}{
+		{"/v1beta/models/m:generateContent?key=anon-1", true},
+		{"/v1beta/models/m:streamGenerateContent?alt=sse&key=team-a-secret", true},
+		{"/v1/models/m:generateContent?key=anon-1", true},
+		{"/v1beta/models?key=nope", false},
+		{"/v1/chat/completions?key=anon-1", false},
+		{"/v1/messages?key=anon-1", false},
+	} {
+		t.Run("query "+tc.target, func(t *testing.T) {
+			if _, ok := keys.Identify(httptest.NewRequest("POST", tc.target, nil)); ok != tc.wantOK {
+				t.Errorf("got %v, want %v", ok, tc.wantOK)
 			}
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/admin"
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/fleet"
+	gemini "github.com/llmrouter/llmrouter/internal/gemini/api"
 	messages "github.com/llmrouter/llmrouter/internal/messages/api"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
@@ -275,7 +276,7 @@ func (d *Daemon) servers(cfg *config.Config, adminToken string) (apiSrv, adminSr
 	mux := http.NewServeMux()
 	// The front-door dialects beyond the chat family (docs/ARCHITECTURE.md,
 	// "Front doors").
-	p.Register(mux, d.resp.Dialect(), messages.New(d.log).Dialect())
+	p.Register(mux, d.resp.Dialect(), messages.New(d.log).Dialect(), gemini.New(d.log).Dialect())
 	apiSrv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,

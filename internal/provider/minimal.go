@@ -8,6 +8,11 @@ import "github.com/llmrouter/llmrouter/internal/openaiwire"
 // confirm a kind an error's words only suspect (outcome.Error.Suspect,
 // docs/ARCHITECTURE.md, "Classification").
 func Minimal(op Op, model string) *Request {
+	if op == OpGemini {
+		// The Gemini API names the model in the URL, not the body.
+		body := []byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"maxOutputTokens":1}}`)
+		return &Request{Op: op, Model: model, Body: body}
+	}
 	body := []byte(`{"model":`)
 	start := len(body)
 	body, _ = openaiwire.Append(body, &model) // a string always encodes

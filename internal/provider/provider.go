@@ -27,6 +27,14 @@ const (
 	// data payloads (each carries its type). Only adapters that say so
 	// serve it; a Messages request translated onto chat is OpChat.
 	OpMessages
+	// OpGemini is the Gemini API's generateContent (streamGenerateContent
+	// when Stream is set) sent natively to a provider that speaks it
+	// (gemini, and Google's models on vertex): the body is the client's,
+	// the target's model named in the URL (the body names none), and a
+	// stream is the GenerateContentResponse events' data payloads. Only
+	// adapters that say so serve it; a Gemini request translated onto chat
+	// is OpChat.
+	OpGemini
 )
 
 func (o Op) String() string {
@@ -41,6 +49,8 @@ func (o Op) String() string {
 		return "responses"
 	case OpMessages:
 		return "messages"
+	case OpGemini:
+		return "gemini"
 	}
 	return "op(" + strconv.Itoa(int(o)) + ")"
 }
@@ -56,6 +66,8 @@ func (o Op) Path() string {
 		return "/responses"
 	case OpMessages:
 		return "/messages"
+	case OpGemini:
+		return "/models:generateContent"
 	}
 	return "/chat/completions"
 }

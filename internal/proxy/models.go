@@ -20,16 +20,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	if !q.Authorize() {
 		return
 	}
-	names := q.st.Models.Names()
-	if k := q.Ex.Key; k.Limits().Models != nil {
-		listed := make([]string, 0, len(names))
-		for _, n := range names {
-			if k.Lists(n) {
-				listed = append(listed, n)
-			}
-		}
-		names = listed
-	}
+	names := q.Listed()
 	if d.Models != nil {
 		q.Answer(answer.Result{JSON: d.Models(names, q.st.Created)})
 		return
@@ -40,6 +31,25 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	}
 	b, _ := openaiwire.Append(nil, &list)
 	q.Answer(answer.Result{JSON: append(b, '\n')})
+}
+
+// Listed is the model list an authorized request's key may see: the
+// configured names as configured (patterns included) that its key may
+// call (a pattern when it serves some name the key allows: issue 31,
+// finding 10).
+func (q Request) Listed() []string {
+	names := q.st.Models.Names()
+	k := q.Ex.Key
+	if k.Limits().Models == nil {
+		return names
+	}
+	listed := make([]string, 0, len(names))
+	for _, n := range names {
+		if k.Lists(n) {
+			listed = append(listed, n)
+		}
+	}
+	return listed
 }
 
 // serveModel answers GET /v1/models/{model}: a name a configured model

@@ -18,7 +18,15 @@ import (
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, d *Dialect, read func(Request, *http.Request, []byte) (Call, *apierror.Error)) {
 	q := s.begin(w, r, d, "")
 	defer q.End()
-	r = q.r // its context carries the request's span
+	q.Read(read)
+}
+
+// Read, for a Serve route, serves the request as a Read route does with
+// read: the client's key, its body within the limits, read, the attempts
+// and the one answer (a route that serves several operations under one
+// pattern: the Gemini API's {model}:{method}).
+func (q Request) Read(read func(Request, *http.Request, []byte) (Call, *apierror.Error)) {
+	s, r := q.s, q.r // r's context carries the request's span
 	body := q.admit()
 	if body == nil {
 		return

@@ -132,6 +132,14 @@ type Framer interface {
 	Fail(dst []byte, kind outcome.Kind) []byte
 }
 
+// ContentTyper is a Framer whose stream is not server-sent events (the
+// Gemini API's streamGenerateContent without alt=sse is one JSON array):
+// ContentType is the stream's Content-Type.
+type ContentTyper interface {
+	Framer
+	ContentType() string
+}
+
 // Pinger is a Framer whose API keeps a silent stream alive with events
 // of its own (the Messages API's ping): during a gap of Every with
 // nothing written, the relay writes Ping's bytes.
@@ -162,6 +170,9 @@ func Translate(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTi
 func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer) (end End) {
 	h := w.Header()
 	h["Content-Type"] = valEventStream
+	if ct, ok := f.(ContentTyper); ok {
+		h["Content-Type"] = []string{ct.ContentType()}
+	}
 	h["Cache-Control"] = valNoCache
 	h["X-Accel-Buffering"] = valNo
 	w.WriteHeader(http.StatusOK)

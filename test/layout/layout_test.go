@@ -24,6 +24,7 @@ var layers = map[string]int{
 	"internal/warm":          3, // the state file's document, of the routing state
 	"internal/proxy":         4, // the front door and its dialects
 	"internal/messages/api":  4,
+	"internal/gemini/api":    4,
 	"internal/responses/api": 4,
 	"internal/admin":         4,
 	"internal/daemon":        5, // the running router

@@ -48,6 +48,15 @@ func TestEmbeddedDefault(t *testing.T) {
 	})
 	// The README's promise: Claude Code against the embedded default, no
 	// keys, no network (the simulated providers behind claude-*).
+	// The same promise for Gemini CLI: the embedded default routes every
+	// gemini-* name onto the simulated providers.
+	t.Run("gemini_cli", func(t *testing.T) {
+		node, cli := geminiOrSkip(t)
+		out := runGemini(t, node, cli, t.TempDir(), strings.TrimSuffix(url, "/v1"), "unused", "say hi")
+		if !strings.Contains(out, "Simulated answer") {
+			t.Errorf("gemini -p answered %q, want the simulated provider's answer", out)
+		}
+	})
 	t.Run("claude_code", func(t *testing.T) {
 		bin := claudeOrSkip(t)
 		r := claudePrint(t, bin, t.TempDir(), strings.TrimSuffix(url, "/v1"), "unused", "say hi")

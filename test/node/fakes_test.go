@@ -489,6 +489,12 @@ func (f *fakeOpenAI) chat(w http.ResponseWriter, body []byte) {
 	} else {
 		text = reply(f.name, toolResult, sawResult)
 	}
+	if rf := req.Get("response_format"); rf.Get("type").Str == "json_schema" {
+		// Structured output (Gemini CLI's model router asks for it): a
+		// value of the schema, never a tool call.
+		v, _ := json.Marshal(sample(rf.Get("json_schema.schema")))
+		callTool, text, finish = false, string(v), "stop"
+	}
 
 	if !req.Get("stream").Bool() {
 		msg := map[string]any{"role": "assistant", "content": text, "refusal": nil}

@@ -6,9 +6,11 @@
 // the Go SDK (TestEmbeddedDefault); and the router binary's Anthropic
 // Messages front door, in front of fake Anthropic and OpenAI providers
 // (fakes_test.go), with Claude Code and the Anthropic-dialect SDKs
-// (anthropic_test.go, anthropic.test.mjs); and its Responses API with
-// Codex CLI (codex_test.go), natively, translated, across a failover and
-// on the embedded default.
+// (anthropic_test.go, anthropic.test.mjs); its Responses API with Codex
+// CLI (codex_test.go), natively, translated, across a failover and on the
+// embedded default; and its Gemini API front door, in front of a fake
+// Gemini (gemini_fake_test.go) and the same fakes, with Gemini CLI and the
+// Google Gen AI SDK (gemini_test.go, gemini.test.mjs).
 package nodesdk
 
 import (

@@ -72,9 +72,10 @@ func baseURL(raw string) (string, error) {
 	return u.Scheme + "://" + u.Host + p, nil
 }
 
-// Supports reports chat and embeddings; legacy completions are not served.
+// Supports reports chat, embeddings and the Gemini API natively
+// (provider.OpGemini); legacy completions are not served.
 func (a *Adapter) Supports(op provider.Op) bool {
-	return op == provider.OpChat || op == provider.OpEmbeddings
+	return op == provider.OpChat || op == provider.OpEmbeddings || op == provider.OpGemini
 }
 
 // Do translates req, calls Gemini and translates the answer back. Every
@@ -85,6 +86,8 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		return a.chat(ctx, req)
 	case provider.OpEmbeddings:
 		return a.embed(ctx, req)
+	case provider.OpGemini:
+		return a.native(ctx, req)
 	}
 	return nil, badRequest(nil, "%s is not supported", req.Op)
 }

@@ -5,6 +5,9 @@
 //	OpenAI chat.completions ──► POST {base}/{ver}/models/{m}:generateContent
 //	                            POST {base}/{ver}/models/{m}:streamGenerateContent?alt=sse
 //	OpenAI embeddings       ──► POST {base}/{ver}/models/{m}:batchEmbedContents
+//	Gemini API (OpGemini)   ──► the same generateContent calls, the client's
+//	                            body as sent (NativeBody), the answer and the
+//	                            events' payloads passed back as they came
 //	probe                   ──► GET  {base}/{ver}/models?pageSize=1
 //
 // Model. A request is translated before anything is sent: the client's

@@ -109,7 +109,7 @@ func isAnthropic(model string) bool { return strings.HasPrefix(model, "claude") 
 // Supports reports chat (every model) and the Messages API (natively, for
 // Anthropic models: SupportsModel).
 func (a *Adapter) Supports(op provider.Op) bool {
-	return op == provider.OpChat || op == provider.OpMessages
+	return op == provider.OpChat || op == provider.OpMessages || op == provider.OpGemini
 }
 
 // SupportsModel refines Supports per target: the Messages API natively to
@@ -120,6 +120,8 @@ func (a *Adapter) SupportsModel(op provider.Op, model string) bool {
 		return true
 	case provider.OpMessages:
 		return isAnthropic(model)
+	case provider.OpGemini:
+		return !isAnthropic(model)
 	}
 	return false
 }
@@ -137,6 +139,8 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		return anthropic.OnCloud(ctx, claudeCloud{a}, &a.cloud, req)
 	case req.Op == provider.OpChat:
 		return a.generate(ctx, req)
+	case req.Op == provider.OpGemini && !isAnthropic(req.Model):
+		return a.generateNative(ctx, req)
 	}
 	return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest, Type: "invalid_request_error",
 		Message: "vertex does not serve " + req.Op.String() + " for " + req.Model}
@@ -200,6 +204,71 @@ func (a *Adapter) generate(ctx context.Context, req *provider.Request) (*provide
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return &provider.Response{Body: out, Usage: usage, RateLimit: outcome.UnknownRateLimit}, nil
+}
+
+// generateNative serves provider.OpGemini for a Gemini model: the
+// client's generateContent body as gemini.NativeBody makes it, the answer
+// and the stream's events as they came, an error answer's body kept for
+// the client.
+func (a *Adapter) generateNative(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	model := strings.TrimPrefix(req.Model, "models/")
+	body := gemini.NativeBody(req.Body, model, req.MaxOutputTokens)
+	u := a.location + "/publishers/google/models/" + url.PathEscape(model)
+	if req.Stream {
+		resp, err := a.postNative(ctx, u+":streamGenerateContent?alt=sse", body, true, "calling vertex streamGenerateContent")
+		if err != nil {
+			return nil, err
+		}
+		return &provider.Response{Stream: gemini.NewNativeStream(ctx, resp.Body, model, a.now()), RateLimit: outcome.UnknownRateLimit}, nil
+	}
+	const what = "calling vertex generateContent"
+	resp, err := a.postNative(ctx, u+":generateContent", body, false, what)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := provider.ReadBody(ctx, what, resp, a.maxResponse)
+	if err != nil {
+		return nil, err
+	}
+	usage, err := gemini.ReadNative(raw, model, a.now())
+	if err != nil {
+		return nil, err
+	}
+	return &provider.Response{Body: raw, Usage: usage, RateLimit: outcome.UnknownRateLimit}, nil
+}
+
+// postNative posts a generateContent body as post does, and keeps an
+// error answer's body (outcome.Error.Body) for the Gemini client that
+// asked natively: it gets Google's own error as it came.
+func (a *Adapter) postNative(ctx context.Context, u string, body []byte, stream bool, what string) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest, Type: "invalid_request_error",
+			Message: what + ": " + err.Error(), Err: err}
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if stream {
+		hr.Header.Set("Accept", "text/event-stream")
+	} else {
+		hr.Header.Set("Accept", "application/json")
+	}
+	tok, err := a.tokens.token(ctx, what)
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := provider.Send(a.client, hr)
+	if err != nil {
+		return nil, provider.TransportError(ctx, what, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		raw := provider.ReadErrorBody(resp)
+		e := ClassifyError(resp.StatusCode, resp.Header, raw, a.now())
+		e.Message = what + ": " + e.Message
+		e.Body = raw
+		return nil, e
+	}
+	return resp, nil
 }
 
 // post sends body to u with an access token (and beta, when not "", as

@@ -15,6 +15,11 @@
 //	  ──anthropic.TranslateChat, then InvokeBody──► the same two calls
 //	  OpenAI JSON and chunks ◄──the anthropic package's translation──┘
 //
+//	Gemini API request (OpGemini, Gemini)
+//	  ──gemini.NativeBody: the client's body (output cap, thought-signature sentinel)──►
+//	  POST …/publishers/google/models/{m}:generateContent | :streamGenerateContent?alt=sse
+//	  GenerateContentResponse, SSE event payloads ◄──as received──┘
+//
 //	OpenAI chat (OpChat, Gemini)
 //	  ──gemini.TranslateChat──► POST …/publishers/google/models/{m}:generateContent
 //	                                                   | :streamGenerateContent?alt=sse

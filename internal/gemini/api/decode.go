@@ -1,0 +1,289 @@
+package api
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmrouter/llmrouter/internal/apierror"
+	"github.com/llmrouter/llmrouter/internal/pricing"
+)
+
+// request is what the router reads of a generateContent body, checked as
+// Google checks it before anything is sent: the fields it translates
+// have the types Google's API gives them, so a translation never meets a
+// shape it cannot write, and a native target never gets a body Google
+// would refuse for its form.
+type request struct {
+	doc gjson.Result // the body, parsed (a copy of the client's bytes)
+	// maxTokens is generationConfig.maxOutputTokens; 0 when not set.
+	maxTokens int64
+}
+
+// maxContents bounds a request's contents, parts and declarations: far
+// above any conversation, it keeps a hostile body's arrays from costing
+// more than their bytes.
+const maxItems = 100_000
+
+// decode checks a generateContent body (valid JSON, an object: the front
+// door's intake.Check passed). count says it is a countTokens body,
+// whose contents may also come inside generateContentRequest, and may be
+// empty.
+func decode(body []byte, count bool) (request, *apierror.Error) {
+	doc := gjson.ParseBytes(body)
+	req := request{doc: doc}
+	if count {
+		if g := doc.Get("generateContentRequest"); g.Exists() {
+			if !g.IsObject() {
+				return req, bad("generateContentRequest must be an object")
+			}
+			doc = g
+		}
+	}
+	contents := doc.Get("contents")
+	switch {
+	case !contents.Exists() && count:
+	case !contents.IsArray():
+		return req, bad("contents must be an array of Content objects")
+	}
+	n := 0
+	var aerr *apierror.Error
+	contents.ForEach(func(_, c gjson.Result) bool {
+		aerr = checkContent(c, "contents["+strconv.Itoa(n)+"]")
+		n++
+		return aerr == nil && n <= maxItems
+	})
+	if aerr != nil {
+		return req, aerr
+	}
+	if n > maxItems {
+		return req, bad("contents holds more than " + strconv.Itoa(maxItems) + " entries")
+	}
+	if n == 0 && !count {
+		return req, bad("contents must not be empty")
+	}
+	if si := doc.Get("systemInstruction"); si.Exists() {
+		if aerr := checkContent(si, "systemInstruction"); aerr != nil {
+			return req, aerr
+		}
+	}
+	if aerr := checkTools(doc.Get("tools")); aerr != nil {
+		return req, aerr
+	}
+	if tc := doc.Get("toolConfig"); tc.Exists() && !tc.IsObject() {
+		return req, bad("toolConfig must be an object")
+	}
+	if tc := doc.Get("toolConfig.functionCallingConfig"); tc.Exists() {
+		if !tc.IsObject() {
+			return req, bad("toolConfig.functionCallingConfig must be an object")
+		}
+		if m := tc.Get("mode"); m.Exists() && m.Type != gjson.String {
+			return req, bad("toolConfig.functionCallingConfig.mode must be a string")
+		}
+		if aerr := stringArray("toolConfig.functionCallingConfig.allowedFunctionNames", tc.Get("allowedFunctionNames")); aerr != nil {
+			return req, aerr
+		}
+	}
+	gc := doc.Get("generationConfig")
+	if !gc.Exists() {
+		return req, nil
+	}
+	if !gc.IsObject() {
+		return req, bad("generationConfig must be an object")
+	}
+	var err *apierror.Error
+	req.maxTokens, err = checkGeneration(gc)
+	return req, err
+}
+
+// checkContent checks one Content: an object with an optional string
+// role and an array of Part objects.
+func checkContent(c gjson.Result, at string) *apierror.Error {
+	if !c.IsObject() {
+		return bad(at + " must be a Content object")
+	}
+	if r := c.Get("role"); r.Exists() && r.Type != gjson.String {
+		return bad(at + ".role must be a string")
+	}
+	parts := c.Get("parts")
+	if !parts.Exists() {
+		return nil
+	}
+	if !parts.IsArray() {
+		return bad(at + ".parts must be an array of Part objects")
+	}
+	i := 0
+	var aerr *apierror.Error
+	parts.ForEach(func(_, p gjson.Result) bool {
+		aerr = checkPart(p, at+".parts["+strconv.Itoa(i)+"]")
+		i++
+		return aerr == nil && i <= maxItems
+	})
+	if aerr == nil && i > maxItems {
+		aerr = bad(at + ".parts holds more than " + strconv.Itoa(maxItems) + " entries")
+	}
+	return aerr
+}
+
+// checkPart checks the fields of a Part the translation reads.
+func checkPart(p gjson.Result, at string) *apierror.Error {
+	if !p.IsObject() {
+		return bad(at + " must be a Part object")
+	}
+	var aerr *apierror.Error
+	p.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "text", "thoughtSignature":
+			if v.Type != gjson.String {
+				aerr = bad(at + "." + k.Str + " must be a string")
+			}
+		case "thought":
+			if v.Type != gjson.True && v.Type != gjson.False {
+				aerr = bad(at + ".thought must be a boolean")
+			}
+		case "inlineData", "fileData":
+			if !v.IsObject() {
+				aerr = bad(at + "." + k.Str + " must be an object")
+				break
+			}
+			for _, f := range [...]string{"mimeType", "data", "fileUri"} {
+				if x := v.Get(f); x.Exists() && x.Type != gjson.String {
+					aerr = bad(at + "." + k.Str + "." + f + " must be a string")
+				}
+			}
+		case "functionCall", "functionResponse":
+			if !v.IsObject() {
+				aerr = bad(at + "." + k.Str + " must be an object")
+				break
+			}
+			if n := v.Get("name"); n.Type != gjson.String || n.Str == "" {
+				aerr = bad(at + "." + k.Str + ".name must be a non-empty string")
+				break
+			}
+			if id := v.Get("id"); id.Exists() && id.Type != gjson.String {
+				aerr = bad(at + "." + k.Str + ".id must be a string")
+				break
+			}
+			field := "args"
+			if k.Str == "functionResponse" {
+				field = "response"
+			}
+			if x := v.Get(field); x.Exists() && !x.IsObject() {
+				aerr = bad(at + "." + k.Str + "." + field + " must be an object")
+			}
+		}
+		return aerr == nil
+	})
+	return aerr
+}
+
+// checkTools checks tools: an array of Tool objects whose
+// functionDeclarations are objects with a name.
+func checkTools(tools gjson.Result) *apierror.Error {
+	if !tools.Exists() {
+		return nil
+	}
+	if !tools.IsArray() {
+		return bad("tools must be an array of Tool objects")
+	}
+	var aerr *apierror.Error
+	n := 0
+	tools.ForEach(func(_, t gjson.Result) bool {
+		at := "tools[" + strconv.Itoa(n) + "]"
+		n++
+		if !t.IsObject() {
+			aerr = bad(at + " must be a Tool object")
+			return false
+		}
+		fds := t.Get("functionDeclarations")
+		if !fds.Exists() {
+			return true
+		}
+		if !fds.IsArray() {
+			aerr = bad(at + ".functionDeclarations must be an array")
+			return false
+		}
+		i := 0
+		fds.ForEach(func(_, fd gjson.Result) bool {
+			fat := at + ".functionDeclarations[" + strconv.Itoa(i) + "]"
+			i++
+			switch {
+			case !fd.IsObject():
+				aerr = bad(fat + " must be an object")
+			case fd.Get("name").Type != gjson.String || fd.Get("name").Str == "":
+				aerr = bad(fat + ".name must be a non-empty string")
+			case fd.Get("description").Exists() && fd.Get("description").Type != gjson.String:
+				aerr = bad(fat + ".description must be a string")
+			case fd.Get("parameters").Exists() && !fd.Get("parameters").IsObject():
+				aerr = bad(fat + ".parameters must be a Schema object")
+			case fd.Get("parametersJsonSchema").Exists() && !fd.Get("parametersJsonSchema").IsObject():
+				aerr = bad(fat + ".parametersJsonSchema must be an object")
+			}
+			return aerr == nil && i <= maxItems
+		})
+		return aerr == nil && n <= maxItems
+	})
+	return aerr
+}
+
+// checkGeneration checks generationConfig's fields the translation reads
+// and returns maxOutputTokens (0 when not set): an integer from 1 to
+// pricing.MaxTokens, as max_tokens is at every front door.
+func checkGeneration(gc gjson.Result) (int64, *apierror.Error) {
+	var max int64
+	var aerr *apierror.Error
+	gc.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "maxOutputTokens":
+			switch {
+			case v.Type != gjson.Number || v.Num != math.Trunc(v.Num):
+				aerr = bad("generationConfig.maxOutputTokens must be an integer")
+			case !(v.Num <= pricing.MaxTokens): // 1e999 reads as +Inf
+				aerr = bad("generationConfig.maxOutputTokens must be at most " + strconv.Itoa(pricing.MaxTokens))
+			case v.Num < 1:
+				aerr = bad("generationConfig.maxOutputTokens must be at least 1")
+			default:
+				max = int64(v.Num)
+			}
+		case "candidateCount":
+			if v.Type != gjson.Number || v.Num != math.Trunc(v.Num) || v.Num < 1 || v.Num > 8 {
+				aerr = bad("generationConfig.candidateCount must be an integer from 1 to 8")
+			}
+		case "temperature", "topP", "topK", "presencePenalty", "frequencyPenalty", "seed":
+			if v.Type != gjson.Number || math.IsInf(v.Num, 0) {
+				aerr = bad("generationConfig." + k.Str + " must be a number")
+			}
+		case "stopSequences":
+			aerr = stringArray("generationConfig.stopSequences", v)
+		case "responseMimeType":
+			if v.Type != gjson.String {
+				aerr = bad("generationConfig.responseMimeType must be a string")
+			}
+		case "responseSchema", "responseJsonSchema", "_responseJsonSchema":
+			if !v.IsObject() {
+				aerr = bad("generationConfig." + k.Str + " must be an object")
+			}
+		}
+		return aerr == nil
+	})
+	return max, aerr
+}
+
+// stringArray checks that v, when present, is an array of strings.
+func stringArray(at string, v gjson.Result) *apierror.Error {
+	if !v.Exists() {
+		return nil
+	}
+	if !v.IsArray() {
+		return bad(at + " must be an array of strings")
+	}
+	var aerr *apierror.Error
+	v.ForEach(func(_, s gjson.Result) bool {
+		if s.Type != gjson.String {
+			aerr = bad(at + " must be an array of strings")
+		}
+		return aerr == nil
+	})
+	return aerr
+}
