@@ -31,6 +31,7 @@ targets=(
   "./internal/messages/chat FuzzAnswerEvents"
   "./internal/messages/api FuzzMessages"
   "./internal/jsoncheck FuzzCheck"
+  "./internal/jsonscan FuzzScan"
   "./internal/affinity FuzzOpening"
   "./internal/tracing FuzzSpans"
   "./internal/h1 FuzzAnswer"

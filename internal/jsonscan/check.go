@@ -1,10 +1,24 @@
-package jsoncheck
+package jsonscan
 
 import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
+
+// Check and Valid are the bounded check of an untrusted document
+// (docs/ARCHITECTURE.md, "Hostile clients"): syntax (RFC 8259), UTF-8, a
+// nesting limit, and duplicate keys of the top-level object, in one pass
+// that keeps an explicit stack of at most MaxDepth bytes on its own
+// frame. Recursive validators (gjson.Valid among them) use one stack
+// frame per nesting level, so a body of six million '[' overflows the
+// goroutine stack, which Go cannot recover from. Duplicate top-level keys
+// are refused because the router reads and rewrites top-level fields
+// ("model", "stream") while a provider may keep another occurrence:
+// {"model":"cheap","model":"expensive"} must not be routed as one model
+// and served as the other. Keys are compared after unescaping, so
+// "mod\u0065l" is "model"; keys of nested objects are not compared.
 
 // MaxDepth is the deepest nesting Check accepts: objects and arrays
 // inside each other, the outermost counting 1. Real requests (tool
@@ -284,10 +298,9 @@ func hasLiteral(b []byte, i int, lit string) bool {
 func scanString(b []byte, i int) (end int, esc bool, err *Error) {
 	i++
 	for i < len(b) {
-		// Fast path: the plain bytes most strings are made of.
-		for i < len(b) && plain[b[i]] {
-			i++
-		}
+		// Fast path: the plain bytes most strings are made of, eight at
+		// a step.
+		i = Plain(unsafe.String(unsafe.SliceData(b), len(b)), i)
 		if i >= len(b) {
 			break
 		}
@@ -325,15 +338,6 @@ func scanString(b []byte, i int) (end int, esc bool, err *Error) {
 	}
 	return i, esc, &Error{Offset: i, Reason: "unexpected end of the document in a string"}
 }
-
-// plain marks the bytes a string holds as they are: printable ASCII but
-// the quote and the backslash.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
