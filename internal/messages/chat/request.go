@@ -40,20 +40,43 @@ func Translate(body []byte, req messages.Request) (*Translation, *messages.Error
 	// the client wrote them (lit). On a body that is not valid JSON the
 	// walks read less, but what is written is valid JSON all the same.
 	s := unsafeString(body)
-	i := 0
-	for i < len(s) && s[i] <= ' ' {
-		i++
-	}
+	i := jsonscan.Space(s, 0)
 	if i == len(s) || s[i] != '{' {
-		return nil, &messages.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "the request body must be a JSON object"}
+		return nil, notObject
 	}
 	var f top
 	for w := jsonscan.Walk(s, i); w.Next(); {
 		f.set(w.Key(), w.Val())
 	}
+	var estimate int64
+	if req.Stream {
+		estimate = messages.EstimateInputTokens(body)
+	}
+	return build(req, f, estimate, len(body)), nil
+}
+
+// TranslateForm is Translate of the request form read: what Translate
+// reads from the body again, the form holds.
+func TranslateForm(body []byte, form messages.Form) (*Translation, *messages.Error) {
+	s := unsafeString(body)
+	if i := jsonscan.Space(s, 0); i == len(s) || s[i] != '{' {
+		return nil, notObject
+	}
+	f := top{system: unsafeString(form.System), messages: unsafeString(form.Messages), tools: unsafeString(form.Tools),
+		toolChoice: unsafeString(form.ToolChoice), temperature: unsafeString(form.Temperature), topP: unsafeString(form.TopP),
+		stopSequences: unsafeString(form.StopSequences)}
+	return build(form.Request, f, form.InputTokens, len(body)), nil
+}
+
+var notObject = &messages.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "the request body must be a JSON object"}
+
+// build writes the chat request of req, whose fields f holds, of a
+// body of size bytes; estimate is its input tokens (read for a stream
+// only).
+func build(req messages.Request, f top, estimate int64, size int) *Translation {
 	t := &translator{}
 	// The translation is about the size of the request.
-	b := make([]byte, 0, len(body)+256)
+	b := make([]byte, 0, size+256)
 	b = append(b, `{"model":`...)
 	start := len(b)
 	b = str(b, req.Model)
@@ -78,10 +101,10 @@ func Translate(body []byte, req messages.Request) (*Translation, *messages.Error
 	if req.Stream {
 		// Chat upstreams report a stream's usage only when asked.
 		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
-		tr.estimate = messages.EstimateInputTokens(body)
+		tr.estimate = estimate
 	}
 	tr.Body = append(b, '}')
-	return tr, nil
+	return tr
 }
 
 // top holds the top-level fields Translate reads, the first of each, as
