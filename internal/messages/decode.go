@@ -482,16 +482,20 @@ func (b *block) set(k string, v string) {
 // this is one of them). It counts the block's tokens into c and returns
 // the index past it.
 func checkBlock(l loc, s string, at int, nest bool, c *counter) (int, *Error) {
-	end := jsonscan.End(s, at)
-	if end < 0 {
-		return -1, notJSON
-	}
-	if s[at] != '{' {
+	if at >= len(s) || s[at] != '{' {
+		if jsonscan.End(s, at) < 0 {
+			return -1, notJSON
+		}
 		return -1, invalid(l.String(), msgDict)
 	}
 	var b block
-	for w := jsonscan.Walk(s, at); w.Next(); {
+	w := jsonscan.Walk(s, at)
+	for w.Next() {
 		b.set(w.Key(), w.Val())
+	}
+	end := w.At()
+	if end < 0 {
+		return -1, notJSON
 	}
 	switch {
 	case b.typ == "":
@@ -693,49 +697,94 @@ func checkStopSequences(v string) *Error {
 // input_schema object; a tool of another type is a server tool
 // (web_search_20250305, bash_20250124…) whose fields are its own.
 func checkTools(s string, at int, c *counter) (int, *Error) {
-	end := jsonscan.End(s, at)
 	switch {
-	case end < 0:
-		return -1, notJSON
-	case s[at:end] == "null":
+	case at < len(s) && s[at] == 'n':
+		end := jsonscan.End(s, at)
+		if end < 0 {
+			return -1, notJSON
+		}
+		if s[at:end] != "null" {
+			return -1, invalid("tools", msgList)
+		}
 		return end, nil
-	case s[at] != '[':
+	case at >= len(s) || s[at] != '[':
+		if jsonscan.End(s, at) < 0 {
+			return -1, notJSON
+		}
 		return -1, invalid("tools", msgList)
 	}
 	i := 0
-	for w := jsonscan.Walk(s, at); w.Next(); {
-		if e := checkTool(loc{base: "tools"}.at(i), w.Val()); e != nil {
+	w := jsonscan.Walk(s, at)
+	for w.Member() {
+		start := w.At()
+		end, e := checkTool(loc{base: "tools"}.at(i), s, start)
+		if e != nil {
 			return -1, e
 		}
-		c.bytes += int64(len(w.Val()))
+		c.bytes += int64(end - start)
+		w.Resume(end)
 		i++
 	}
-	return end, nil
+	if w.At() < 0 {
+		return -1, notJSON
+	}
+	return w.At(), nil
 }
 
-func checkTool(l loc, t string) *Error {
-	if !isObject(t) {
-		return invalid(l.String(), msgDict)
+// checkTool checks the tool that begins at s[at] and returns the index
+// past it.
+func checkTool(l loc, s string, at int) (int, *Error) {
+	if at >= len(s) || s[at] != '{' {
+		if jsonscan.End(s, at) < 0 {
+			return -1, notJSON
+		}
+		return -1, invalid(l.String(), msgDict)
 	}
-	f := jsonscan.Fields(t, "type", "name", "description", "input_schema")
-	typ, name, desc, schema := f[0], f[1], f[2], f[3]
+	// The first of each, as gjson's Get finds it.
+	var typ, name, desc, schema string
+	w := jsonscan.Walk(s, at)
+	for w.Next() {
+		var f *string
+		switch w.Key() {
+		case "type":
+			f = &typ
+		case "name":
+			f = &name
+		case "description":
+			f = &desc
+		case "input_schema":
+			f = &schema
+		default:
+			continue
+		}
+		if *f == "" {
+			*f = w.Val()
+		}
+	}
+	end := w.At()
+	if end < 0 {
+		return -1, notJSON
+	}
 	switch {
 	case typ == "", typ == "null":
 	case !isString(typ):
-		return invalid(l.field("type"), msgString)
+		return -1, invalid(l.field("type"), msgString)
 	case jsonscan.Unquote(typ) != "custom":
-		return nil // a server tool
+		return end, nil // a server tool
 	}
 	if e := requiredStr(l, "name", name); e != nil {
-		return e
+		return -1, e
 	}
 	if !toolName(jsonscan.Unquote(name)) {
-		return invalid(l.field("name"), "String should match pattern '^[a-zA-Z0-9_-]{1,128}$'")
+		return -1, invalid(l.field("name"), "String should match pattern '^[a-zA-Z0-9_-]{1,128}$'")
 	}
 	if e := str(l, "description", desc); e != nil {
-		return e
+		return -1, e
 	}
-	return requiredDict(l, "input_schema", schema)
+	if e := requiredDict(l, "input_schema", schema); e != nil {
+		return -1, e
+	}
+	return end, nil
 }
 
 // toolName reports whether s is a name Anthropic takes for a custom tool:
