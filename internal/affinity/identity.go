@@ -1,6 +1,7 @@
 package affinity
 
 import (
+	"cmp"
 	"net/http"
 	"unsafe"
 
@@ -90,12 +91,22 @@ func Opening(system, messages []byte) ID {
 			continues = true
 			break
 		}
-		w.Skip()
-		f := jsonscan.Fields(w.Val(), "role", "content")
+		// The message's first role and content, read where it stands.
+		var role, content string
+		m := jsonscan.Walk(ms, w.At())
+		for m.Next() {
+			switch m.Key() {
+			case "role":
+				role = cmp.Or(role, m.Val())
+			case "content":
+				content = cmp.Or(content, m.Val())
+			}
+		}
+		w.Resume(m.At())
 		_, _ = d.WriteString("\x00")
-		_, _ = d.WriteString(f[0])
-		writeContent(&d, f[1])
-		found = f[0] == `"user"`
+		_, _ = d.WriteString(role)
+		writeContent(&d, content)
+		found = role == `"user"`
 	}
 	if !found {
 		return ID{}
