@@ -1,10 +1,13 @@
 package affinity
 
 import (
+	"cmp"
 	"net/http"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 )
 
 // Key is a conversation's identity, hashed; 0 means none.
@@ -83,47 +86,60 @@ func Opening(system, messages []byte) ID {
 	var d xxhash.Digest
 	d.ResetWithSeed(seedOpening)
 	if len(system) > 0 {
-		writeContent(&d, system[space(system, 0):])
+		s := view(system)
+		writeContent(&d, s[jsonscan.Space(s, 0):])
 	}
+	ms := view(messages)
 	var found, continues bool
-	elements(messages, space(messages, 0), func(at int) int {
+	w := jsonscan.Walk(ms, jsonscan.Space(ms, 0))
+	for !w.Object() && w.Member() { // a list's elements
+
 		if found {
 			continues = true
-			return -1
+			break
 		}
-		role, content, end := fields(messages, at, `"role"`, `"content"`)
+		// The message's first role and content, read where it stands.
+		var role, content string
+		m := jsonscan.Walk(ms, w.At())
+		for m.Next() {
+			switch m.Key() {
+			case "role":
+				role = cmp.Or(role, m.Val())
+			case "content":
+				content = cmp.Or(content, m.Val())
+			}
+		}
+		w.Resume(m.At())
 		_, _ = d.WriteString("\x00")
-		_, _ = d.Write(role)
+		_, _ = d.WriteString(role)
 		writeContent(&d, content)
-		found = string(role) == `"user"`
-		return end
-	})
+		found = role == `"user"`
+	}
 	if !found {
 		return ID{}
 	}
 	return ID{Key: nonZero(d.Sum64()), First: !continues}
 }
 
-// writeContent hashes a message's content (raw JSON): a string, or a list
-// of blocks (each block's text, or its type when it has none).
-func writeContent(d *xxhash.Digest, c []byte) {
+// writeContent hashes a message's content (JSON text): a string, or a
+// list of blocks (each block's text, or its type when it has none).
+func writeContent(d *xxhash.Digest, c string) {
 	if len(c) == 0 || c[0] != '[' {
 		// As one text block: a string and [{"type":"text","text":s}] are
 		// the same content.
 		_, _ = d.WriteString("\x00")
-		_, _ = d.Write(c)
+		_, _ = d.WriteString(c)
 		return
 	}
-	elements(c, 0, func(at int) int {
-		text, typ, end := fields(c, at, `"text"`, `"type"`)
+	for w := jsonscan.Walk(c, 0); w.Next(); {
+		f := jsonscan.Fields(w.Val(), "text", "type")
 		_, _ = d.WriteString("\x00")
-		if text != nil {
-			_, _ = d.Write(text)
+		if f[0] != "" {
+			_, _ = d.WriteString(f[0])
 		} else {
-			_, _ = d.Write(typ)
+			_, _ = d.WriteString(f[1])
 		}
-		return end
-	})
+	}
 }
 
 // view is b as a string without a copy; the caller keeps b unchanged

@@ -10,7 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/apierror"
-	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -155,21 +155,21 @@ func Check(body []byte) *apierror.Error {
 // UTF-8, nesting depth, and distinct top-level keys. Nothing input depth
 // can drive recurses, so no body can overflow the stack.
 func checkJSON(body []byte) *apierror.Error {
-	err := jsoncheck.Check(body)
+	err := jsonscan.Check(body)
 	if err == nil {
 		return nil
 	}
-	var je *jsoncheck.Error
+	var je *jsonscan.Error
 	if !errors.As(err, &je) {
 		return apierror.BadRequest("", "the request body is not valid JSON: "+err.Error())
 	}
 	switch je.Problem {
-	case jsoncheck.DuplicateKey:
+	case jsonscan.DuplicateKey:
 		return apierror.BadRequest(je.Key, "the request body repeats the top-level key "+apierror.Quote(je.Key)+": send each key once")
-	case jsoncheck.Depth:
-		return apierror.BadRequest("", "the request body nests objects and arrays deeper than "+itoa64(jsoncheck.MaxDepth)+
+	case jsonscan.Depth:
+		return apierror.BadRequest("", "the request body nests objects and arrays deeper than "+itoa64(jsonscan.MaxDepth)+
 			" levels (at byte "+itoa64(int64(je.Offset))+")")
-	case jsoncheck.UTF8:
+	case jsonscan.UTF8:
 		return apierror.BadRequest("", "the request body is not valid UTF-8 (at byte "+itoa64(int64(je.Offset))+"): JSON text must be UTF-8")
 	}
 	return apierror.BadRequest("", "the request body is not valid JSON: "+je.Error())

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/tidwall/gjson"
-
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 )
 
@@ -32,6 +31,20 @@ type Request struct {
 	System, Messages []byte
 }
 
+// Form is a checked request as one walk of its body reads it: the
+// Request, what a translation reads (internal/messages/chat) and the
+// token estimate. The router's readers share it: nothing reads the body
+// again.
+type Form struct {
+	Request
+	// Tools, ToolChoice, Temperature, TopP and StopSequences are those
+	// fields' JSON texts as they are in the body (they alias it), nil when
+	// absent (Tools also when null).
+	Tools, ToolChoice, Temperature, TopP, StopSequences []byte
+	// InputTokens is EstimateInputTokens of the body.
+	InputTokens int64
+}
+
 // Decode checks body as Anthropic checks a Messages request and reads the
 // fields the router needs. body has been validated as one JSON object
 // (syntax, UTF-8, depth, distinct top-level keys) by the caller; it must
@@ -46,36 +59,80 @@ type Request struct {
 // stop_sequences, tools (a custom tool's name and input_schema),
 // tool_choice (auto|any|tool|none), metadata.user_id and thinking, each
 // by its type. Unknown top-level fields and block types are accepted.
-func Decode(body []byte) (Request, *Error) { return decode(body, false) }
+func Decode(body []byte) (Request, *Error) {
+	f, e := decode(body, false)
+	return f.Request, e
+}
+
+// DecodeForm is Decode that returns the whole of its walk.
+func DecodeForm(body []byte) (Form, *Error) { return decode(body, false) }
 
 // DecodeCount is Decode for POST /v1/messages/count_tokens: max_tokens is
 // not required, and max_tokens and stream are not read (a client may send
 // the same body it would send to /v1/messages).
-func DecodeCount(body []byte) (Request, *Error) { return decode(body, true) }
+func DecodeCount(body []byte) (Request, *Error) {
+	f, e := decode(body, true)
+	return f.Request, e
+}
 
-func decode(body []byte, count bool) (Request, *Error) {
-	var r Request
-	// body is not modified while doc is in use; strings kept are cloned.
-	doc := gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body)))
-	if !doc.IsObject() {
+// DecodeCountForm is DecodeCount that returns the whole of its walk.
+func DecodeCountForm(body []byte) (Form, *Error) { return decode(body, true) }
+
+func decode(body []byte, count bool) (Form, *Error) {
+	var r Form
+	// body is not modified while s is in use; strings kept are cloned.
+	s := unsafe.String(unsafe.SliceData(body), len(body))
+	i := jsonscan.Space(s, 0)
+	if i >= len(s) || s[i] != '{' {
 		return r, &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "the request body must be a JSON object"}
 	}
 	var (
 		e                         *Error
+		c                         counter
 		hasModel, hasMax, hasMsgs bool
 	)
-	doc.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	// One walk of the body: the containers that hold most of it
+	// (messages, tools) are walked where they stand, not skipped first.
+	w := jsonscan.Walk(s, i)
+	for e == nil && w.Member() {
+		k, at := w.Key(), w.At()
+		switch k {
+		case "messages":
+			hasMsgs = true
+			var end int
+			end, e = checkMessages(s, at, &c)
+			if e == nil {
+				r.Messages = body[at:end]
+				w.Resume(end)
+			}
+			continue
+		case "tools":
+			var end int
+			end, e = checkTools(s, at, &c)
+			if e == nil {
+				if s[at] != 'n' {
+					r.Tools = body[at:end]
+				}
+				w.Resume(end)
+			}
+			continue
+		}
+		w.Skip()
+		v := w.Val()
+		if v == "" {
+			break // not JSON: refused below
+		}
+		switch k {
 		case "model":
 			hasModel = true
-			switch {
-			case v.Type != gjson.String:
+			switch m := jsonscan.Unquote(v); {
+			case !jsonscan.IsString(v):
 				e = invalid("model", msgString)
-			case v.Str == "":
+			case m == "":
 				e = invalid("model", "String should have at least 1 character")
 			default:
-				r.Model = strings.Clone(v.Str)
-				r.ModelStart, r.ModelEnd = v.Index, v.Index+len(v.Raw)
+				r.Model = strings.Clone(m)
+				r.ModelStart, r.ModelEnd = at, at+len(v)
 			}
 		case "max_tokens":
 			if count {
@@ -87,75 +144,97 @@ func decode(body []byte, count bool) (Request, *Error) {
 			case e != nil:
 			case n < 1:
 				e = invalid("max_tokens", "Input should be greater than or equal to 1")
-			case !(v.Num <= pricing.MaxTokens): // 1e999 reads as +Inf
+			case !(number(v) <= pricing.MaxTokens): // 1e999 reads as +Inf
 				e = invalid("max_tokens", "Input should be less than or equal to "+strconv.Itoa(pricing.MaxTokens))
 			}
 			r.MaxTokens = n
-		case "messages":
-			hasMsgs = true
-			e = checkMessages(v)
-			r.Messages = body[v.Index : v.Index+len(v.Raw)]
 		case "system":
-			e = checkSystem(v)
-			if v.Type != gjson.Null {
-				r.System = body[v.Index : v.Index+len(v.Raw)]
+			e = checkSystem(v, &c)
+			if v != "null" {
+				r.System = body[at : at+len(v)]
 			}
 		case "stream":
 			if count {
 				break
 			}
-			switch v.Type {
-			case gjson.True, gjson.False:
-				r.Stream = v.Type == gjson.True
-			case gjson.Null:
+			switch v {
+			case "true", "false":
+				r.Stream = v == "true"
+			case "null":
 			default:
 				e = invalid("stream", msgBool)
 			}
 		case "temperature", "top_p":
-			if v.Type != gjson.Number && v.Type != gjson.Null {
-				e = invalid(k.Str, msgNumber)
+			if !isNumber(v) && v != "null" {
+				e = invalid(k, msgNumber)
+			}
+			if k == "temperature" {
+				r.Temperature = body[at : at+len(v)]
+			} else {
+				r.TopP = body[at : at+len(v)]
 			}
 		case "top_k":
-			if v.Type != gjson.Null {
+			if v != "null" {
 				_, e = integer("top_k", v)
 			}
 		case "stop_sequences":
 			e = checkStopSequences(v)
-		case "tools":
-			e = checkTools(v)
+			r.StopSequences = body[at : at+len(v)]
 		case "tool_choice":
 			e = checkToolChoice(v)
+			r.ToolChoice = body[at : at+len(v)]
 		case "metadata":
-			e = checkMetadata(v, &r)
+			e = checkMetadata(v, &r.Request)
 		case "thinking":
 			e = checkThinking(v)
 		}
-		return e == nil
-	})
+	}
 	switch {
 	case e != nil:
-		return Request{}, e
+		return Form{}, e
+	case w.At() < 0:
+		return Form{}, notJSON
 	case !hasModel:
-		return Request{}, invalid("model", msgRequired)
+		return Form{}, invalid("model", msgRequired)
 	case !hasMax && !count:
-		return Request{}, invalid("max_tokens", msgRequired)
+		return Form{}, invalid("max_tokens", msgRequired)
 	case !hasMsgs:
-		return Request{}, invalid("messages", msgRequired)
+		return Form{}, invalid("messages", msgRequired)
 	}
+	r.InputTokens = c.tokens()
 	return r, nil
+}
+
+// notJSON refuses a body the walk could not read (one the caller's check
+// would have refused: Decode's precondition not met).
+var notJSON = &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "the request body is not valid JSON"}
+
+// Kinds of JSON text, by its first byte (as gjson types a value): "" is
+// absent.
+func isString(v string) bool { return jsonscan.IsString(v) }
+func isObject(v string) bool { return v != "" && v[0] == '{' }
+func isArray(v string) bool  { return v != "" && v[0] == '[' }
+func isNumber(v string) bool { return v != "" && (v[0] == '-' || '0' <= v[0] && v[0] <= '9') }
+func isBool(v string) bool   { return v == "true" || v == "false" }
+
+// number is the number v denotes (gjson's Num): ±Inf beyond float64.
+func number(v string) float64 {
+	f, _ := strconv.ParseFloat(v, 64)
+	return f
 }
 
 // integer reads an integer field: a JSON number without a fractional
 // part (1.0 is 1, as pydantic has it). Values beyond 2^53 are capped.
-func integer(path string, v gjson.Result) (int64, *Error) {
-	if v.Type != gjson.Number {
+func integer(path string, v string) (int64, *Error) {
+	if !isNumber(v) {
 		return 0, invalid(path, msgInteger)
 	}
-	if v.Num != math.Trunc(v.Num) {
+	n := number(v)
+	if n != math.Trunc(n) {
 		return 0, invalid(path, msgFraction)
 	}
 	const maxExact = 1 << 53
-	return int64(max(min(v.Num, maxExact), -maxExact)), nil
+	return int64(max(min(n, maxExact), -maxExact)), nil
 }
 
 // loc is where a value sits: base, then up to three indices, the second
@@ -194,10 +273,10 @@ func (l loc) String() string {
 func (l loc) field(name string) string { return l.String() + "." + name }
 
 // tagError is pydantic's answer to a discriminator it does not know.
-func tagError(path string, tag gjson.Result, expected string) *Error {
-	t := tag.Str
-	if tag.Type != gjson.String {
-		t = tag.Raw
+func tagError(path string, tag string, expected string) *Error {
+	t := tag
+	if isString(tag) {
+		t = jsonscan.Unquote(tag)
 	}
 	if len(t) > 100 {
 		t = t[:100] + "…"
@@ -206,108 +285,149 @@ func tagError(path string, tag gjson.Result, expected string) *Error {
 }
 
 // str checks an optional string field: absent and null pass.
-func str(l loc, name string, v gjson.Result) *Error {
-	if v.Raw != "" && v.Type != gjson.String && v.Type != gjson.Null {
+func str(l loc, name string, v string) *Error {
+	if v != "" && !isString(v) && v != "null" {
 		return invalid(l.field(name), msgString)
 	}
 	return nil
 }
 
 // requiredStr checks a required string field.
-func requiredStr(l loc, name string, v gjson.Result) *Error {
+func requiredStr(l loc, name string, v string) *Error {
 	switch {
-	case v.Raw == "":
+	case v == "":
 		return invalid(l.field(name), msgRequired)
-	case v.Type != gjson.String:
+	case !isString(v):
 		return invalid(l.field(name), msgString)
 	}
 	return nil
 }
 
 // requiredDict checks a required object field.
-func requiredDict(l loc, name string, v gjson.Result) *Error {
+func requiredDict(l loc, name string, v string) *Error {
 	switch {
-	case v.Raw == "":
+	case v == "":
 		return invalid(l.field(name), msgRequired)
-	case !v.IsObject():
+	case !isObject(v):
 		return invalid(l.field(name), msgDict)
 	}
 	return nil
 }
 
-func checkMessages(v gjson.Result) *Error {
-	if !v.IsArray() {
-		return invalid("messages", msgList)
+// checkMessages checks the messages that begin at s[at] where they stand,
+// counting their tokens into c, and returns the index past them.
+func checkMessages(s string, at int, c *counter) (int, *Error) {
+	if at >= len(s) || s[at] != '[' {
+		if jsonscan.End(s, at) < 0 {
+			return -1, notJSON
+		}
+		return -1, invalid("messages", msgList)
 	}
-	var e *Error
 	n := 0
-	v.ForEach(func(_, m gjson.Result) bool {
-		e = checkMessage(loc{base: "messages"}.at(n), m)
+	w := jsonscan.Walk(s, at)
+	for w.Member() {
+		end, e := checkMessage(loc{base: "messages"}.at(n), s, w.At(), c)
+		if e != nil {
+			return -1, e
+		}
+		w.Resume(end)
 		n++
-		return e == nil
-	})
-	if e != nil {
-		return e
 	}
-	if n == 0 {
-		return invalid("messages", "at least one message is required")
+	switch {
+	case w.At() < 0:
+		return -1, notJSON
+	case n == 0:
+		return -1, invalid("messages", "at least one message is required")
 	}
-	return nil
+	return w.At(), nil
 }
 
-func checkMessage(l loc, m gjson.Result) *Error {
-	if !m.IsObject() {
-		return invalid(l.String(), msgDict)
+// checkMessage checks the message that begins at s[at], its content's
+// blocks where they stand, and returns the index past it. Its errors come
+// in a fixed order whatever the order of its keys: the role's, then the
+// content's.
+func checkMessage(l loc, s string, at int, c *counter) (int, *Error) {
+	if at >= len(s) || s[at] != '{' {
+		if jsonscan.End(s, at) < 0 {
+			return -1, notJSON
+		}
+		return -1, invalid(l.String(), msgDict)
 	}
 	// The first of a repeated key counts, as for gjson's Get.
-	var role, content gjson.Result
-	m.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "role":
-			if role.Raw == "" {
-				role = v
+	var (
+		role, content string
+		blocksErr     *Error
+		blocks        bool // content is a list, checked where it stands
+	)
+	w := jsonscan.Walk(s, at)
+	for w.Member() {
+		switch k := w.Key(); {
+		case k == "content" && content == "" && w.First() == '[':
+			start := w.At()
+			end, e := checkBlocks(l, s, start, true, c)
+			if e != nil {
+				if e == notJSON {
+					return -1, e
+				}
+				blocksErr, end = e, jsonscan.End(s, start)
 			}
-		case "content":
-			if content.Raw == "" {
-				content = v
-			}
+			content, blocks = s[start:max(end, start+1)], true
+			w.Resume(end)
+		case k == "content" && content == "":
+			w.Skip()
+			content = w.Val()
+		case k == "role" && role == "":
+			w.Skip()
+			role = w.Val()
+		default:
+			w.Skip()
 		}
-		return true
-	})
-	if e := requiredStr(l, "role", role); e != nil {
-		return e
 	}
-	switch role.Str {
+	if w.At() < 0 {
+		return -1, notJSON
+	}
+	if e := requiredStr(l, "role", role); e != nil {
+		return -1, e
+	}
+	switch jsonscan.Unquote(role) {
 	case "user", "assistant":
 	case "system":
 		// Claude Code (2.1.33x) sends system turns inside messages (its
 		// environment notes), and Anthropic's API takes them: accepted,
 		// passed through natively, a system message in translation.
 	default:
-		return invalid(l.field("role"), "Input should be 'user', 'assistant' or 'system'")
+		return -1, invalid(l.field("role"), "Input should be 'user', 'assistant' or 'system'")
 	}
 	switch {
-	case content.Raw == "":
-		return invalid(l.field("content"), msgRequired)
-	case content.Type == gjson.String:
-		return nil
-	case !content.IsArray():
-		return invalid(l.field("content"), msgList)
+	case content == "":
+		return -1, invalid(l.field("content"), msgRequired)
+	case isString(content):
+		c.text(content)
+		return w.At(), nil
+	case !blocks:
+		return -1, invalid(l.field("content"), msgList)
 	}
-	return checkBlocks(l, content, true)
+	return w.At(), blocksErr
 }
 
-// checkBlocks checks a list of content blocks at l (a message, or a
-// tool_result whose blocks nest is false).
-func checkBlocks(l loc, list gjson.Result, nest bool) *Error {
-	var e *Error
+// checkBlocks checks the list of content blocks that begins at s[at] (a
+// message's, or a tool_result's whose blocks nest is false), counting
+// their tokens into c, and returns the index past it.
+func checkBlocks(l loc, s string, at int, nest bool, c *counter) (int, *Error) {
 	j := 0
-	list.ForEach(func(_, b gjson.Result) bool {
-		e = checkBlock(l.at(j), b, nest)
+	w := jsonscan.Walk(s, at)
+	for w.Member() {
+		end, e := checkBlock(l.at(j), s, w.At(), nest, c)
+		if e != nil {
+			return -1, e
+		}
+		w.Resume(end)
 		j++
-		return e == nil
-	})
-	return e
+	}
+	if w.At() < 0 {
+		return -1, notJSON
+	}
+	return w.At(), nil
 }
 
 // blockTags are the block types Anthropic's message says it expects; a
@@ -315,14 +435,14 @@ func checkBlocks(l loc, list gjson.Result, nest bool) *Error {
 const blockTags = "'text', 'image', 'document', 'search_result', 'thinking', 'redacted_thinking', 'tool_use', 'tool_result', 'server_tool_use', 'web_search_tool_result'"
 
 // block holds the fields of a content block that some check reads, the
-// first occurrence of each.
+// first occurrence of each, as their JSON texts.
 type block struct {
-	typ, text, source, id, name, input, toolUseID, content, isError, thinking, signature, data gjson.Result
+	typ, text, source, id, name, input, toolUseID, content, isError, thinking, signature, data string
 }
 
 // set records v as the field k when it is one of block's and not yet set.
-func (b *block) set(k string, v gjson.Result) {
-	var f *gjson.Result
+func (b *block) set(k string, v string) {
+	var f *string
 	switch k {
 	case "type":
 		f = &b.typ
@@ -351,108 +471,166 @@ func (b *block) set(k string, v gjson.Result) {
 	default:
 		return
 	}
-	if f.Raw == "" {
+	if *f == "" {
 		*f = v
 	}
 }
 
-// checkBlock checks one content block: an object with a string type, and
-// the required fields of the known types. nest is whether a tool_result's
-// content blocks are checked in turn.
-func checkBlock(l loc, v gjson.Result, nest bool) *Error {
-	if !v.IsObject() {
-		return invalid(l.String(), msgDict)
+// checkBlock checks the content block that begins at s[at]: an object
+// with a string type, and the required fields of the known types; nest
+// is whether a tool_result's content blocks are checked in turn (false:
+// this is one of them). It counts the block's tokens into c and returns
+// the index past it.
+func checkBlock(l loc, s string, at int, nest bool, c *counter) (int, *Error) {
+	if at >= len(s) || s[at] != '{' {
+		if jsonscan.End(s, at) < 0 {
+			return -1, notJSON
+		}
+		return -1, invalid(l.String(), msgDict)
 	}
 	var b block
-	v.ForEach(func(k, v gjson.Result) bool {
-		b.set(k.Str, v)
-		return true
-	})
-	switch {
-	case b.typ.Raw == "":
-		return invalid(l.String(), msgNoTag)
-	case b.typ.Type != gjson.String:
-		return tagError(l.String(), b.typ, blockTags)
+	w := jsonscan.Walk(s, at)
+	for w.Next() {
+		b.set(w.Key(), w.Val())
 	}
-	switch b.typ.Str {
+	end := w.At()
+	if end < 0 {
+		return -1, notJSON
+	}
+	switch {
+	case b.typ == "":
+		return -1, invalid(l.String(), msgNoTag)
+	case !isString(b.typ):
+		return -1, tagError(l.String(), b.typ, blockTags)
+	}
+	typ := jsonscan.Unquote(b.typ)
+	if !nest {
+		// A tool_result's block: an image, else its text.
+		if typ == "image" {
+			c.images++
+		} else {
+			c.text(b.text)
+		}
+	}
+	switch typ {
 	case "text":
-		return requiredStr(l, "text", b.text)
+		if e := requiredStr(l, "text", b.text); e != nil {
+			return -1, e
+		}
 	case "image":
 		if e := requiredDict(l, "source", b.source); e != nil {
-			return e
+			return -1, e
 		}
-		return checkImageSource(l, b.source)
+		if e := checkImageSource(l, b.source); e != nil {
+			return -1, e
+		}
+		if nest {
+			c.images++
+		}
+		return end, nil
 	case "document":
-		return requiredDict(l, "source", b.source)
+		if e := requiredDict(l, "source", b.source); e != nil {
+			return -1, e
+		}
+		if nest {
+			if f := jsonscan.Fields(b.source, "type", "data"); jsonscan.Unquote(f[0]) == "text" {
+				c.text(f[1])
+			}
+		}
+		return end, nil
 	case "tool_use", "server_tool_use":
 		if e := requiredStr(l, "id", b.id); e != nil {
-			return e
+			return -1, e
 		}
 		if e := requiredStr(l, "name", b.name); e != nil {
-			return e
+			return -1, e
 		}
-		return requiredDict(l, "input", b.input)
+		if e := requiredDict(l, "input", b.input); e != nil {
+			return -1, e
+		}
+		if nest {
+			c.text(b.name)
+			c.bytes += int64(len(b.input))
+		}
+		return end, nil
 	case "tool_result":
 		if e := requiredStr(l, "tool_use_id", b.toolUseID); e != nil {
-			return e
+			return -1, e
 		}
-		switch b.isError.Type {
-		case gjson.True, gjson.False, gjson.Null:
+		switch b.isError {
+		case "", "true", "false", "null":
 		default:
-			return invalid(l.field("is_error"), msgBool)
+			return -1, invalid(l.field("is_error"), msgBool)
 		}
 		switch {
-		case b.content.Raw == "", b.content.Type == gjson.String, b.content.Type == gjson.Null:
-		case !b.content.IsArray():
-			return invalid(l.field("content"), msgList)
+		case b.content == "", b.content == "null":
+		case isString(b.content):
+			if nest {
+				c.text(b.content)
+			}
+		case !isArray(b.content):
+			return -1, invalid(l.field("content"), msgList)
 		case nest:
-			return checkBlocks(l, b.content, false)
+			if _, e := checkBlocks(l, b.content, 0, false, c); e != nil {
+				return -1, e
+			}
 		}
+		return end, nil
 	case "thinking":
 		if e := requiredStr(l, "thinking", b.thinking); e != nil {
-			return e
+			return -1, e
 		}
-		return requiredStr(l, "signature", b.signature)
+		if e := requiredStr(l, "signature", b.signature); e != nil {
+			return -1, e
+		}
+		return end, nil
 	case "redacted_thinking":
-		return requiredStr(l, "data", b.data)
+		if e := requiredStr(l, "data", b.data); e != nil {
+			return -1, e
+		}
+		return end, nil
 	}
-	return nil
+	if nest {
+		c.text(b.text)
+	}
+	return end, nil
 }
 
 // checkImageSource checks an image's source: base64 needs a media type
 // Anthropic takes and the data, url the URL; other source types (file…)
 // pass.
-func checkImageSource(l loc, src gjson.Result) *Error {
-	typ := src.Get("type")
+func checkImageSource(l loc, src string) *Error {
+	f := jsonscan.Fields(src, "type", "media_type", "data", "url")
+	typ := f[0]
 	switch {
-	case !typ.Exists():
+	case typ == "":
 		return invalid(l.field("source"), msgNoTag)
-	case typ.Type != gjson.String:
+	case !isString(typ):
 		return tagError(l.field("source"), typ, "'base64', 'url', 'file'")
 	}
-	switch typ.Str {
+	switch jsonscan.Unquote(typ) {
 	case "base64":
-		mt := src.Get("media_type")
+		mt := f[1]
 		switch {
-		case !mt.Exists():
+		case mt == "":
 			return invalid(l.field("source.media_type"), msgRequired)
-		case mt.Type != gjson.String:
+		case !isString(mt):
 			return invalid(l.field("source.media_type"), msgString)
 		}
-		switch mt.Str {
+		switch jsonscan.Unquote(mt) {
 		case "image/jpeg", "image/png", "image/gif", "image/webp":
 		default:
 			return invalid(l.field("source.media_type"), "Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'")
 		}
-		if d := src.Get("data"); d.Type != gjson.String {
-			if !d.Exists() {
+		if d := f[2]; !isString(d) {
+			if d == "" {
 				return invalid(l.field("source.data"), msgRequired)
 			}
 			return invalid(l.field("source.data"), msgString)
 		}
 	case "url":
-		if u := src.Get("url"); u.Type != gjson.String {
-			if !u.Exists() {
+		if u := f[3]; !isString(u) {
+			if u == "" {
 				return invalid(l.field("source.url"), msgRequired)
 			}
 			return invalid(l.field("source.url"), msgString)
@@ -461,85 +639,113 @@ func checkImageSource(l loc, src gjson.Result) *Error {
 	return nil
 }
 
-// checkSystem checks system: a string or a list of text blocks.
-func checkSystem(v gjson.Result) *Error {
+// checkSystem checks system: a string or a list of text blocks; it
+// counts their text into c.
+func checkSystem(v string, c *counter) *Error {
 	switch {
-	case v.Type == gjson.String, v.Type == gjson.Null:
+	case isString(v):
+		c.text(v)
 		return nil
-	case !v.IsArray():
+	case v == "null":
+		return nil
+	case !isArray(v):
 		return invalid("system", msgList)
 	}
-	var e *Error
 	j := 0
-	v.ForEach(func(_, b gjson.Result) bool {
+	for w := jsonscan.Walk(v, 0); w.Next(); {
 		l := loc{base: "system"}.at(j)
 		j++
-		if !b.IsObject() {
-			e = invalid(l.String(), msgDict)
-			return false
+		b := w.Val()
+		if !isObject(b) {
+			return invalid(l.String(), msgDict)
 		}
-		typ := b.Get("type")
-		switch {
-		case !typ.Exists():
-			e = invalid(l.field("type"), msgRequired)
-		case typ.Type != gjson.String || typ.Str != "text":
-			e = invalid(l.field("type"), "Input should be 'text'")
-		default:
-			e = requiredStr(l, "text", b.Get("text"))
+		f := jsonscan.Fields(b, "type", "text")
+		switch typ := f[0]; {
+		case typ == "":
+			return invalid(l.field("type"), msgRequired)
+		case !isString(typ) || jsonscan.Unquote(typ) != "text":
+			return invalid(l.field("type"), "Input should be 'text'")
 		}
-		return e == nil
-	})
-	return e
+		if e := requiredStr(l, "text", f[1]); e != nil {
+			return e
+		}
+		c.text(f[1])
+	}
+	return nil
 }
 
-func checkStopSequences(v gjson.Result) *Error {
+func checkStopSequences(v string) *Error {
 	switch {
-	case v.Type == gjson.Null:
+	case v == "null":
 		return nil
-	case !v.IsArray():
+	case !isArray(v):
 		return invalid("stop_sequences", msgList)
 	}
-	var e *Error
 	i := 0
-	v.ForEach(func(_, s gjson.Result) bool {
-		if s.Type != gjson.String {
-			e = invalid("stop_sequences."+strconv.Itoa(i), msgString)
+	for w := jsonscan.Walk(v, 0); w.Next(); {
+		if !isString(w.Val()) {
+			return invalid("stop_sequences."+strconv.Itoa(i), msgString)
 		}
 		i++
-		return e == nil
-	})
-	return e
+	}
+	return nil
 }
 
-// checkTools checks tools: a custom tool (no type, or "custom") needs a
-// name Anthropic takes and an input_schema object; a tool of another
-// type is a server tool (web_search_20250305, bash_20250124…) whose
-// fields are its own.
-func checkTools(v gjson.Result) *Error {
+// checkTools checks the tools that begin at s[at] where they stand,
+// counting their bytes into c, and returns the index past them: a custom
+// tool (no type, or "custom") needs a name Anthropic takes and an
+// input_schema object; a tool of another type is a server tool
+// (web_search_20250305, bash_20250124…) whose fields are its own.
+func checkTools(s string, at int, c *counter) (int, *Error) {
 	switch {
-	case v.Type == gjson.Null:
-		return nil
-	case !v.IsArray():
-		return invalid("tools", msgList)
+	case at < len(s) && s[at] == 'n':
+		end := jsonscan.End(s, at)
+		if end < 0 {
+			return -1, notJSON
+		}
+		if s[at:end] != "null" {
+			return -1, invalid("tools", msgList)
+		}
+		return end, nil
+	case at >= len(s) || s[at] != '[':
+		if jsonscan.End(s, at) < 0 {
+			return -1, notJSON
+		}
+		return -1, invalid("tools", msgList)
 	}
-	var e *Error
 	i := 0
-	v.ForEach(func(_, t gjson.Result) bool {
-		e = checkTool(loc{base: "tools"}.at(i), t)
+	w := jsonscan.Walk(s, at)
+	for w.Member() {
+		start := w.At()
+		end, e := checkTool(loc{base: "tools"}.at(i), s, start)
+		if e != nil {
+			return -1, e
+		}
+		c.bytes += int64(end - start)
+		w.Resume(end)
 		i++
-		return e == nil
-	})
-	return e
+	}
+	if w.At() < 0 {
+		return -1, notJSON
+	}
+	return w.At(), nil
 }
 
-func checkTool(l loc, t gjson.Result) *Error {
-	if !t.IsObject() {
-		return invalid(l.String(), msgDict)
+// checkTool checks the tool that begins at s[at] and returns the index
+// past it.
+func checkTool(l loc, s string, at int) (int, *Error) {
+	if at >= len(s) || s[at] != '{' {
+		if jsonscan.End(s, at) < 0 {
+			return -1, notJSON
+		}
+		return -1, invalid(l.String(), msgDict)
 	}
-	var typ, name, desc, schema gjson.Result
-	t.ForEach(func(k, v gjson.Result) bool {
-		var f *gjson.Result
-		switch k.Str {
+	// The first of each, as gjson's Get finds it.
+	var typ, name, desc, schema string
+	w := jsonscan.Walk(s, at)
+	for w.Next() {
+		var f *string
+		switch w.Key() {
 		case "type":
 			f = &typ
 		case "name":
@@ -549,30 +755,36 @@ func checkTool(l loc, t gjson.Result) *Error {
 		case "input_schema":
 			f = &schema
 		default:
-			return true
+			continue
 		}
-		if f.Raw == "" {
-			*f = v
+		if *f == "" {
+			*f = w.Val()
 		}
-		return true
-	})
+	}
+	end := w.At()
+	if end < 0 {
+		return -1, notJSON
+	}
 	switch {
-	case typ.Raw == "", typ.Type == gjson.Null:
-	case typ.Type != gjson.String:
-		return invalid(l.field("type"), msgString)
-	case typ.Str != "custom":
-		return nil // a server tool
+	case typ == "", typ == "null":
+	case !isString(typ):
+		return -1, invalid(l.field("type"), msgString)
+	case jsonscan.Unquote(typ) != "custom":
+		return end, nil // a server tool
 	}
 	if e := requiredStr(l, "name", name); e != nil {
-		return e
+		return -1, e
 	}
-	if !toolName(name.Str) {
-		return invalid(l.field("name"), "String should match pattern '^[a-zA-Z0-9_-]{1,128}$'")
+	if !toolName(jsonscan.Unquote(name)) {
+		return -1, invalid(l.field("name"), "String should match pattern '^[a-zA-Z0-9_-]{1,128}$'")
 	}
 	if e := str(l, "description", desc); e != nil {
-		return e
+		return -1, e
 	}
-	return requiredDict(l, "input_schema", schema)
+	if e := requiredDict(l, "input_schema", schema); e != nil {
+		return -1, e
+	}
+	return end, nil
 }
 
 // toolName reports whether s is a name Anthropic takes for a custom tool:
@@ -596,52 +808,50 @@ func idByte(c byte) bool {
 
 const choiceTags = "'auto', 'any', 'tool', 'none'"
 
-func checkToolChoice(v gjson.Result) *Error {
+func checkToolChoice(v string) *Error {
 	switch {
-	case v.Type == gjson.Null:
+	case v == "null":
 		return nil
-	case !v.IsObject():
+	case !isObject(v):
 		return invalid("tool_choice", msgDict)
 	}
-	typ := v.Get("type")
+	f := jsonscan.Fields(v, "type", "name", "disable_parallel_tool_use")
+	typ := f[0]
 	switch {
-	case !typ.Exists():
+	case typ == "":
 		return invalid("tool_choice", msgNoTag)
-	case typ.Type != gjson.String:
+	case !isString(typ):
 		return tagError("tool_choice", typ, choiceTags)
 	}
-	switch typ.Str {
+	switch jsonscan.Unquote(typ) {
 	case "auto", "any", "none":
 	case "tool":
-		n := v.Get("name")
-		switch {
-		case !n.Exists():
+		switch n := f[1]; {
+		case n == "":
 			return invalid("tool_choice.name", msgRequired)
-		case n.Type != gjson.String:
+		case !isString(n):
 			return invalid("tool_choice.name", msgString)
 		}
 	default:
 		return tagError("tool_choice", typ, choiceTags)
 	}
-	switch v.Get("disable_parallel_tool_use").Type {
-	case gjson.True, gjson.False, gjson.Null:
-	default:
+	if d := f[2]; d != "" && !isBool(d) && d != "null" {
 		return invalid("tool_choice.disable_parallel_tool_use", msgBool)
 	}
 	return nil
 }
 
-func checkMetadata(v gjson.Result, r *Request) *Error {
+func checkMetadata(v string, r *Request) *Error {
 	switch {
-	case v.Type == gjson.Null:
+	case v == "null":
 		return nil
-	case !v.IsObject():
+	case !isObject(v):
 		return invalid("metadata", msgDict)
 	}
-	switch u := v.Get("user_id"); u.Type {
-	case gjson.String:
-		r.UserID = strings.Clone(u.Str)
-	case gjson.Null:
+	switch u := jsonscan.Fields(v, "user_id")[0]; {
+	case isString(u):
+		r.UserID = strings.Clone(jsonscan.Unquote(u))
+	case u == "null", u == "":
 	default:
 		return invalid("metadata.user_id", msgString)
 	}
@@ -650,17 +860,17 @@ func checkMetadata(v gjson.Result, r *Request) *Error {
 
 // checkThinking checks thinking's shape only (an object with a string
 // type): which types and budgets a model takes is its own business.
-func checkThinking(v gjson.Result) *Error {
+func checkThinking(v string) *Error {
 	switch {
-	case v.Type == gjson.Null:
+	case v == "null":
 		return nil
-	case !v.IsObject():
+	case !isObject(v):
 		return invalid("thinking", msgDict)
 	}
-	switch typ := v.Get("type"); {
-	case !typ.Exists():
+	switch typ := jsonscan.Fields(v, "type")[0]; {
+	case typ == "":
 		return invalid("thinking", msgNoTag)
-	case typ.Type != gjson.String:
+	case !isString(typ):
 		return tagError("thinking", typ, "'enabled', 'disabled', 'adaptive'")
 	}
 	return nil

@@ -23,7 +23,8 @@
 //     unknown top-level field or content block type is accepted (a
 //     native target receives it as sent; a translation drops it, keeping
 //     its text), since new ones arrive with every beta.
-//   - Decode reads the body without copying it (gjson over the bytes);
+//   - Decode reads the body without copying it, in one walk
+//     (internal/jsonscan) that also counts EstimateInputTokens;
 //     the strings of a Request do not alias the body.
 //   - Nothing here writes to a client or calls a provider.
 package messages

@@ -68,10 +68,13 @@ func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (pr
 	if aerr := intake.Check(body); aerr != nil {
 		return proxy.Call{}, aerr
 	}
-	m, merr := messages.Decode(body)
+	// One walk reads what the router, the translation, the estimate and
+	// the affinity identity need (messages.Form).
+	f, merr := messages.DecodeForm(body)
 	if merr != nil {
 		return proxy.Call{}, refusal(merr)
 	}
+	m := f.Request
 	if aerr := q.UseModel(m.Model); aerr != nil {
 		return proxy.Call{}, aerr
 	}
@@ -80,7 +83,7 @@ func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (pr
 	var tr *chat.Translation
 	if !allNative(q, q.Ex.Model) {
 		var merr *messages.Error
-		if tr, merr = chat.Translate(body, m); merr != nil {
+		if tr, merr = chat.TranslateForm(body, f); merr != nil {
 			return proxy.Call{}, refusal(merr)
 		}
 		req.Alt = &provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
@@ -175,18 +178,19 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 		q.Answer(answer.Result{Err: aerr})
 		return
 	}
-	m, merr := messages.DecodeCount(body.B)
+	f, merr := messages.DecodeCountForm(body.B)
 	if merr != nil {
 		q.Answer(answer.Result{Err: refusal(merr)})
 		return
 	}
+	m := f.Request
 	if aerr := q.UseModel(m.Model); aerr != nil {
 		q.Answer(answer.Result{Err: aerr})
 		return
 	}
 	now := q.Now()
 	if !q.Ex.Key.Charge(r.Context(), now) {
-		q.Answer(answer.Result{JSON: countJSON(messages.EstimateInputTokens(body.B))})
+		q.Answer(answer.Result{JSON: countJSON(f.InputTokens)})
 		return
 	}
 	for _, tg := range q.Ex.Model.Targets {
@@ -234,7 +238,7 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 			"kind", outcome.KindOf(err).String())
 		break
 	}
-	q.Answer(answer.Result{JSON: countJSON(messages.EstimateInputTokens(body.B))})
+	q.Answer(answer.Result{JSON: countJSON(f.InputTokens)})
 }
 
 // typeOf reads a payload's "type" the slow way.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -39,6 +40,24 @@ var allocBudgets = map[string]float64{
 	"translated":        80, // measured 73 (75 before the walks of internal/messages/chat)
 	"translated-stream": 94, // 20 deltas; measured 88 (84 before a translated stream was a relay.Pinger: the ping machinery's writer and timer)
 }
+
+// claudeCodeReq is a Claude Code request late in a session, about
+// 100 KB, streamed: 16 tools and a system prompt of 2 KB paragraphs
+// (escaped quotes and newlines, as Claude Code's are), 20 rounds of tool
+// calls and results (messages/chat's conversationBody).
+var claudeCodeReq = func() string {
+	para := strings.Repeat(`Use this tool to run a command. Do not use it for \"dangerous\" things.\n - Always quote paths with spaces.\n`, 20)
+	var tools, msgs []string
+	for i := range 16 {
+		tools = append(tools, fmt.Sprintf(`{"name":"T%d","description":"%s","input_schema":{"type":"object","properties":{"command":{"type":"string","description":"what to run"},"timeout":{"type":"number"}},"required":["command"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}}`, i, para))
+	}
+	for i := range 20 {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":"%s"}]}`, i, para),
+			fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"%s"},{"type":"tool_use","id":"toolu_%d","name":"T1","input":{"command":"ls -la /src"}}]}`, para[:400], i+1))
+	}
+	return `{"model":"m","max_tokens":32000,"stream":true,"system":[{"type":"text","text":"` + strings.Repeat(para, 5) + `","cache_control":{"type":"ephemeral"}}],"tools":[` +
+		strings.Join(tools, ",") + `],"messages":[{"role":"user","content":"start"},` + strings.Join(msgs, ",") + `]}`
+}()
 
 func chatStreamBody() string {
 	var b strings.Builder
@@ -93,6 +112,14 @@ var benchPaths = map[string]benchPath{
 		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: providertest.Canned{ContentType: "application/json", Body: chatAnswer}})
 	}},
 	"translated-stream": {"/v1/messages", msgStreamReq, func(pc provider.Config) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid/v1"
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: providertest.Canned{ContentType: "text/event-stream", Body: chatStreamBody()}})
+	}},
+	"native-100k-stream": {"/v1/messages", claudeCodeReq, func(pc provider.Config) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid"
+		return anthropic.New(pc, "k", anthropic.Config{}, &http.Client{Transport: providertest.Canned{ContentType: "text/event-stream", Body: msgStreamBody()}})
+	}},
+	"translated-100k-stream": {"/v1/messages", claudeCodeReq, func(pc provider.Config) (provider.Adapter, error) {
 		pc.BaseURL = "http://upstream.invalid/v1"
 		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: providertest.Canned{ContentType: "text/event-stream", Body: chatStreamBody()}})
 	}},
@@ -167,9 +194,10 @@ func TestAllocationBudgets(t *testing.T) {
 }
 
 // BenchmarkPath: time and allocations per request of the Messages paths
-// beside the chat paths (streams of 20 content deltas).
+// beside the chat paths (streams of 20 content deltas), and a 100 KB
+// Claude Code request served natively and translated.
 func BenchmarkPath(b *testing.B) {
-	for _, name := range []string{"chat", "native", "translated", "chat-stream", "native-stream", "translated-stream"} {
+	for _, name := range []string{"chat", "native", "translated", "chat-stream", "native-stream", "translated-stream", "native-100k-stream", "translated-100k-stream"} {
 		b.Run(name, func(b *testing.B) {
 			p := benchPaths[name]
 			h := pathHandler(b, p)

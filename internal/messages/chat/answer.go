@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 )
 
 // Errors of Answer: the provider's answer cannot be read as a chat
@@ -20,40 +20,40 @@ var (
 // block per tool call, whose model is the client's. Reasoning is
 // dropped. The error says why the chat completion could not be read.
 func (t *Translation) Answer(chat []byte) ([]byte, error) {
-	if !jsoncheck.Valid(chat) {
+	if !jsonscan.Valid(chat) {
 		return nil, errNotChat
 	}
 	// chat is valid JSON, not modified while it is read: each field is
 	// the first of its name, as gjson's Get finds it, each object read
 	// in one walk.
 	doc := unsafeString(chat)
-	i := skipSpace(doc, 0)
+	i := jsonscan.Space(doc, 0)
 	if i == len(doc) || doc[i] != '{' {
 		return nil, errNotChat
 	}
-	top := fields(doc[i:], "id", "choices", "usage")
+	top := jsonscan.Fields(doc[i:], "id", "choices", "usage")
 	var choice string
 	if choices := top[1]; choices != "" && choices[0] == '[' {
-		w := walkAt(choices, 0)
-		if w.next() {
-			choice = w.val
+		w := jsonscan.Walk(choices, 0)
+		if w.Next() {
+			choice = w.Val()
 		}
 	}
 	if choice == "" || choice[0] != '{' {
 		return nil, errNoChoice
 	}
-	ch := fields(choice, "message", "finish_reason")
-	msg := fields(ch[0], "content", "refusal", "tool_calls")
+	ch := jsonscan.Fields(choice, "message", "finish_reason")
+	msg := jsonscan.Fields(ch[0], "content", "refusal", "tool_calls")
 	b := make([]byte, 0, 256+len(chat))
 	b = append(b, `{"id":"`...)
-	b = appendMessageID(b, strValue(top[0]))
+	b = appendMessageID(b, jsonscan.Unquote(top[0]))
 	b = append(b, `","type":"message","role":"assistant","model":`...)
 	b = str(b, t.model)
 	b = append(b, `,"content":[`...)
 	n := 0
 	// Refusal: OpenAI's own models put a refusal there instead of content.
 	for _, v := range msg[:2] {
-		if s := strValue(v); s != "" {
+		if s := jsonscan.Unquote(v); s != "" {
 			if n > 0 {
 				b = append(b, ',')
 			}
@@ -65,27 +65,27 @@ func (t *Translation) Answer(chat []byte) ([]byte, error) {
 	}
 	calls := 0
 	// An array's elements, or an object's values.
-	for w := walkAt(msg[2], 0); w.next(); {
-		tc := fields(w.val, "function", "id")
+	for w := jsonscan.Walk(msg[2], 0); w.Next(); {
+		tc := jsonscan.Fields(w.Val(), "function", "id")
 		if fn := tc[0]; fn == "" || fn[0] != '{' {
 			continue // not a function call
 		}
-		fn := fields(tc[0], "name", "arguments")
+		fn := jsonscan.Fields(tc[0], "name", "arguments")
 		if n > 0 {
 			b = append(b, ',')
 		}
 		n++
 		calls++
 		b = append(b, `{"type":"tool_use","id":"`...)
-		b = appendToolID(b, strValue(tc[1]))
+		b = appendToolID(b, jsonscan.Unquote(tc[1]))
 		b = append(b, `","name":`...)
-		b = str(b, strValue(fn[0]))
+		b = str(b, jsonscan.Unquote(fn[0]))
 		b = append(b, `,"input":`...)
 		b = appendInput(b, fn[1])
 		b = append(b, '}')
 	}
 	b = append(b, `],"stop_reason":"`...)
-	b = append(b, stopReason(strValue(ch[1]), calls > 0)...)
+	b = append(b, stopReason(jsonscan.Unquote(ch[1]), calls > 0)...)
 	b = append(b, `","stop_sequence":null,"usage":`...)
 	var u usage
 	u.read(top[2])
@@ -99,10 +99,10 @@ func (t *Translation) Answer(chat []byte) ([]byte, error) {
 func appendInput(b []byte, args string) []byte {
 	raw := args
 	if args != "" && args[0] == '"' {
-		raw = strValue(args)
+		raw = jsonscan.Unquote(args)
 	}
 	in := bytes.TrimSpace(unsafeBytes(raw))
-	if len(in) == 0 || in[0] != '{' || !jsoncheck.Valid(in) {
+	if len(in) == 0 || in[0] != '{' || !jsonscan.Valid(in) {
 		return append(b, "{}"...)
 	}
 	return append(b, in...)
@@ -141,9 +141,9 @@ func (u *usage) read(v string) {
 	if v == "" || v[0] != '{' {
 		return
 	}
-	f := fields(v, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+	f := jsonscan.Fields(v, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
 	prompt := intValue(f[0])
-	u.cacheRead = max(0, min(prompt, intValue(fields(f[2], "cached_tokens")[0])))
+	u.cacheRead = max(0, min(prompt, intValue(jsonscan.Fields(f[2], "cached_tokens")[0])))
 	u.input = max(0, prompt-u.cacheRead)
 	u.output = max(0, intValue(f[1]))
 	u.known = true

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/relay"
 )
@@ -99,57 +100,57 @@ func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 		mark        = -1       // where the events of the choices written so far begin
 		before      blockState // e's before them
 	)
-	w := walkAt(s, i)
+	w := jsonscan.Walk(s, i)
 	// at: w stands at a "choices" value, the bytes before it the head of
 	// a chunk before (so the stream started: the id is not needed).
 	at := e.head > 0 && e.head < len(s) && s[:e.head] == string(e.headText[:e.head])
 	if at {
-		w.i = e.head
+		w.Seek(e.head)
 	}
 	known := at
-	for at || w.member() {
-		key := w.key
+	for at || w.Member() {
+		key := w.Key()
 		if at {
 			key, at = "choices", false
 		}
 		switch key {
 		case "id":
-			w.skip()
+			w.Skip()
 			if !idSeen {
-				id, idSeen = w.val, true
+				id, idSeen = w.Val(), true
 			}
 		case "choices":
 			if mark >= 0 {
 				// A later "choices" replaces the one written.
 				e.blockState, dst, mark = before, dst[:mark], -1
-			} else if !known && !usageSeen && w.i <= len(e.headText) {
+			} else if !known && !usageSeen && w.At() <= len(e.headText) {
 				// Nothing before it that the walk must see again.
-				e.head, known = copy(e.headText[:], s[:w.i]), true
+				e.head, known = copy(e.headText[:], s[:w.At()]), true
 			}
 			if !idSeen && !e.started {
 				// Its events follow message_start, which waits for the id.
-				w.skip()
-				choices = w.val
+				w.Skip()
+				choices = w.Val()
 				break
 			}
 			choices, before, mark = "", e.blockState, len(dst)
 			if !e.started {
-				dst = e.start(dst, strValue(id))
+				dst = e.start(dst, jsonscan.Unquote(id))
 			}
 			var end int
-			dst, end = e.choices(dst, w.s, w.i)
-			w.resume(end)
+			dst, end = e.choices(dst, w.Text(), w.At())
+			w.Resume(end)
 		case "usage":
 			// A usage chunk (choices empty) comes last when asked for.
 			usageSeen = true
-			w.skip()
-			e.usage.read(w.val)
+			w.Skip()
+			e.usage.read(w.Val())
 		default:
-			w.skip()
+			w.Skip()
 		}
 	}
 	if !e.started {
-		dst = e.start(dst, strValue(id))
+		dst = e.start(dst, jsonscan.Unquote(id))
 	}
 	if choices != "" {
 		dst, _ = e.choices(dst, choices, 0)
@@ -161,13 +162,13 @@ func (e *Events) Chunk(dst, payload []byte) ([]byte, error) {
 // array's elements, or an object's values. It returns the index just
 // past them (-1 when the text ends first).
 func (e *Events) choices(dst []byte, s string, i int) ([]byte, int) {
-	w := walkAt(s, i)
-	for w.member() {
+	w := jsonscan.Walk(s, i)
+	for w.Member() {
 		var end int
-		dst, end = e.choice(dst, w.s, w.i)
-		w.resume(end)
+		dst, end = e.choice(dst, w.Text(), w.At())
+		w.Resume(end)
 	}
-	return dst, w.i
+	return dst, w.At()
 }
 
 // choice appends the events for the choice that begins at s[i], when it
@@ -179,13 +180,13 @@ func (e *Events) choice(dst []byte, s string, i int) ([]byte, int) {
 	var idx, finish string
 	idxSeen := false
 	later := -1 // where the first delta before the index begins
-	w := walkAt(s, i)
-	for mark := w.i; w.member(); mark = w.i {
-		switch w.key {
+	w := jsonscan.Walk(s, i)
+	for mark := w.At(); w.Member(); mark = w.At() {
+		switch w.Key() {
 		case "index":
-			w.skip()
+			w.Skip()
 			if !idxSeen {
-				idx, idxSeen = w.val, true
+				idx, idxSeen = w.Val(), true
 			}
 		case "delta":
 			switch {
@@ -195,74 +196,74 @@ func (e *Events) choice(dst []byte, s string, i int) ([]byte, int) {
 				later = mark
 			case intValue(idx) == 0:
 				var end int
-				dst, end = e.delta(dst, w.s, w.i)
-				w.resume(end)
+				dst, end = e.delta(dst, w.Text(), w.At())
+				w.Resume(end)
 				continue
 			}
-			w.skip()
+			w.Skip()
 		case "finish_reason":
-			w.skip()
-			if f := strValue(w.val); f != "" {
+			w.Skip()
+			if f := jsonscan.Unquote(w.Val()); f != "" {
 				finish = f
 			}
 		default:
-			w.skip()
+			w.Skip()
 		}
 	}
 	if intValue(idx) != 0 {
-		return dst, w.i
+		return dst, w.At()
 	}
 	if later >= 0 {
-		for d := (walker{s: s, i: later, obj: true}); d.member(); {
-			if d.key != "delta" {
-				d.skip()
+		for d := jsonscan.Members(s, later); d.Member(); {
+			if d.Key() != "delta" {
+				d.Skip()
 				continue
 			}
 			var end int
-			dst, end = e.delta(dst, d.s, d.i)
-			d.resume(end)
+			dst, end = e.delta(dst, d.Text(), d.At())
+			d.Resume(end)
 		}
 	}
 	if finish != "" {
 		e.stop = stopReason(finish, false) // a constant: payload is reused
 	}
-	return dst, w.i
+	return dst, w.At()
 }
 
 // delta appends the events for the delta that begins at s[i]: its text
 // and refusal, its tool calls (reasoning is dropped). It returns the
 // index just past the delta.
 func (e *Events) delta(dst []byte, s string, i int) ([]byte, int) {
-	w := walkAt(s, i)
-	for w.member() {
-		switch w.key {
+	w := jsonscan.Walk(s, i)
+	for w.Member() {
+		switch w.Key() {
 		case "content", "refusal":
-			w.skip()
-			if len(w.val) > 2 && w.val[0] == '"' {
-				dst = e.text(dst, w.val)
+			w.Skip()
+			if len(w.Val()) > 2 && w.Val()[0] == '"' {
+				dst = e.text(dst, w.Val())
 			}
 		case "tool_calls":
 			var end int
-			if c := w.first(); c != '[' && c != '{' {
+			if c := w.First(); c != '[' && c != '{' {
 				// A scalar, null included, is one piece of a call that
 				// carries nothing (gjson's ForEach hands it over once),
 				// so "tool_calls":null opens a tool_use block without a
 				// name.
-				dst, end = e.call(dst, w.s, w.i)
-				w.resume(end)
+				dst, end = e.call(dst, w.Text(), w.At())
+				w.Resume(end)
 				continue
 			}
-			calls := walkAt(w.s, w.i)
-			for calls.member() {
-				dst, end = e.call(dst, calls.s, calls.i)
-				calls.resume(end)
+			calls := jsonscan.Walk(w.Text(), w.At())
+			for calls.Member() {
+				dst, end = e.call(dst, calls.Text(), calls.At())
+				calls.Resume(end)
 			}
-			w.resume(calls.i)
+			w.Resume(calls.At())
 		default:
-			w.skip()
+			w.Skip()
 		}
 	}
-	return dst, w.i
+	return dst, w.At()
 }
 
 // End appends the rest of a stream the provider finished: the open
@@ -369,40 +370,40 @@ func (e *Events) text(dst []byte, lit string) []byte {
 // "arguments" the first. It returns the index just past the piece.
 func (e *Events) call(dst []byte, s string, i int) ([]byte, int) {
 	var idx, id, name, args string
-	w := walkAt(s, i)
-	for w.member() {
-		switch w.key {
+	w := jsonscan.Walk(s, i)
+	for w.Member() {
+		switch w.Key() {
 		case "index":
-			w.skip()
-			idx = w.val
+			w.Skip()
+			idx = w.Val()
 		case "id":
-			w.skip()
-			id = w.val
+			w.Skip()
+			id = w.Val()
 		case "function":
 			name, args = "", ""
 			nameSeen, argsSeen := false, false
-			fn := walkAt(w.s, w.i)
-			for fn.next() {
+			fn := jsonscan.Walk(w.Text(), w.At())
+			for fn.Next() {
 				switch {
-				case fn.key == "name" && !nameSeen:
-					name, nameSeen = fn.val, true
-				case fn.key == "arguments" && !argsSeen:
-					args, argsSeen = fn.val, true
+				case fn.Key() == "name" && !nameSeen:
+					name, nameSeen = fn.Val(), true
+				case fn.Key() == "arguments" && !argsSeen:
+					args, argsSeen = fn.Val(), true
 				}
 			}
-			w.resume(fn.i)
+			w.Resume(fn.At())
 		default:
-			w.skip()
+			w.Skip()
 		}
 	}
 	dst = e.piece(dst, idx, id, name, args)
-	return dst, w.i
+	return dst, w.At()
 }
 
 // piece appends a piece of a tool call, given the JSON texts of its
 // index, id, name and arguments ("" for each it does not have).
 func (e *Events) piece(dst []byte, idx, id, name, args string) []byte {
-	i, callID := intValue(idx), strValue(id)
+	i, callID := intValue(idx), jsonscan.Unquote(id)
 	newCall := e.open < 0 || !e.tool ||
 		idx != "" && i != e.callIdx ||
 		callID != "" && callID != e.callID
@@ -415,7 +416,7 @@ func (e *Events) piece(dst []byte, idx, id, name, args string) []byte {
 		dst = append(dst, `,"content_block":{"type":"tool_use","id":"`...)
 		dst = appendToolID(dst, callID)
 		dst = append(dst, `","name":`...)
-		dst = str(dst, strValue(name))
+		dst = str(dst, jsonscan.Unquote(name))
 		dst = append(dst, ",\"input\":{}}}\n\n"...)
 		e.callIdx, e.callID, e.calls = i, strings.Clone(callID), true
 		e.markCalled(i)

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -121,6 +122,38 @@ func FuzzAnswerEvents(f *testing.F) {
 		}
 		if !fail && (evs[0].name != "message_start" || gjson.Get(evs[len(evs)-2].data.Raw, "type").Str != "message_delta") {
 			t.Fatalf("events %s", render(evs))
+		}
+	})
+}
+
+// FuzzTranslateForm: the translation of the form Decode's walk read
+// (TranslateForm, what the front door sends) is Translate's, which reads
+// the body again, byte for byte, for any body Decode passes.
+func FuzzTranslateForm(f *testing.F) {
+	for _, s := range []string{
+		claudeCodeBody(), conversationBody(),
+		`{"model":"m","max_tokens":5,"stream":true,"system":null,"tools":null,"tool_choice":null,"temperature":null,"top_p":0.5,"stop_sequences":null,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"m","max_tokens":5,"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"any"},"stop_sequences":["a"],"temperature":1,
+		  "messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"r"}]}]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		form, e := messages.DecodeForm(body)
+		if e != nil {
+			return
+		}
+		got, e := TranslateForm(body, form)
+		if e != nil {
+			t.Fatalf("TranslateForm refused a request Decode passed: %v", e)
+		}
+		if jsoncheck.Check(body) != nil {
+			return // Translate reads a body as it finds it; the form, as the check passed it
+		}
+		want, _ := Translate(body, form.Request)
+		if !bytes.Equal(got.Body, want.Body) || got.ModelStart != want.ModelStart || got.ModelEnd != want.ModelEnd ||
+			got.Stream != want.Stream || got.model != want.model || got.estimate != want.estimate {
+			t.Fatalf("%s: TranslateForm wrote\n%s (estimate %d)\nTranslate wrote\n%s (estimate %d)", body, got.Body, got.estimate, want.Body, want.estimate)
 		}
 	})
 }

@@ -2,13 +2,11 @@ package chat
 
 import (
 	"crypto/rand"
-	"encoding/binary"
-	"math/bits"
-	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 )
 
@@ -95,238 +93,6 @@ func appendMessageID(dst []byte, chatID string) []byte {
 	return appendID(dst, "msg_", chatID)
 }
 
-// The walks below read JSON text that is valid (a stream's chunk, by
-// provider.Stream's contract; an answer Answer checked; a request the
-// proxy checked) without decoding it: a value is handed out
-// as its text, or walked in its turn from where it begins, so that text
-// read once need not be read again. On text that is not valid JSON a walk
-// ends early or reads nonsense, but never reads out of bounds.
-
-// walker walks the members of a JSON object or the elements of a JSON
-// array, in order. member moves to the next one: key is a member's key,
-// unescaped (as gjson compares keys), "" for an element, and i is where
-// its value begins; the caller then reads the value with skip (its text
-// in val), or walks it itself and resumes at its end.
-type walker struct {
-	s        string
-	i        int  // the next byte to read; once done, just past the value walked, or -1
-	obj      bool // an object's members, not an array's elements
-	done     bool
-	key, val string
-}
-
-// walkAt returns the walker of the value that begins at s[i]: an object's
-// members, an array's elements, nothing for any other value.
-func walkAt(s string, i int) walker {
-	if i < len(s) && (s[i] == '{' || s[i] == '[') {
-		return walker{s: s, i: i + 1, obj: s[i] == '{'}
-	}
-	return walker{s: s, i: valueEnd(s, i), done: true}
-}
-
-// member moves to the next member or element; false at the end.
-func (w *walker) member() bool {
-	if w.done {
-		return false
-	}
-	i := skipSpace(w.s, w.i)
-	if i < len(w.s) && w.s[i] == ',' {
-		i = skipSpace(w.s, i+1)
-	}
-	switch {
-	case i >= len(w.s):
-		return w.fail()
-	case w.s[i] == '}' || w.s[i] == ']':
-		w.i, w.done = i+1, true
-		return false
-	case !w.obj:
-		w.key, w.i = "", i
-		return true
-	case w.s[i] != '"':
-		return w.fail()
-	}
-	end, esc := stringEnd(w.s, i)
-	if end < 0 {
-		return w.fail()
-	}
-	w.key = w.s[i+1 : end-1]
-	if esc {
-		w.key = gjson.Parse(w.s[i:end]).Str
-	}
-	i = skipSpace(w.s, end)
-	if i >= len(w.s) || w.s[i] != ':' {
-		return w.fail()
-	}
-	w.i = skipSpace(w.s, i+1)
-	return true
-}
-
-// skip reads the current value's extent into val.
-func (w *walker) skip() {
-	end := valueEnd(w.s, w.i)
-	if end < 0 {
-		w.fail()
-		return
-	}
-	w.val, w.i = w.s[w.i:end], end
-}
-
-// first is the current value's first byte; 0 when the text ends first.
-func (w *walker) first() byte {
-	if w.i < 0 || w.i >= len(w.s) {
-		return 0
-	}
-	return w.s[w.i]
-}
-
-// next is member and skip.
-func (w *walker) next() bool {
-	if !w.member() {
-		return false
-	}
-	w.skip()
-	return !w.done
-}
-
-// resume goes on from end, where the caller's own walk of the current
-// value ended (-1: the text ended first).
-func (w *walker) resume(end int) {
-	if end < 0 {
-		w.fail()
-		return
-	}
-	w.i = end
-}
-
-// fail ends a walk of text that is not valid JSON.
-func (w *walker) fail() bool {
-	w.i, w.done, w.val = -1, true, ""
-	return false
-}
-
-// skipSpace returns the index of the first byte from i on that is not
-// JSON whitespace.
-func skipSpace(s string, i int) int {
-	for i < len(s) && s[i] <= ' ' { // only whitespace, in valid JSON
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the JSON string whose opening
-// quote is s[i], or -1 when it does not end, and whether it holds an
-// escape. It reads eight bytes at a time for a quote or a backslash: the
-// strings of a chunk are mostly short, so a byte loop costs a branch a
-// byte and strings.IndexByte a call a string.
-func stringEnd(s string, i int) (int, bool) {
-	const (
-		ones    = 0x0101010101010101
-		highs   = 0x8080808080808080
-		quotes  = ones * '"'
-		slashes = ones * '\\'
-	)
-	esc := false
-	for j := i + 1; j < len(s); {
-		if j+8 <= len(s) {
-			x := binary.LittleEndian.Uint64(unsafeBytes(s[j : j+8]))
-			q, b := x^quotes, x^slashes
-			// The high bit of each byte that was zero, and of none before
-			// the first (a borrow only runs upwards).
-			m := ((q-ones)&^q | (b-ones)&^b) & highs
-			if m == 0 {
-				j += 8
-				continue
-			}
-			j += bits.TrailingZeros64(m) / 8
-		} else if c := s[j]; c != '"' && c != '\\' {
-			j++
-			continue
-		}
-		if s[j] == '"' {
-			return j + 1, esc
-		}
-		esc = true
-		j += 2 // a backslash and the byte it escapes
-	}
-	return -1, esc
-}
-
-// valueEnd returns the index just past the JSON value that begins at
-// s[i], or -1 when it does not end.
-func valueEnd(s string, i int) int {
-	if i < 0 || i >= len(s) {
-		return -1
-	}
-	switch s[i] {
-	case '"':
-		end, _ := stringEnd(s, i)
-		return end
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(s); j++ {
-			switch s[j] {
-			case '"':
-				end, _ := stringEnd(s, j)
-				if end < 0 {
-					return -1
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	}
-	j := i // a number, true, false or null
-	for j < len(s) && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' && s[j] != '\r' && s[j] != '\t' {
-		j++
-	}
-	if j == i {
-		return -1
-	}
-	return j
-}
-
-// fields returns the JSON texts of the first members of the object v
-// named keys (at most four), as gjson's Get finds them, in one walk that
-// ends once each is found; "" for a key v lacks, and for every key when v
-// is not an object.
-func fields(v string, keys ...string) (vals [4]string) {
-	w := walkAt(v, 0)
-	if !w.obj {
-		return vals
-	}
-	found := 0
-	for found < len(keys) && w.next() {
-		for k, key := range keys {
-			if vals[k] == "" && w.key == key {
-				vals[k] = w.val
-				found++
-			}
-		}
-	}
-	return vals
-}
-
-// strValue is the string a JSON value's text denotes, "" for a value
-// that is not a string (gjson's Str).
-func strValue(v string) string {
-	if len(v) < 2 || v[0] != '"' {
-		return ""
-	}
-	if strings.IndexByte(v, '\\') < 0 {
-		return v[1 : len(v)-1]
-	}
-	return gjson.Parse(v).Str
-}
-
-// isString reports whether the JSON text v is a string.
-func isString(v string) bool { return v != "" && v[0] == '"' }
-
 // lit appends the string whose JSON literal is v as str writes it: v
 // itself when it is already written so (openaiwire.Canonical; most text
 // is), else decoded and written again. A value that is not a string is
@@ -335,7 +101,7 @@ func lit(dst []byte, v string) []byte {
 	if openaiwire.Canonical(v) {
 		return append(dst, v...)
 	}
-	return str(dst, strValue(v))
+	return str(dst, jsonscan.Unquote(v))
 }
 
 // litPart is lit without the quotes, as strPart is str.
@@ -343,7 +109,7 @@ func litPart(dst []byte, v string) []byte {
 	if openaiwire.Canonical(v) {
 		return append(dst, v[1:len(v)-1]...)
 	}
-	return strPart(dst, strValue(v))
+	return strPart(dst, jsonscan.Unquote(v))
 }
 
 // intValue is the integer a JSON value's text denotes as gjson reads one

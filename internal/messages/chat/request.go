@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/messages"
 )
 
@@ -40,28 +40,51 @@ func Translate(body []byte, req messages.Request) (*Translation, *messages.Error
 	// the client wrote them (lit). On a body that is not valid JSON the
 	// walks read less, but what is written is valid JSON all the same.
 	s := unsafeString(body)
-	i := 0
-	for i < len(s) && s[i] <= ' ' {
-		i++
-	}
+	i := jsonscan.Space(s, 0)
 	if i == len(s) || s[i] != '{' {
-		return nil, &messages.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "the request body must be a JSON object"}
+		return nil, notObject
 	}
 	var f top
-	for w := walkAt(s, i); w.next(); {
-		f.set(w.key, w.val)
+	for w := jsonscan.Walk(s, i); w.Next(); {
+		f.set(w.Key(), w.Val())
 	}
+	var estimate int64
+	if req.Stream {
+		estimate = messages.EstimateInputTokens(body)
+	}
+	return build(req, f, estimate, len(body)), nil
+}
+
+// TranslateForm is Translate of the request form read: what Translate
+// reads from the body again, the form holds.
+func TranslateForm(body []byte, form messages.Form) (*Translation, *messages.Error) {
+	s := unsafeString(body)
+	if i := jsonscan.Space(s, 0); i == len(s) || s[i] != '{' {
+		return nil, notObject
+	}
+	f := top{system: unsafeString(form.System), messages: unsafeString(form.Messages), tools: unsafeString(form.Tools),
+		toolChoice: unsafeString(form.ToolChoice), temperature: unsafeString(form.Temperature), topP: unsafeString(form.TopP),
+		stopSequences: unsafeString(form.StopSequences)}
+	return build(form.Request, f, form.InputTokens, len(body)), nil
+}
+
+var notObject = &messages.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "the request body must be a JSON object"}
+
+// build writes the chat request of req, whose fields f holds, of a
+// body of size bytes; estimate is its input tokens (read for a stream
+// only).
+func build(req messages.Request, f top, estimate int64, size int) *Translation {
 	t := &translator{}
 	// The translation is about the size of the request.
-	b := make([]byte, 0, len(body)+256)
+	b := make([]byte, 0, size+256)
 	b = append(b, `{"model":`...)
 	start := len(b)
 	b = str(b, req.Model)
 	end := len(b)
 	b = append(b, `,"messages":[`...)
 	b = t.system(b, f.system)
-	for w := walkAt(f.messages, 0); w.next(); {
-		b = t.message(b, w.val)
+	for w := jsonscan.Walk(f.messages, 0); w.Next(); {
+		b = t.message(b, w.Val())
 	}
 	b = append(b, ']')
 	b = t.tools(b, f.tools, f.toolChoice)
@@ -78,10 +101,10 @@ func Translate(body []byte, req messages.Request) (*Translation, *messages.Error
 	if req.Stream {
 		// Chat upstreams report a stream's usage only when asked.
 		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
-		tr.estimate = messages.EstimateInputTokens(body)
+		tr.estimate = estimate
 	}
 	tr.Body = append(b, '}')
-	return tr, nil
+	return tr
 }
 
 // top holds the top-level fields Translate reads, the first of each, as
@@ -139,8 +162,8 @@ func (t *translator) next(b []byte) []byte {
 // their text this way; thinking, tool_use and the server tools' blocks
 // have none.
 func textOf(blk string) (string, bool) {
-	v := fields(blk, "text")[0]
-	return v, isString(v)
+	v := jsonscan.Fields(blk, "text")[0]
+	return v, jsonscan.IsString(v)
 }
 
 // system appends the system message: the string, or the text blocks
@@ -148,7 +171,7 @@ func textOf(blk string) (string, bool) {
 // empty system prompt is no message.
 func (t *translator) system(b []byte, sys string) []byte {
 	switch {
-	case isString(sys):
+	case jsonscan.IsString(sys):
 		if sys == `""` {
 			return b
 		}
@@ -163,8 +186,8 @@ func (t *translator) system(b []byte, sys string) []byte {
 	b = t.next(b)
 	b = append(b, `{"role":"system","content":"`...)
 	texts := 0
-	for w := walkAt(sys, 0); w.next(); {
-		if s, ok := textOf(w.val); ok && s != `""` {
+	for w := jsonscan.Walk(sys, 0); w.Next(); {
+		if s, ok := textOf(w.Val()); ok && s != `""` {
 			if texts > 0 {
 				b = append(b, `\n\n`...)
 			}
@@ -181,8 +204,8 @@ func (t *translator) system(b []byte, sys string) []byte {
 
 // message appends one turn as chat messages.
 func (t *translator) message(b []byte, m string) []byte {
-	f := fields(m, "role", "content")
-	role, content := strValue(f[0]), f[1]
+	f := jsonscan.Fields(m, "role", "content")
+	role, content := jsonscan.Unquote(f[0]), f[1]
 	switch role {
 	case "user", "assistant":
 	case "system":
@@ -193,7 +216,7 @@ func (t *translator) message(b []byte, m string) []byte {
 		return b // messages.Decode refuses it
 	}
 	switch {
-	case isString(content):
+	case jsonscan.IsString(content):
 		b = t.next(b)
 		b = append(b, `{"role":"`...)
 		b = append(b, role...)
@@ -221,30 +244,30 @@ const (
 // string), an image chat can take (base64 or URL: src is its source), or
 // nothing chat can carry.
 func userPart(blk string) (kind int, text, src string) {
-	f := fields(blk, "type", "source", "text")
-	switch strValue(f[0]) {
+	f := jsonscan.Fields(blk, "type", "source", "text")
+	switch jsonscan.Unquote(f[0]) {
 	case "image":
-		sf := fields(f[1], "type", "media_type", "data", "url")
-		switch strValue(sf[0]) {
+		sf := jsonscan.Fields(f[1], "type", "media_type", "data", "url")
+		switch jsonscan.Unquote(sf[0]) {
 		case "base64":
-			if isString(sf[1]) && isString(sf[2]) {
+			if jsonscan.IsString(sf[1]) && jsonscan.IsString(sf[2]) {
 				return partImage, "", f[1]
 			}
 		case "url":
-			if isString(sf[3]) {
+			if jsonscan.IsString(sf[3]) {
 				return partImage, "", f[1]
 			}
 		}
 		return partNone, "", ""
 	case "document":
-		if sf := fields(f[1], "type", "data"); strValue(sf[0]) == "text" && isString(sf[1]) {
+		if sf := jsonscan.Fields(f[1], "type", "data"); jsonscan.Unquote(sf[0]) == "text" && jsonscan.IsString(sf[1]) {
 			return partText, sf[1], ""
 		}
 		return partNone, "", ""
 	case "tool_result":
 		return partResult, "", ""
 	}
-	if isString(f[2]) {
+	if jsonscan.IsString(f[2]) {
 		return partText, f[2], ""
 	}
 	return partNone, "", ""
@@ -257,10 +280,10 @@ func userPart(blk string) (kind int, text, src string) {
 // carry is an empty user message, so the turns still alternate.
 func (t *translator) user(b []byte, blocks string) []byte {
 	results, parts, texts := 0, 0, 0
-	for w := walkAt(blocks, 0); w.next(); {
-		switch k, _, _ := userPart(w.val); k {
+	for w := jsonscan.Walk(blocks, 0); w.Next(); {
+		switch k, _, _ := userPart(w.Val()); k {
 		case partResult:
-			b = t.toolResult(b, w.val)
+			b = t.toolResult(b, w.Val())
 			results++
 		case partText:
 			parts++
@@ -279,8 +302,8 @@ func (t *translator) user(b []byte, blocks string) []byte {
 	b = t.next(b)
 	b = append(b, `{"role":"user","content":`...)
 	if parts == 1 && texts == 1 {
-		for w := walkAt(blocks, 0); w.next(); {
-			if k, s, _ := userPart(w.val); k == partText {
+		for w := jsonscan.Walk(blocks, 0); w.Next(); {
+			if k, s, _ := userPart(w.Val()); k == partText {
 				b = lit(b, s)
 				break
 			}
@@ -289,8 +312,8 @@ func (t *translator) user(b []byte, blocks string) []byte {
 	}
 	b = append(b, '[')
 	n := 0
-	for w := walkAt(blocks, 0); w.next(); {
-		k, s, src := userPart(w.val)
+	for w := jsonscan.Walk(blocks, 0); w.Next(); {
+		k, s, src := userPart(w.Val())
 		if k != partText && k != partImage {
 			continue
 		}
@@ -314,8 +337,8 @@ func (t *translator) user(b []byte, blocks string) []byte {
 // imageURL appends an image source as chat's image URL: a base64 source
 // as a data: URL, a URL source as it is.
 func (t *translator) imageURL(b []byte, src string) []byte {
-	f := fields(src, "type", "url", "media_type", "data")
-	if strValue(f[0]) == "url" {
+	f := jsonscan.Fields(src, "type", "url", "media_type", "data")
+	if jsonscan.Unquote(f[0]) == "url" {
 		return lit(b, f[1])
 	}
 	b = append(b, `"data:`...)
@@ -330,20 +353,20 @@ func (t *translator) imageURL(b []byte, src string) []byte {
 // a tool message is text). is_error has no chat equivalent; the text
 // says what went wrong.
 func (t *translator) toolResult(b []byte, blk string) []byte {
-	f := fields(blk, "tool_use_id", "content")
+	f := jsonscan.Fields(blk, "tool_use_id", "content")
 	b = t.next(b)
 	b = append(b, `{"role":"tool","tool_call_id":`...)
 	b = lit(b, f[0])
 	b = append(b, `,"content":`...)
-	if c := f[1]; isString(c) {
+	if c := f[1]; jsonscan.IsString(c) {
 		b = lit(b, c)
 		return append(b, '}')
 	}
 	b = append(b, '"')
 	n := 0
 	// An array's elements (or an object's values).
-	for w := walkAt(f[1], 0); w.next(); {
-		if s, ok := textOf(w.val); ok {
+	for w := jsonscan.Walk(f[1], 0); w.Next(); {
+		if s, ok := textOf(w.Val()); ok {
 			if n > 0 {
 				b = append(b, `\n`...)
 			}
@@ -364,11 +387,11 @@ func (t *translator) assistant(b []byte, blocks string) []byte {
 	b = append(b, `{"role":"assistant","content":"`...)
 	mark := len(b) - 1 // the content's opening quote
 	texts, calls := 0, 0
-	for w := walkAt(blocks, 0); w.next(); {
-		f := fields(w.val, "type", "text")
-		if strValue(f[0]) == "tool_use" {
+	for w := jsonscan.Walk(blocks, 0); w.Next(); {
+		f := jsonscan.Fields(w.Val(), "type", "text")
+		if jsonscan.Unquote(f[0]) == "tool_use" {
 			calls++
-		} else if isString(f[1]) && f[1] != `""` {
+		} else if jsonscan.IsString(f[1]) && f[1] != `""` {
 			b = litPart(b, f[1])
 			texts++
 		}
@@ -382,9 +405,9 @@ func (t *translator) assistant(b []byte, blocks string) []byte {
 	}
 	b = append(b, `,"tool_calls":[`...)
 	n := 0
-	for w := walkAt(blocks, 0); w.next(); {
-		f := fields(w.val, "type", "id", "name", "input")
-		if strValue(f[0]) != "tool_use" {
+	for w := jsonscan.Walk(blocks, 0); w.Next(); {
+		f := jsonscan.Fields(w.Val(), "type", "id", "name", "input")
+		if jsonscan.Unquote(f[0]) != "tool_use" {
 			continue
 		}
 		if n > 0 {
@@ -413,7 +436,7 @@ type tool struct {
 }
 
 func readTool(v string) tool {
-	f := fields(v, "type", "name", "description", "input_schema")
+	f := jsonscan.Fields(v, "type", "name", "description", "input_schema")
 	return tool{typ: f[0], name: f[1], description: f[2], schema: f[3]}
 }
 
@@ -422,8 +445,8 @@ func readTool(v string) tool {
 // (web_search_20250305, bash_20250124…) run at Anthropic, or at the
 // client for Anthropic's schema, and are dropped.
 func (t *tool) function() bool {
-	custom := t.typ == "" || t.typ == "null" || isString(t.typ) && strValue(t.typ) == "custom"
-	return custom && isString(t.name) && t.name != `""`
+	custom := t.typ == "" || t.typ == "null" || jsonscan.IsString(t.typ) && jsonscan.Unquote(t.typ) == "custom"
+	return custom && jsonscan.IsString(t.name) && t.name != `""`
 }
 
 // emptySchema is the parameters of a tool whose input_schema cannot be
@@ -437,15 +460,15 @@ const emptySchema = `{"type":"object","properties":{}}`
 // refuses a tool_choice without tools).
 func (t *translator) tools(b []byte, tools, choice string) []byte {
 	n := 0
-	c := fields(choice, "type", "name", "disable_parallel_tool_use")
-	typ := strValue(c[0])
+	c := jsonscan.Fields(choice, "type", "name", "disable_parallel_tool_use")
+	typ := jsonscan.Unquote(c[0])
 	forced := ""
 	if typ == "tool" {
-		forced = strValue(c[1])
+		forced = jsonscan.Unquote(c[1])
 	}
 	found := false
-	for w := walkAt(tools, 0); w.next(); {
-		tl := readTool(w.val)
+	for w := jsonscan.Walk(tools, 0); w.Next(); {
+		tl := readTool(w.Val())
 		if !tl.function() {
 			continue
 		}
@@ -455,17 +478,17 @@ func (t *translator) tools(b []byte, tools, choice string) []byte {
 			b = append(b, ',')
 		}
 		n++
-		found = found || strValue(tl.name) == forced
+		found = found || jsonscan.Unquote(tl.name) == forced
 		b = append(b, `{"type":"function","function":{"name":`...)
 		b = lit(b, tl.name)
-		if d := tl.description; isString(d) && d != `""` {
+		if d := tl.description; jsonscan.IsString(d) && d != `""` {
 			b = append(b, `,"description":`...)
 			b = lit(b, d)
 		}
 		b = append(b, `,"parameters":`...)
 		// Copied raw only when it is an object that is valid JSON (it is,
 		// in a body the proxy checked).
-		if s := tl.schema; s != "" && s[0] == '{' && jsoncheck.Valid(unsafeBytes(s)) {
+		if s := tl.schema; s != "" && s[0] == '{' && jsonscan.Valid(unsafeBytes(s)) {
 			b = append(b, s...)
 		} else {
 			b = append(b, emptySchema...)
@@ -502,8 +525,8 @@ func (t *translator) tools(b []byte, tools, choice string) []byte {
 // as stop, an array of strings.
 func (t *translator) stop(b []byte, seqs string) []byte {
 	n := 0
-	for w := walkAt(seqs, 0); w.next(); {
-		if !isString(w.val) {
+	for w := jsonscan.Walk(seqs, 0); w.Next(); {
+		if !jsonscan.IsString(w.Val()) {
 			continue
 		}
 		if n == 0 {
@@ -512,7 +535,7 @@ func (t *translator) stop(b []byte, seqs string) []byte {
 			b = append(b, ',')
 		}
 		n++
-		b = lit(b, w.val)
+		b = lit(b, w.Val())
 	}
 	if n > 0 {
 		b = append(b, ']')

@@ -1,15 +1,15 @@
-package chat
+package jsonscan
 
 import (
 	"bytes"
 	"testing"
 )
 
-// TestStringEnd: a string's end and escapes, found eight bytes at a
+// TestString: a string's end and escapes, found eight bytes at a
 // time, are those a byte loop finds, wherever the quotes and backslashes
 // sit and whatever the bytes around them (neighbouring values, high bits
 // set).
-func TestStringEnd(t *testing.T) {
+func TestString(t *testing.T) {
 	naive := func(s string) (int, bool) {
 		esc := false
 		for j := 1; j < len(s); j++ {
@@ -33,18 +33,18 @@ func TestStringEnd(t *testing.T) {
 					for at2 := at; at2 <= n; at2++ {
 						c2 := b[at2]
 						b[at2] = '"'
-						gotEnd, gotEsc := stringEnd(string(b), 0)
+						gotEnd, gotEsc := String(string(b), 0)
 						wantEnd, wantEsc := naive(string(b))
 						if gotEnd != wantEnd || gotEsc != wantEsc {
-							t.Fatalf("stringEnd(%q) = %d, %v, want %d, %v", b, gotEnd, gotEsc, wantEnd, wantEsc)
+							t.Fatalf("String(%q) = %d, %v, want %d, %v", b, gotEnd, gotEsc, wantEnd, wantEsc)
 						}
 						b[at2] = c2
 					}
 					b[at] = fill
 				}
 			}
-			if gotEnd, _ := stringEnd(string(b), 0); gotEnd != -1 {
-				t.Fatalf("stringEnd(%q) = %d, want -1", b, gotEnd)
+			if gotEnd, _ := String(string(b), 0); gotEnd != -1 {
+				t.Fatalf("String(%q) = %d, want -1", b, gotEnd)
 			}
 		}
 	}
@@ -71,8 +71,8 @@ func TestWalkStrings(t *testing.T) {
 		{`"abc\`, -1, true},
 	}
 	for _, tt := range tests {
-		if end, esc := stringEnd(tt.s, 0); end != tt.end || esc != tt.esc {
-			t.Errorf("stringEnd(%s) = %d, %v, want %d, %v", tt.s, end, esc, tt.end, tt.esc)
+		if end, esc := String(tt.s, 0); end != tt.end || esc != tt.esc {
+			t.Errorf("String(%s) = %d, %v, want %d, %v", tt.s, end, esc, tt.end, tt.esc)
 		}
 	}
 }
