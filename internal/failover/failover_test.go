@@ -196,6 +196,8 @@ type tgt struct {
 	maxOut int64 // the target's max_output_tokens
 	// trip1: its breaker trips on the first counted failure.
 	trip1 bool
+	// ftt is the target's first_token_timeout (0: its provider's).
+	ftt time.Duration
 }
 
 // rig is a Loop over real provider runtimes (internal/upstream) with
@@ -255,7 +257,7 @@ func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
 		up := upstream.New(upstream.Spec{Settings: upstream.Settings{Provider: cfg, Policy: pol}},
 			upstream.Options{Freed: freed, Observer: observer{tg.name, rg.done}})
 		rg.provs[tg.name] = &Provider{Name: tg.name, Adapter: tg.a, Config: cfg, Up: up}
-		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier, MaxOutputTokens: tg.maxOut})
+		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier, MaxOutputTokens: tg.maxOut, FirstTokenTimeout: tg.ftt})
 	}
 	table, err := route.NewTable([]route.ModelConfig{mc})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNewTableSortsByTierStably(t *testing.T) {
@@ -49,6 +50,10 @@ func TestValidate(t *testing.T) {
 		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", MaxOutputTokens: 16384}}}, ""},
 		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", MaxOutputTokens: -1}}}, "targets[0].max_output_tokens: must not be negative, got -1"},
 		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x"}, {Provider: "a", Model: "x", MaxOutputTokens: 8192}}}, "targets[1]: duplicate target a/x tier 0"},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", ContextWindow: 128000, FirstTokenTimeout: time.Minute}}}, ""},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", ContextWindow: -1}}}, "targets[0].context_window: must not be negative, got -1"},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", FirstTokenTimeout: -time.Second}}}, "targets[0].first_token_timeout: must not be negative, got -1s"},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x"}, {Provider: "a", Model: "x", ContextWindow: 8192}}}, "targets[1]: duplicate target a/x tier 0"},
 	}
 	for _, tt := range tests {
 		err := tt.m.Validate(provs)
