@@ -117,6 +117,10 @@ type Run struct {
 	// "Output limits"): the loop charges that target's buckets the
 	// lowered limit and says so at debug.
 	MaxTokens int64
+	// Prompt is the request's prompt estimate (tokens), 0 for unknown: a
+	// target whose context_window it exceeds is skipped before any call
+	// (docs/ARCHITECTURE.md, "Context windows").
+	Prompt int64
 	// Affinity is the request's conversation identity (its dialect's);
 	// the zero ID has none.
 	Affinity affinity.ID
@@ -302,6 +306,13 @@ func (l *Loop) settle(ctx context.Context, r *Run, p Policy, f failed, now, end 
 		c.out = true
 	case stepDrop:
 		c.out = true
+	case stepOutgrown:
+		// The prompt is too long for c: for no candidate whose window is
+		// no larger either; the provider's 400 goes back when none is
+		// left (docs/ARCHITECTURE.md, "Context windows").
+		if r.outgrow(c) {
+			return Result{ClientError: oe, Provider: c.p.Name}, true
+		}
 	case stepRetry:
 		c.notUntil = now.Add(d.wait)
 		w.until(c.notUntil)
@@ -325,6 +336,23 @@ func (r *Run) holdLeft(p Policy, now time.Time) time.Duration {
 		return p.Retry.TierWait
 	}
 	return max(r.holdEnd.Sub(now), 0)
+}
+
+// outgrow takes c, whose provider said the prompt is too long for it, out
+// of the request, and with it every candidate whose window is known and
+// no larger than c's (unknown windows stay: they may be larger); it
+// reports whether no candidate is left.
+func (r *Run) outgrow(c *candidate) (none bool) {
+	c.out = true
+	none = true
+	for i := range r.cands {
+		o := &r.cands[i]
+		if w := c.tg.ContextWindow; w > 0 && o.tg.ContextWindow > 0 && o.tg.ContextWindow <= w {
+			o.out = true
+		}
+		none = none && o.out
+	}
+	return none
 }
 
 // mayTryAgain reports whether c could have another of the request's

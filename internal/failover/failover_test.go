@@ -77,6 +77,7 @@ func TestDecide(t *testing.T) {
 		{"unknown is retried once, never held", outcome.Unknown, 1, 0, left, tw, retry(backoff)},
 		{"unknown twice drops", outcome.Unknown, 2, 0, left, tw, decision{step: stepDrop}},
 		{"target missing disables the target", outcome.TargetMissing, 1, 0, left, tw, decision{step: stepDisable}},
+		{"context exceeded outgrows the target", outcome.ContextExceeded, 1, 0, left, tw, decision{step: stepOutgrown}},
 		{"a kind from the future drops", outcome.Kind(200), 1, 0, left, tw, decision{step: stepDrop}},
 	}
 	covered := map[outcome.Kind]bool{}
@@ -198,6 +199,8 @@ type tgt struct {
 	trip1 bool
 	// ftt is the target's first_token_timeout (0: its provider's).
 	ftt time.Duration
+	// window is the target's context_window (0: unknown).
+	window int64
 }
 
 // rig is a Loop over real provider runtimes (internal/upstream) with
@@ -257,7 +260,7 @@ func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
 		up := upstream.New(upstream.Spec{Settings: upstream.Settings{Provider: cfg, Policy: pol}},
 			upstream.Options{Freed: freed, Observer: observer{tg.name, rg.done}})
 		rg.provs[tg.name] = &Provider{Name: tg.name, Adapter: tg.a, Config: cfg, Up: up}
-		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier, MaxOutputTokens: tg.maxOut, FirstTokenTimeout: tg.ftt})
+		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier, MaxOutputTokens: tg.maxOut, FirstTokenTimeout: tg.ftt, ContextWindow: tg.window})
 	}
 	table, err := route.NewTable([]route.ModelConfig{mc})
 	if err != nil {
@@ -474,6 +477,92 @@ func TestWalkHoldFailsOverWithinTheTier(t *testing.T) {
 			t.Errorf("the walk took %s, want one backoff, 1s: the tier's second provider at once", took)
 		}
 	})
+}
+
+// TestWalkContextWindows: a target whose window the prompt estimate
+// alone exceeds is skipped before any call, unless every target would be,
+// when the largest is called; a provider's context-length error takes
+// that target, and every one of a window no larger, out of the request,
+// and the request goes on to a larger or unknown window, else the
+// provider's 400 goes back (docs/ARCHITECTURE.md, "Context windows").
+func TestWalkContextWindows(t *testing.T) {
+	tooLong := func(context.Context, int) (*provider.Response, error) {
+		return nil, &outcome.Error{Kind: outcome.ContextExceeded, Status: 400, Code: "context_length_exceeded",
+			Message: "This model's maximum context length is 1000 tokens."}
+	}
+	type tg3 struct {
+		name   string
+		tier   int
+		window int64
+		fails  bool // answers a context-length error
+	}
+	for _, tt := range []struct {
+		name   string
+		prompt int64
+		tgs    []tg3
+		want   string // who serves; "" the provider's 400 goes back
+		calls  []int32
+	}{
+		{"too long for the first: the larger serves, the first never called", 1000,
+			[]tg3{{"small", 0, 500, false}, {"large", 1, 2000, false}}, "large", []int32{0, 1}},
+		{"an unknown window is never skipped", 1000,
+			[]tg3{{"small", 0, 500, false}, {"unknown", 1, 0, false}}, "unknown", []int32{0, 1}},
+		{"fits: nothing skipped", 400,
+			[]tg3{{"small", 0, 500, false}, {"large", 1, 2000, false}}, "small", []int32{1, 0}},
+		{"too long for all: the largest is called", 5000,
+			[]tg3{{"small", 0, 500, false}, {"mid", 0, 800, false}, {"large", 1, 700, false}}, "mid", []int32{0, 1, 0}},
+		{"context error: the larger serves in one more call", 100,
+			[]tg3{{"first", 0, 1000, true}, {"larger", 1, 4000, false}}, "larger", []int32{1, 1}},
+		{"context error: no smaller window is tried, an unknown one is", 100,
+			[]tg3{{"first", 0, 1000, true}, {"smaller", 1, 800, false}, {"unknown", 2, 0, false}}, "unknown", []int32{1, 0, 1}},
+		{"context error: none left, the 400 goes back", 100,
+			[]tg3{{"first", 0, 1000, true}, {"smaller", 1, 800, false}}, "", []int32{1, 0}},
+		{"context errors everywhere: each target once, then the 400", 100,
+			[]tg3{{"a", 0, 0, true}, {"b", 1, 0, true}}, "", []int32{1, 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var tgts []tgt
+				var fakes []*fake
+				for _, g := range tt.tgs {
+					f := &fake{do: answers}
+					if g.fails {
+						f.do = tooLong
+					}
+					fakes = append(fakes, f)
+					tgts = append(tgts, tgt{name: g.name, tier: g.tier, a: f, window: g.window})
+				}
+				rg := newRig(t, retryEvery, tgts...)
+				rg.pol.Retry.TierWait = 3 * time.Second
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, Prompt: tt.prompt}
+				res := rg.loop.Walk(ctx, r, rg.pol, func(name string) *Provider { return rg.provs[name] },
+					&provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}, tt.prompt+100)
+				if res.Served != nil {
+					res.Served.Done(outcome.OK)
+				}
+				if got := servedBy(res); got != tt.want {
+					t.Fatalf("served by %q (%s), want %q", got, r.FailureList(), tt.want)
+				}
+				if tt.want == "" && (res.ClientError == nil || res.ClientError.Kind != outcome.ContextExceeded || res.ClientError.Status != 400) {
+					t.Errorf("result %+v, want the provider's context-length 400", res)
+				}
+				for i, f := range fakes {
+					if got := f.calls.Load(); got != tt.calls[i] {
+						t.Errorf("%s called %d times, want %d", tt.tgs[i].name, got, tt.calls[i])
+					}
+				}
+				for _, g := range tt.tgs {
+					for _, k := range rg.done.of(g.name) {
+						if k.Counts() && k != outcome.OK {
+							t.Errorf("%s released with %s, which counts against it", g.name, k)
+						}
+					}
+				}
+			})
+		})
+	}
 }
 
 // TestWalkKeepsLastAttemptForFallbackTier: with more failing targets

@@ -72,7 +72,7 @@ func (l *Loop) plan(r *Run, p Policy, providers func(name string) *Provider, req
 		}
 		cands = append(cands, candidate{i: i, tg: tg, p: pr, req: treq})
 	}
-	r.cands = cands
+	r.cands = l.fit(r, cands)
 	// Affinity chooses among targets ranking would let share the load: a
 	// model with one target has nothing to choose.
 	if !p.Affinity.Enabled || r.Affinity.Key == 0 || len(m.Targets) < 2 {
@@ -92,6 +92,45 @@ func (l *Loop) plan(r *Run, p Policy, providers func(name string) *Provider, req
 		return !s.Floored && s.Weight > 0 && c.p.Up.Admits(now)
 	}, func(c *candidate) bool { return !c.p.Up.Failing(now) })
 }
+
+// fit returns cands without those whose context window the request's
+// prompt estimate alone exceeds (docs/ARCHITECTURE.md, "Context
+// windows"), each a refusal of reason "context" in the request's trace and
+// nobody's failure; when that would leave none, the one of the largest
+// window stays (the first in rank order of equals). Output limits are
+// never a reason: a target's max_output_tokens lowers them.
+func (l *Loop) fit(r *Run, cands []candidate) []candidate {
+	if r.Prompt <= 0 {
+		return cands
+	}
+	largest := -1
+	fits := false
+	for i := range cands {
+		w := cands[i].tg.ContextWindow
+		if w <= 0 || r.Prompt <= w {
+			fits = true
+			break
+		}
+		if largest < 0 || w > cands[largest].tg.ContextWindow {
+			largest = i
+		}
+	}
+	kept := cands[:0]
+	for i, c := range cands {
+		if w := c.tg.ContextWindow; w > 0 && r.Prompt > w && (fits || i != largest) {
+			r.Trace.Refused(c.p.Name, reasonContext, 0)
+			l.log.Debug("prompt too long for the target: skipped", "request_id", r.ID, "provider", c.p.Name,
+				"model", c.tg.Model, "prompt_estimate", r.Prompt, "context_window", w)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept
+}
+
+// reasonContext is the refusal reason of a target the prompt is too long
+// for, in the request's trace.
+const reasonContext = "context"
 
 // keep moves the candidate of target last first in its tier, when it is
 // healthy and its tier is the best with an available candidate
@@ -241,6 +280,11 @@ const (
 	// stepDrop: the candidate is out of this request; the next candidate
 	// at once.
 	stepDrop
+	// stepOutgrown: the prompt is too long for the candidate's window: it
+	// and every candidate of a window no larger are out of this request;
+	// the next candidate at once, and when none is left the provider's
+	// error goes back.
+	stepOutgrown
 	// stepRetry: the candidate may be tried again once wait has passed;
 	// the next candidate of its tier at once, of a lower tier at once
 	// too unless the decision holds the tier.
@@ -251,7 +295,7 @@ const (
 )
 
 var stepNames = [...]string{stepServe: "serve", stepReturn: "return", stepGone: "gone", stepDisable: "disable",
-	stepDrop: "drop", stepRetry: "retry", stepAwaitSlot: "await_slot"}
+	stepDrop: "drop", stepOutgrown: "outgrown", stepRetry: "retry", stepAwaitSlot: "await_slot"}
 
 func (s step) String() string { return stepNames[s] }
 
@@ -289,6 +333,8 @@ func decide(kind outcome.Kind, tries int, backoff, announced, left, hold time.Du
 		return decision{step: stepReturn}
 	case kind == outcome.TargetMissing:
 		return decision{step: stepDisable}
+	case kind == outcome.ContextExceeded:
+		return decision{step: stepOutgrown}
 	case !kind.Retryable(), kind == outcome.Unknown && tries >= 2:
 		// auth, quota: another provider may serve; unknown: retried once.
 		return decision{step: stepDrop}

@@ -100,6 +100,22 @@ func (m ModelConfig) Validate(providers map[string]bool) error {
 	return errors.Join(errs...)
 }
 
+// WithWindows returns models with each target's unset context_window
+// set to window(its model) (the embedded model table's, pricing.ContextWindow;
+// 0: unknown); models itself is not modified.
+func WithWindows(models []ModelConfig, window func(model string) int64) []ModelConfig {
+	out := slices.Clone(models)
+	for i := range out {
+		out[i].Targets = slices.Clone(out[i].Targets)
+		for j := range out[i].Targets {
+			if t := &out[i].Targets[j]; t.ContextWindow == 0 {
+				t.ContextWindow = window(t.Model)
+			}
+		}
+	}
+	return out
+}
+
 // Model is a model's resolved targets, sorted by tier (stable: config
 // order within a tier).
 type Model struct {

@@ -215,3 +215,25 @@ func BenchmarkLookup(b *testing.B) {
 	run("pattern/longest", withPatterns, "claude-opus-5-5")
 	run("pattern/shortest", withPatterns, "claude-haiku-4-5")
 }
+
+// TestWithWindows: unset windows come from the table, set ones stay, and
+// the models given are not modified.
+func TestWithWindows(t *testing.T) {
+	in := []ModelConfig{{Name: "m", Targets: []Target{{Provider: "a", Model: "known"}, {Provider: "a", Model: "set", ContextWindow: 5}, {Provider: "a", Model: "unknown"}}}}
+	out := WithWindows(in, func(m string) int64 {
+		if m == "unknown" {
+			return 0
+		}
+		return 100
+	})
+	var got []int64
+	for _, tg := range out[0].Targets {
+		got = append(got, tg.ContextWindow)
+	}
+	if !slices.Equal(got, []int64{100, 5, 0}) {
+		t.Errorf("windows %v, want [100 5 0]", got)
+	}
+	if in[0].Targets[0].ContextWindow != 0 {
+		t.Error("WithWindows modified its input")
+	}
+}

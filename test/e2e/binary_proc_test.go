@@ -126,6 +126,10 @@ type binConfig struct {
 	custom func() string
 	// env is more of the router's environment ("NAME=value").
 	env []string
+	// tierWait is routing.retry.tier_wait ("": the embedded default, 3s).
+	// "0s" pins a scenario that asserts a failover to a lower tier on
+	// the first failure, as before tier_wait existed.
+	tierWait string
 }
 
 // providerName is p's name in the config.
@@ -171,7 +175,11 @@ func (c binConfig) yaml(listen, admin string) string {
 		b.WriteString("auth: {api_keys_env: \"\"}\n")
 	}
 	// Backoffs scaled down so retries never slow a scenario.
-	b.WriteString("routing:\n  retry: {max_attempts: 3, initial_backoff: 10ms, max_backoff: 50ms, multiplier: 2.0, jitter: 0.5}\n")
+	b.WriteString("routing:\n  retry: {max_attempts: 3, initial_backoff: 10ms, max_backoff: 50ms, multiplier: 2.0, jitter: 0.5")
+	if c.tierWait != "" {
+		b.WriteString(", tier_wait: " + c.tierWait)
+	}
+	b.WriteString("}\n")
 	if c.routing != "" {
 		b.WriteString(indent(c.routing))
 	}
