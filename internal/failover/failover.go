@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,11 @@ type Provider struct {
 	// Config holds the attempt timeouts (defaults applied).
 	Config provider.Config
 	Up     *upstream.Upstream
+	// NoCountTokens: the provider answered count_tokens with 404, 405 or
+	// 501, it has no such route; the router estimates instead
+	// (docs/ARCHITECTURE.md, "Anthropic Messages API"). A reload builds
+	// new Providers, which forget it.
+	NoCountTokens atomic.Bool
 }
 
 // Policy is what the loop follows for one request: the routing policy in
