@@ -97,7 +97,9 @@ type binModel struct {
 type binTarget struct {
 	provider, model string
 	tier            int
-	maxOutput       int64 // max_output_tokens; 0: none
+	maxOutput       int64         // max_output_tokens; 0: none
+	window          int64         // context_window; 0: the embedded table's, else unknown
+	firstToken      time.Duration // first_token_timeout; 0: the provider's
 }
 
 // binConfig is a binary scenario's config: providers for model "m",
@@ -226,6 +228,12 @@ func (c binConfig) yaml(listen, admin string) string {
 			fmt.Fprintf(&b, "      - {provider: %s, model: %s, tier: %d", tg.provider, tg.model, tg.tier)
 			if tg.maxOutput > 0 {
 				fmt.Fprintf(&b, ", max_output_tokens: %d", tg.maxOutput)
+			}
+			if tg.window > 0 {
+				fmt.Fprintf(&b, ", context_window: %d", tg.window)
+			}
+			if tg.firstToken > 0 {
+				fmt.Fprintf(&b, ", first_token_timeout: %s", tg.firstToken)
 			}
 			b.WriteString("}\n")
 		}
