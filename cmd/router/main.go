@@ -18,7 +18,9 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/daemon"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
@@ -270,12 +272,12 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "config %s is valid: %d providers, %d models\n\n", src, len(cfg.Providers), len(cfg.Models))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tTIER\tPROVIDER\tTYPE\tPROVIDER MODEL\tMAX OUTPUT")
+	fmt.Fprintln(tw, "MODEL\tTIER\tPROVIDER\tTYPE\tPROVIDER MODEL\tCONTEXT\tMAX OUTPUT")
 	types := map[string]string{}
 	for _, p := range cfg.Providers {
 		types[p.Name] = p.Type
 	}
-	models := cfg.Models
+	models := route.WithWindows(cfg.Models, pricing.ContextWindow)
 	sort.SliceStable(models, func(i, j int) bool { return models[i].Name < models[j].Name })
 	for _, m := range models {
 		targets := m.Targets
@@ -285,7 +287,11 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 			if t.MaxOutputTokens > 0 {
 				limit = strconv.FormatInt(t.MaxOutputTokens, 10)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", m.Name, t.Tier, t.Provider, types[t.Provider], t.Model, limit)
+			window := "-" // unknown: never skipped (docs/ARCHITECTURE.md, "Context windows")
+			if t.ContextWindow > 0 {
+				window = strconv.FormatInt(t.ContextWindow, 10)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name, t.Tier, t.Provider, types[t.Provider], t.Model, window, limit)
 		}
 	}
 	_ = tw.Flush()

@@ -22,7 +22,7 @@ func TestValidateCommand(t *testing.T) {
 		code     int
 		out, err string
 	}{
-		{[]string{"validate", "--config", good}, 0, "m      0     p         simulated  x               -\nm      1     p         simulated  y               16384", ""},
+		{[]string{"validate", "--config", good}, 0, "m      0     p         simulated  x               -        -\nm      1     p         simulated  y               -        16384", ""},
 		{[]string{"validate"}, 0, "config embedded default (simulated providers) is valid", ""},
 		{[]string{"validate", "--config", typo}, 1, "", "unknown key providers[0].max_concurency"},
 		{[]string{"validate", "--config", filepath.Join(dir, "missing.yaml")}, 1, "", "no such file"},

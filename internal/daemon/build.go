@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/llmrouter/llmrouter/internal/config"
+	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/route"
@@ -28,7 +29,7 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 		log.Warn("environment variable " + name + " overrides no config key; ignored")
 	}
 	var errs []error
-	table, err := route.NewTable(cfg.Models)
+	table, err := route.NewTable(route.WithWindows(cfg.Models, pricing.ContextWindow))
 	errs = append(errs, err)
 	opts := routing.Options{
 		Models: table, Limits: cfg.Limits, Logger: log, Pricing: cfg.Pricing, Routing: cfg.Routing.Config,

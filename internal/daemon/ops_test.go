@@ -231,9 +231,11 @@ func matches(m *dto.Metric, labels map[string]string) bool {
 
 func TestMetricsAfterFaults(t *testing.T) {
 	// Adaptive throttling off so the breaker alone decides (it would
-	// otherwise start refusing the broken provider before five failures).
+	// otherwise start refusing the broken provider before five failures);
+	// tier_wait 0s so each request meets the broken provider once and
+	// fails over at once (the wait for the better tier is failover's).
 	cfg := `
-routing: {adaptive_throttle_k: 0}
+routing: {adaptive_throttle_k: 0, retry: {tier_wait: 0s}}
 providers:
   - {name: broken, type: simulated, simulated: {failure_rate: 1, failure_status: 503}}
   - {name: fallback, type: simulated}

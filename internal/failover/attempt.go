@@ -119,13 +119,22 @@ func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target,
 	}
 	sv.cause.Store(errAttemptTimeout)
 	limit := up.Config.Timeout
-	if req.Stream && up.Config.FirstTokenTimeout < limit {
+	if ftt := firstTokenTimeout(up, tg); req.Stream && ftt < limit {
 		sv.cause.Store(errFirstTokenTimeout)
-		limit = up.Config.FirstTokenTimeout
+		limit = ftt
 	}
 	sv.timer = time.AfterFunc(limit, func() { sv.cancel(sv.cause.Load()) })
 	sv.t0 = time.Now()
 	return sv
+}
+
+// firstTokenTimeout is how long an attempt on tg waits for a stream's
+// first content: the target's first_token_timeout, else its provider's.
+func firstTokenTimeout(up *Provider, tg route.Target) time.Duration {
+	if tg.FirstTokenTimeout > 0 {
+		return tg.FirstTokenTimeout
+	}
+	return up.Config.FirstTokenTimeout
 }
 
 // send calls the adapter and, for a stream, reads it up to its first

@@ -7,11 +7,12 @@
 // the local fallback tier while it is usable.
 //
 // Walk is five steps (steps.go): plan (rank and keep the targets that
-// serve the op), admit (the permit, or the refusal kept and what it waits
+// serve the op and whose context window the prompt estimate fits), admit (the permit, or the refusal kept and what it waits
 // for), attempt, decide (a pure function of the outcome kind, the tries,
-// the backoff, the Retry-After and the time left: serve, return the
-// client error, gone, disable the target, drop the candidate, or retry it
-// after a wait) and pause (until the earliest backoff or refill, or a
+// the backoff, the announced wait, the time left and what is left of
+// routing.retry.tier_wait: serve, return the client error, gone, disable
+// the target, drop the candidate, outgrow it (a prompt too long for it),
+// or retry it after a wait, holding its tier or not) and pause (until the earliest backoff or refill, or a
 // freed bulkhead slot). Every decision reads the Loop's clock
 // (Options.Now), the request's deadline converted onto it once; only the
 // waits use real timers.

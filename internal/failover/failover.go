@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,11 @@ type Provider struct {
 	// Config holds the attempt timeouts (defaults applied).
 	Config provider.Config
 	Up     *upstream.Upstream
+	// NoCountTokens: the provider answered count_tokens with 404, 405 or
+	// 501, it has no such route; the router estimates instead
+	// (docs/ARCHITECTURE.md, "Anthropic Messages API"). A reload builds
+	// new Providers, which forget it.
+	NoCountTokens atomic.Bool
 }
 
 // Policy is what the loop follows for one request: the routing policy in
@@ -117,6 +123,10 @@ type Run struct {
 	// "Output limits"): the loop charges that target's buckets the
 	// lowered limit and says so at debug.
 	MaxTokens int64
+	// Prompt is the request's prompt estimate (tokens), 0 for unknown: a
+	// target whose context_window it exceeds is skipped before any call
+	// (docs/ARCHITECTURE.md, "Context windows").
+	Prompt int64
 	// Affinity is the request's conversation identity (its dialect's);
 	// the zero ID has none.
 	Affinity affinity.ID
@@ -142,6 +152,10 @@ type Run struct {
 	waited time.Duration
 	// hedged: a hedge was sent (a request hedges at most once).
 	hedged bool
+	// holdEnd: when the request stops waiting for a better tier
+	// (routing.retry.tier_wait from its first hold); zero: it has not
+	// held.
+	holdEnd time.Time
 	// aff says what affinity does for the request: on (it has an
 	// identity, the policy and its model allow it), and the target that
 	// served the conversation last, if any.
@@ -215,13 +229,22 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 			now = l.now()
 		}
 		var w wake
+		// heldTier is the best tier held this round (decide's hold): no
+		// candidate of a worse tier after it is tried before it is.
+		heldTier := math.MaxInt
 		for i := range r.cands {
 			c := &r.cands[i]
 			if r.Attempts >= p.Retry.MaxAttempts || ctx.Err() != nil {
 				return r.end(ctx)
 			}
-			permit := l.admit(r, c, p.Retry.MaxAttempts, now, end.Sub(now), tokens, &w)
+			if c.tg.Tier > heldTier {
+				continue // the better tier is waited for (routing.retry.tier_wait)
+			}
+			permit := l.admit(r, c, p, now, end.Sub(now), tokens, &w)
 			if permit == nil {
+				if c.held && !c.out {
+					heldTier = min(heldTier, c.tg.Tier)
+				}
 				continue
 			}
 			l.note(ctx, r, c)
@@ -244,8 +267,11 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 			for _, f := range fs.f[:fs.n] {
 				// A hedge's leg that failed before the other answered is
 				// settled all the same.
-				if res, over := l.settle(r, p, f, now, end, &w); over && sv == nil {
+				if res, over := l.settle(ctx, r, p, f, now, end, &w); over && sv == nil {
 					return res
+				}
+				if f.c.held {
+					heldTier = min(heldTier, f.c.tg.Tier)
 				}
 			}
 			if sv != nil {
@@ -264,10 +290,15 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 
 // settle applies decide to a failed attempt at now: it ends the walk
 // (over, with its Result), or takes the candidate out, or sets when it may
-// be tried again.
-func (l *Loop) settle(r *Run, p Policy, f failed, now, end time.Time, w *wake) (res Result, over bool) {
+// be tried again and whether its tier waits for it.
+func (l *Loop) settle(ctx context.Context, r *Run, p Policy, f failed, now, end time.Time, w *wake) (res Result, over bool) {
 	c, oe := f.c, f.oe
-	d := decide(oe.Kind, c.tries, p.Retry.Delay(c.tries, l.rnd()), oe.RetryAfter, end.Sub(now))
+	hold := r.holdLeft(p, now)
+	if hold > 0 && (!r.mayTryAgain(p, c) || !c.p.Up.Admits(now)) {
+		hold = 0 // no attempt left for it, its breaker opened, or a quota: move on at once
+	}
+	d := decide(oe.Kind, c.tries, p.Retry.Delay(c.tries, l.rnd()), announced(oe), end.Sub(now), hold)
+	c.held = false
 	switch d.step {
 	case stepGone:
 		return Result{Gone: true}, true
@@ -281,11 +312,72 @@ func (l *Loop) settle(r *Run, p Policy, f failed, now, end time.Time, w *wake) (
 		c.out = true
 	case stepDrop:
 		c.out = true
+	case stepOutgrown:
+		// The prompt is too long for c: for no candidate whose window is
+		// no larger either; the provider's 400 goes back when none is
+		// left (docs/ARCHITECTURE.md, "Context windows").
+		if r.outgrow(c) {
+			return Result{ClientError: oe, Provider: c.p.Name}, true
+		}
 	case stepRetry:
 		c.notUntil = now.Add(d.wait)
 		w.until(c.notUntil)
+		if c.held = d.hold; d.hold {
+			r.startHold(p, now)
+			l.log.DebugContext(ctx, "holding the better tier", "request_id", r.ID, "provider", c.p.Name,
+				"tier", c.tg.Tier, "kind", oe.Kind.String(), "wait_ms", d.wait.Milliseconds())
+		}
 	}
 	return Result{}, false
+}
+
+// holdLeft is how much longer the request may wait for a better tier at
+// now before it degrades (docs/ARCHITECTURE.md, "Retries and failover"):
+// routing.retry.tier_wait from the first wait it held.
+func (r *Run) holdLeft(p Policy, now time.Time) time.Duration {
+	if p.Retry.TierWait <= 0 {
+		return 0
+	}
+	if r.holdEnd.IsZero() {
+		return p.Retry.TierWait
+	}
+	return max(r.holdEnd.Sub(now), 0)
+}
+
+// outgrow takes c, whose provider said the prompt is too long for it, out
+// of the request, and with it every candidate whose window is known and
+// no larger than c's (unknown windows stay: they may be larger); it
+// reports whether no candidate is left.
+func (r *Run) outgrow(c *candidate) (none bool) {
+	c.out = true
+	none = true
+	for i := range r.cands {
+		o := &r.cands[i]
+		if w := c.tg.ContextWindow; w > 0 && o.tg.ContextWindow > 0 && o.tg.ContextWindow <= w {
+			o.out = true
+		}
+		none = none && o.out
+	}
+	return none
+}
+
+// mayTryAgain reports whether c could have another of the request's
+// attempts: one is left, and the last is not kept for the fallback tier.
+func (r *Run) mayTryAgain(p Policy, c *candidate) bool {
+	left := p.Retry.MaxAttempts - r.Attempts
+	if left <= 0 {
+		return false
+	}
+	lastTier := r.Model.Targets[len(r.Model.Targets)-1].Tier
+	return left > 1 || c.tg.Tier == lastTier || !keepForFallback(r.cands, lastTier, r.Model.BestTier)
+}
+
+// startHold starts the request's wait for a better tier at now, unless it
+// has started already.
+func (r *Run) startHold(p Policy, now time.Time) {
+	if r.holdEnd.IsZero() {
+		r.holdEnd = now.Add(p.Retry.TierWait)
+	}
 }
 
 // deadlineOn is ctx's deadline on the loop's clock, whose reading is now

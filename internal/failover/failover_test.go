@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"slices"
@@ -29,49 +30,64 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestDecide is decide's step table: every outcome kind has rows, so a
-// kind added to internal/outcome without a decision here fails.
+// kind added to internal/outcome without a decision here fails. hold is
+// what is left of routing.retry.tier_wait (0: off, or the provider no
+// longer admits).
 func TestDecide(t *testing.T) {
 	const (
 		backoff = time.Second
 		left    = 10 * time.Second
+		tw      = 3 * time.Second // a tier_wait not yet spent
 	)
+	retry := func(wait time.Duration) decision { return decision{step: stepRetry, wait: wait} }
+	held := func(wait time.Duration) decision { return decision{step: stepRetry, wait: wait, hold: true} }
 	tests := []struct {
 		name       string
 		kind       outcome.Kind
 		tries      int
 		retryAfter time.Duration
 		left       time.Duration
+		hold       time.Duration
 		want       decision
 	}{
-		{"ok serves", outcome.OK, 1, 0, left, decision{step: stepServe}},
-		{"rate limited waits its backoff", outcome.RateLimited, 1, 0, left, decision{stepRetry, backoff}},
-		{"rate limited waits a longer retry-after", outcome.RateLimited, 1, 3 * time.Second, left, decision{stepRetry, 3 * time.Second}},
-		{"rate limited: a shorter retry-after does not shorten the backoff", outcome.RateLimited, 1, time.Millisecond, left, decision{stepRetry, backoff}},
-		{"rate limited: retry-after beyond the deadline skips the provider", outcome.RateLimited, 1, time.Minute, left, decision{step: stepDrop}},
-		{"overloaded waits", outcome.Overloaded, 2, 0, left, decision{stepRetry, backoff}},
-		{"overloaded: retry-after equal to what is left still fits", outcome.Overloaded, 1, left, left, decision{stepRetry, left}},
-		{"server error waits", outcome.ServerError, 1, 0, left, decision{stepRetry, backoff}},
-		{"server error: backoff beyond the deadline skips", outcome.ServerError, 1, 0, backoff / 2, decision{step: stepDrop}},
-		{"timeout waits", outcome.Timeout, 1, 0, left, decision{stepRetry, backoff}},
-		{"network waits", outcome.Network, 3, 0, left, decision{stepRetry, backoff}},
-		{"network: nothing left skips", outcome.Network, 1, 0, 0, decision{step: stepDrop}},
-		{"auth drops the provider", outcome.Auth, 1, 0, left, decision{step: stepDrop}},
-		{"quota drops the provider", outcome.Quota, 1, time.Second, left, decision{step: stepDrop}},
-		{"client error goes back", outcome.ClientError, 1, 0, left, decision{step: stepReturn}},
-		{"canceled: the client is gone", outcome.Canceled, 1, 0, left, decision{step: stepGone}},
-		{"unknown is retried once", outcome.Unknown, 1, 0, left, decision{stepRetry, backoff}},
-		{"unknown twice drops", outcome.Unknown, 2, 0, left, decision{step: stepDrop}},
-		{"target missing disables the target", outcome.TargetMissing, 1, 0, left, decision{step: stepDisable}},
-		{"a kind from the future drops", outcome.Kind(200), 1, 0, left, decision{step: stepDrop}},
+		{"ok serves", outcome.OK, 1, 0, left, tw, decision{step: stepServe}},
+		{"rate limited waits its backoff", outcome.RateLimited, 1, 0, left, 0, retry(backoff)},
+		{"rate limited waits a longer retry-after", outcome.RateLimited, 1, 3 * time.Second, left, 0, retry(3 * time.Second)},
+		{"rate limited: a shorter retry-after does not shorten the backoff", outcome.RateLimited, 1, time.Millisecond, left, 0, retry(backoff)},
+		{"rate limited: retry-after beyond the deadline skips the provider", outcome.RateLimited, 1, time.Minute, left, tw, decision{step: stepDrop}},
+		{"rate limited: a retry-after within tier_wait holds the tier", outcome.RateLimited, 1, 2 * time.Second, left, tw, held(2 * time.Second)},
+		{"rate limited: a retry-after equal to what is left of tier_wait holds", outcome.RateLimited, 1, tw, left, tw, held(tw)},
+		{"rate limited: a retry-after beyond tier_wait degrades", outcome.RateLimited, 1, 4 * time.Second, left, tw, retry(4 * time.Second)},
+		{"rate limited: without a hint it degrades (it counts)", outcome.RateLimited, 1, 0, left, tw, retry(backoff)},
+		{"overloaded waits", outcome.Overloaded, 2, 0, left, 0, retry(backoff)},
+		{"overloaded holds the tier for its backoff", outcome.Overloaded, 1, 0, left, tw, held(backoff)},
+		{"overloaded: retry-after equal to what is left still fits", outcome.Overloaded, 1, left, left, 0, retry(left)},
+		{"server error waits", outcome.ServerError, 1, 0, left, 0, retry(backoff)},
+		{"server error holds the tier for its backoff", outcome.ServerError, 1, 0, left, tw, held(backoff)},
+		{"server error: tier_wait nearly spent degrades", outcome.ServerError, 2, 0, left, backoff / 2, retry(backoff)},
+		{"server error: backoff beyond the deadline skips", outcome.ServerError, 1, 0, backoff / 2, tw, decision{step: stepDrop}},
+		{"timeout waits, never held: it has cost its time", outcome.Timeout, 1, 0, left, tw, retry(backoff)},
+		{"network waits", outcome.Network, 3, 0, left, 0, retry(backoff)},
+		{"network holds the tier", outcome.Network, 1, 0, left, tw, held(backoff)},
+		{"network: nothing left skips", outcome.Network, 1, 0, 0, tw, decision{step: stepDrop}},
+		{"auth drops the provider", outcome.Auth, 1, 0, left, tw, decision{step: stepDrop}},
+		{"quota drops the provider", outcome.Quota, 1, time.Second, left, tw, decision{step: stepDrop}},
+		{"client error goes back", outcome.ClientError, 1, 0, left, tw, decision{step: stepReturn}},
+		{"canceled: the client is gone", outcome.Canceled, 1, 0, left, tw, decision{step: stepGone}},
+		{"unknown is retried once, never held", outcome.Unknown, 1, 0, left, tw, retry(backoff)},
+		{"unknown twice drops", outcome.Unknown, 2, 0, left, tw, decision{step: stepDrop}},
+		{"target missing disables the target", outcome.TargetMissing, 1, 0, left, tw, decision{step: stepDisable}},
+		{"context exceeded outgrows the target", outcome.ContextExceeded, 1, 0, left, tw, decision{step: stepOutgrown}},
+		{"a kind from the future drops", outcome.Kind(200), 1, 0, left, tw, decision{step: stepDrop}},
 	}
 	covered := map[outcome.Kind]bool{}
 	for _, tt := range tests {
 		covered[tt.kind] = true
 		t.Run(tt.name, func(t *testing.T) {
-			got := decide(tt.kind, tt.tries, backoff, tt.retryAfter, tt.left)
+			got := decide(tt.kind, tt.tries, backoff, tt.retryAfter, tt.left, tt.hold)
 			if got != tt.want {
-				t.Errorf("decide(%s, tries %d, backoff %s, retry-after %s, left %s) = %s %s, want %s %s",
-					tt.kind, tt.tries, backoff, tt.retryAfter, tt.left, got.step, got.wait, tt.want.step, tt.want.wait)
+				t.Errorf("decide(%s, tries %d, backoff %s, retry-after %s, left %s, hold %s) = %s %s hold %v, want %s %s hold %v",
+					tt.kind, tt.tries, backoff, tt.retryAfter, tt.left, tt.hold, got.step, got.wait, got.hold, tt.want.step, tt.want.wait, tt.want.hold)
 			}
 		})
 	}
@@ -82,27 +98,57 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestAnnounced: the wait a failure's provider named.
+func TestAnnounced(t *testing.T) {
+	spent := outcome.UnknownRateLimit
+	spent.RemainingRequests, spent.ResetRequests = 0, 2*time.Second
+	tokens := outcome.UnknownRateLimit
+	tokens.RemainingTokens, tokens.ResetTokens = 0, 5*time.Second
+	left := outcome.UnknownRateLimit
+	left.RemainingRequests, left.ResetRequests = 3, 9*time.Second
+	for _, tt := range []struct {
+		name string
+		oe   outcome.Error
+		want time.Duration
+	}{
+		{"retry-after", outcome.Error{Kind: outcome.RateLimited, RetryAfter: time.Second, RateLimit: spent}, time.Second},
+		{"nothing announced", outcome.Error{Kind: outcome.RateLimited}, 0},
+		{"requests spent: their reset", outcome.Error{Kind: outcome.RateLimited, RateLimit: spent}, 2 * time.Second},
+		{"tokens spent: their reset", outcome.Error{Kind: outcome.RateLimited, RateLimit: tokens}, 5 * time.Second},
+		{"budget left: no wait", outcome.Error{Kind: outcome.RateLimited, RateLimit: left}, 0},
+		{"a 503's retry-after", outcome.Error{Kind: outcome.Overloaded, RetryAfter: time.Second}, time.Second},
+		{"a 503's reset is no wait", outcome.Error{Kind: outcome.Overloaded, RateLimit: spent}, 0},
+	} {
+		if got := announced(&tt.oe); got != tt.want {
+			t.Errorf("%s: announced = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
 // TestDecideRefusal is the step table of the provider's refusals.
 func TestDecideRefusal(t *testing.T) {
 	const left = 10 * time.Second
 	tests := []struct {
 		reason upstream.Reason
 		wait   time.Duration
+		hold   time.Duration
 		want   decision
 	}{
-		{upstream.Open, time.Second, decision{step: stepDrop}},
-		{upstream.Full, 0, decision{step: stepAwaitSlot}},
-		{upstream.Limited, 2 * time.Second, decision{stepRetry, 2 * time.Second}},
-		{upstream.Limited, 0, decision{stepRetry, 0}},
-		{upstream.Limited, time.Minute, decision{step: stepDrop}},
-		{upstream.TooLarge, 0, decision{step: stepDrop}},
-		{upstream.Throttled, 0, decision{step: stepDrop}},
-		{upstream.Quota, time.Second, decision{step: stepDrop}},
+		{upstream.Open, time.Second, 3 * time.Second, decision{step: stepDrop}},
+		{upstream.Full, 0, 3 * time.Second, decision{step: stepAwaitSlot}},
+		{upstream.Limited, 2 * time.Second, 0, decision{step: stepRetry, wait: 2 * time.Second}},
+		{upstream.Limited, 2 * time.Second, 3 * time.Second, decision{step: stepRetry, wait: 2 * time.Second, hold: true}},
+		{upstream.Limited, 4 * time.Second, 3 * time.Second, decision{step: stepRetry, wait: 4 * time.Second}},
+		{upstream.Limited, 0, 0, decision{step: stepRetry}},
+		{upstream.Limited, time.Minute, 3 * time.Second, decision{step: stepDrop}},
+		{upstream.TooLarge, 0, 3 * time.Second, decision{step: stepDrop}},
+		{upstream.Throttled, 0, 3 * time.Second, decision{step: stepDrop}},
+		{upstream.Quota, time.Second, 3 * time.Second, decision{step: stepDrop}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.reason.String(), func(t *testing.T) {
-			if got := decideRefusal(tt.reason, tt.wait, left); got != tt.want {
-				t.Errorf("decideRefusal(%s, %s, %s) = %s %s, want %s %s", tt.reason, tt.wait, left, got.step, got.wait, tt.want.step, tt.want.wait)
+		t.Run(fmt.Sprintf("%s wait %s hold %s", tt.reason, tt.wait, tt.hold), func(t *testing.T) {
+			if got := decideRefusal(tt.reason, tt.wait, left, tt.hold); got != tt.want {
+				t.Errorf("decideRefusal(%s, %s, %s, %s) = %+v, want %+v", tt.reason, tt.wait, left, tt.hold, got, tt.want)
 			}
 		})
 	}
@@ -149,6 +195,12 @@ type tgt struct {
 	a      *fake
 	cfg    provider.Config
 	maxOut int64 // the target's max_output_tokens
+	// trip1: its breaker trips on the first counted failure.
+	trip1 bool
+	// ftt is the target's first_token_timeout (0: its provider's).
+	ftt time.Duration
+	// window is the target's context_window (0: unknown).
+	window int64
 }
 
 // rig is a Loop over real provider runtimes (internal/upstream) with
@@ -201,10 +253,14 @@ func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
 		cfg := tg.cfg
 		cfg.Name, cfg.Type = tg.name, "fake"
 		cfg = cfg.WithDefaults()
-		up := upstream.New(upstream.Spec{Settings: upstream.Settings{Provider: cfg, Policy: upstream.Policy{}.WithDefaults()}},
+		pol := upstream.Policy{}.WithDefaults()
+		if tg.trip1 {
+			pol.Breaker.FailureThreshold.Consecutive = 1
+		}
+		up := upstream.New(upstream.Spec{Settings: upstream.Settings{Provider: cfg, Policy: pol}},
 			upstream.Options{Freed: freed, Observer: observer{tg.name, rg.done}})
 		rg.provs[tg.name] = &Provider{Name: tg.name, Adapter: tg.a, Config: cfg, Up: up}
-		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier, MaxOutputTokens: tg.maxOut})
+		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier, MaxOutputTokens: tg.maxOut, FirstTokenTimeout: tg.ftt, ContextWindow: tg.window})
 	}
 	table, err := route.NewTable([]route.ModelConfig{mc})
 	if err != nil {
@@ -320,6 +376,189 @@ func TestWalkRetryAfter(t *testing.T) {
 				}
 				if !tt.wantServed && (res.DeadlinePassed || res.Gone || res.ClientError != nil || r.Attempts != 1) {
 					t.Errorf("result %+v after %d attempts, want nothing served after 1", res, r.Attempts)
+				}
+			})
+		})
+	}
+}
+
+// TestWalkHoldsTheBetterTier: with routing.retry.tier_wait 3s, a blip of
+// the sole tier-0 provider (a 429 that says when to come back within
+// tier_wait, a 500, 503 or reset retried after its backoff) is waited
+// for and tier 0 serves; what a wait cannot cure or tier_wait cannot
+// cover (a longer Retry-After, an open breaker, auth, quota, a timeout)
+// degrades at once, as every failure does at tier_wait 0; a tier-0
+// provider that keeps failing degrades within tier_wait plus its backoff
+// and max_attempts (docs/ARCHITECTURE.md, "Retries and failover").
+func TestWalkHoldsTheBetterTier(t *testing.T) {
+	once := func(oe *outcome.Error) func(context.Context, int) (*provider.Response, error) {
+		return func(ctx context.Context, n int) (*provider.Response, error) {
+			if n == 1 {
+				return nil, oe
+			}
+			return answers(ctx, n)
+		}
+	}
+	rl := func(after time.Duration) *outcome.Error {
+		return &outcome.Error{Kind: outcome.RateLimited, Status: 429, RetryAfter: after}
+	}
+	e500 := &outcome.Error{Kind: outcome.ServerError, Status: 500}
+	for _, tt := range []struct {
+		name     string
+		tierWait time.Duration
+		a        func(context.Context, int) (*provider.Response, error)
+		trip1    bool
+		want     string        // who serves
+		calls    [2]int32      // calls of a, b
+		took     time.Duration // the walk's time
+	}{
+		{"429 retry-after 2s within tier_wait", 3 * time.Second, once(rl(2 * time.Second)), false, "a", [2]int32{2, 0}, 2 * time.Second},
+		{"500 after its backoff", 3 * time.Second, once(e500), false, "a", [2]int32{2, 0}, time.Second},
+		{"503 after its backoff", 3 * time.Second, once(&outcome.Error{Kind: outcome.Overloaded, Status: 503}), false, "a", [2]int32{2, 0}, time.Second},
+		{"reset after its backoff", 3 * time.Second, once(&outcome.Error{Kind: outcome.Network}), false, "a", [2]int32{2, 0}, time.Second},
+		{"keeps failing: degrades after one retry, the last attempt the fallback's", 3 * time.Second, fails(outcome.ServerError, 500), false, "b", [2]int32{2, 1}, time.Second},
+		{"429 retry-after beyond tier_wait degrades at once", 3 * time.Second, once(rl(4 * time.Second)), false, "b", [2]int32{1, 1}, 0},
+		{"a bare 429 degrades at once", 3 * time.Second, once(rl(0)), false, "b", [2]int32{1, 1}, 0},
+		{"a breaker that opens degrades at once", 3 * time.Second, once(e500), true, "b", [2]int32{1, 1}, 0},
+		{"auth degrades at once", 3 * time.Second, once(&outcome.Error{Kind: outcome.Auth, Status: 401}), false, "b", [2]int32{1, 1}, 0},
+		{"quota degrades at once", 3 * time.Second, once(&outcome.Error{Kind: outcome.Quota, Status: 429}), false, "b", [2]int32{1, 1}, 0},
+		{"a timeout degrades at once", 3 * time.Second, once(&outcome.Error{Kind: outcome.Timeout}), false, "b", [2]int32{1, 1}, 0},
+		{"tier_wait 0: a 500 degrades at once", 0, once(e500), false, "b", [2]int32{1, 1}, 0},
+		{"tier_wait 0: a 429 retry-after 2s degrades at once", 0, once(rl(2 * time.Second)), false, "b", [2]int32{1, 1}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a, b := &fake{do: tt.a}, &fake{do: answers}
+				rg := newRig(t, retryEvery, tgt{name: "a", a: a, trip1: tt.trip1}, tgt{name: "b", tier: 1, a: b})
+				rg.pol.Retry.TierWait = tt.tierWait
+				start := time.Now()
+				r, res := rg.walk(t.Context(), time.Minute)
+				if got := servedBy(res); got != tt.want {
+					t.Fatalf("served by %q after %d attempts (%s), want %s", got, r.Attempts, r.FailureList(), tt.want)
+				}
+				if got := [2]int32{a.calls.Load(), b.calls.Load()}; got != tt.calls {
+					t.Errorf("calls of a, b = %v, want %v", got, tt.calls)
+				}
+				if took := time.Since(start); took != tt.took {
+					t.Errorf("the walk took %s, want %s", took, tt.took)
+				}
+			})
+		})
+	}
+}
+
+// TestWalkHoldFailsOverWithinTheTier: a blip of one tier-0 provider
+// moves to the other tier-0 provider at once; only when the tier has
+// nothing left to try now does the walk wait for it rather than degrade.
+func TestWalkHoldFailsOverWithinTheTier(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int32
+		// The tier's first call fails, whichever provider it reaches; its
+		// second and third too: the retry after the backoff serves.
+		flaky := func(ctx context.Context, _ int) (*provider.Response, error) {
+			if n.Add(1) <= 2 {
+				return nil, &outcome.Error{Kind: outcome.Overloaded, Status: 503}
+			}
+			return answers(ctx, 0)
+		}
+		a1, a2, b := &fake{do: flaky}, &fake{do: flaky}, &fake{do: answers}
+		rg := newRig(t, backoff.Config{MaxAttempts: 4, InitialBackoff: time.Second, MaxBackoff: time.Second, Multiplier: 1},
+			tgt{name: "a1", a: a1}, tgt{name: "a2", a: a2}, tgt{name: "b", tier: 1, a: b})
+		rg.pol.Retry.TierWait = 3 * time.Second
+		start := time.Now()
+		r, res := rg.walk(t.Context(), time.Minute)
+		if got := servedBy(res); got != "a1" && got != "a2" {
+			t.Fatalf("served by %q after %d attempts, want tier 0", got, r.Attempts)
+		}
+		if r.Attempts != 3 || b.calls.Load() != 0 {
+			t.Errorf("%d attempts, %d calls of tier 1, want 3 and 0", r.Attempts, b.calls.Load())
+		}
+		if took := time.Since(start); took != time.Second {
+			t.Errorf("the walk took %s, want one backoff, 1s: the tier's second provider at once", took)
+		}
+	})
+}
+
+// TestWalkContextWindows: a target whose window the prompt estimate
+// alone exceeds is skipped before any call, unless every target would be,
+// when the largest is called; a provider's context-length error takes
+// that target, and every one of a window no larger, out of the request,
+// and the request goes on to a larger or unknown window, else the
+// provider's 400 goes back (docs/ARCHITECTURE.md, "Context windows").
+func TestWalkContextWindows(t *testing.T) {
+	tooLong := func(context.Context, int) (*provider.Response, error) {
+		return nil, &outcome.Error{Kind: outcome.ContextExceeded, Status: 400, Code: "context_length_exceeded",
+			Message: "This model's maximum context length is 1000 tokens."}
+	}
+	type tg3 struct {
+		name   string
+		tier   int
+		window int64
+		fails  bool // answers a context-length error
+	}
+	for _, tt := range []struct {
+		name   string
+		prompt int64
+		tgs    []tg3
+		want   string // who serves; "" the provider's 400 goes back
+		calls  []int32
+	}{
+		{"too long for the first: the larger serves, the first never called", 1000,
+			[]tg3{{"small", 0, 500, false}, {"large", 1, 2000, false}}, "large", []int32{0, 1}},
+		{"an unknown window is never skipped", 1000,
+			[]tg3{{"small", 0, 500, false}, {"unknown", 1, 0, false}}, "unknown", []int32{0, 1}},
+		{"fits: nothing skipped", 400,
+			[]tg3{{"small", 0, 500, false}, {"large", 1, 2000, false}}, "small", []int32{1, 0}},
+		{"too long for all: the largest is called", 5000,
+			[]tg3{{"small", 0, 500, false}, {"mid", 0, 800, false}, {"large", 1, 700, false}}, "mid", []int32{0, 1, 0}},
+		{"context error: the larger serves in one more call", 100,
+			[]tg3{{"first", 0, 1000, true}, {"larger", 1, 4000, false}}, "larger", []int32{1, 1}},
+		{"context error: no smaller window is tried, an unknown one is", 100,
+			[]tg3{{"first", 0, 1000, true}, {"smaller", 1, 800, false}, {"unknown", 2, 0, false}}, "unknown", []int32{1, 0, 1}},
+		{"context error: none left, the 400 goes back", 100,
+			[]tg3{{"first", 0, 1000, true}, {"smaller", 1, 800, false}}, "", []int32{1, 0}},
+		{"context errors everywhere: each target once, then the 400", 100,
+			[]tg3{{"a", 0, 0, true}, {"b", 1, 0, true}}, "", []int32{1, 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var tgts []tgt
+				var fakes []*fake
+				for _, g := range tt.tgs {
+					f := &fake{do: answers}
+					if g.fails {
+						f.do = tooLong
+					}
+					fakes = append(fakes, f)
+					tgts = append(tgts, tgt{name: g.name, tier: g.tier, a: f, window: g.window})
+				}
+				rg := newRig(t, retryEvery, tgts...)
+				rg.pol.Retry.TierWait = 3 * time.Second
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, Prompt: tt.prompt}
+				res := rg.loop.Walk(ctx, r, rg.pol, func(name string) *Provider { return rg.provs[name] },
+					&provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}, tt.prompt+100)
+				if res.Served != nil {
+					res.Served.Done(outcome.OK)
+				}
+				if got := servedBy(res); got != tt.want {
+					t.Fatalf("served by %q (%s), want %q", got, r.FailureList(), tt.want)
+				}
+				if tt.want == "" && (res.ClientError == nil || res.ClientError.Kind != outcome.ContextExceeded || res.ClientError.Status != 400) {
+					t.Errorf("result %+v, want the provider's context-length 400", res)
+				}
+				for i, f := range fakes {
+					if got := f.calls.Load(); got != tt.calls[i] {
+						t.Errorf("%s called %d times, want %d", tt.tgs[i].name, got, tt.calls[i])
+					}
+				}
+				for _, g := range tt.tgs {
+					for _, k := range rg.done.of(g.name) {
+						if k.Counts() && k != outcome.OK {
+							t.Errorf("%s released with %s, which counts against it", g.name, k)
+						}
+					}
 				}
 			})
 		})

@@ -87,7 +87,7 @@ func (l *Loop) twin(r *Run, p Policy, c *candidate, now, end time.Time, tokens i
 	if tw == nil || !l.share.Take(p.Hedge.MaxShare) {
 		return nil, nil
 	}
-	permit := l.admit(r, tw, p.Retry.MaxAttempts, now, end.Sub(now), tokens, w)
+	permit := l.admit(r, tw, p, now, end.Sub(now), tokens, w)
 	if permit == nil {
 		l.share.Return() // refused: no hedge
 		return nil, nil

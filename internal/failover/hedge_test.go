@@ -347,3 +347,25 @@ func TestHedgeOff(t *testing.T) {
 		})
 	}
 }
+
+// TestWalkFirstTokenTimeoutPerTarget: a target's first_token_timeout wins
+// over its provider's (20s here): a first content at 800ms fails the
+// target of 300ms over, at 300ms, and the target of 3s serves it.
+func TestWalkFirstTokenTimeoutPerTarget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := &script{steps: []step2{{d: 800 * time.Millisecond, ok: true}}, stream: true}
+		rg := newRig(t, retryEvery, tgt{name: "small", a: sc.fake("small"), ftt: 300 * time.Millisecond},
+			tgt{name: "reasoning", tier: 1, a: sc.fake("reasoning"), ftt: 3 * time.Second})
+		start := time.Now()
+		r, res := rg.walkStream(t.Context(), time.Minute)
+		if got := servedBy(res); got != "reasoning" {
+			t.Fatalf("served by %q (%s), want reasoning", got, r.FailureList())
+		}
+		if len(r.Failures) != 1 || r.Failures[0].Provider != "small" {
+			t.Errorf("failures %s, want small's (cut by its first-token timer)", r.FailureList())
+		}
+		if took := time.Since(start); took != 1100*time.Millisecond {
+			t.Errorf("served after %s, want 300ms + 800ms", took)
+		}
+	})
+}

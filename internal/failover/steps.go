@@ -28,6 +28,9 @@ type candidate struct {
 	out      bool              // never again for this request
 	notUntil time.Time         // backoff: not before then
 	refusal  *upstream.Refusal // the provider's last refusal, if any
+	// held: its tier waits for its retry (routing.retry.tier_wait): no
+	// candidate of a lower tier after it is tried before it is.
+	held bool
 }
 
 // plan ranks the model's targets at now (docs/ARCHITECTURE.md,
@@ -69,7 +72,7 @@ func (l *Loop) plan(r *Run, p Policy, providers func(name string) *Provider, req
 		}
 		cands = append(cands, candidate{i: i, tg: tg, p: pr, req: treq})
 	}
-	r.cands = cands
+	r.cands = l.fit(r, cands)
 	// Affinity chooses among targets ranking would let share the load: a
 	// model with one target has nothing to choose.
 	if !p.Affinity.Enabled || r.Affinity.Key == 0 || len(m.Targets) < 2 {
@@ -89,6 +92,45 @@ func (l *Loop) plan(r *Run, p Policy, providers func(name string) *Provider, req
 		return !s.Floored && s.Weight > 0 && c.p.Up.Admits(now)
 	}, func(c *candidate) bool { return !c.p.Up.Failing(now) })
 }
+
+// fit returns cands without those whose context window the request's
+// prompt estimate alone exceeds (docs/ARCHITECTURE.md, "Context
+// windows"), each a refusal of reason "context" in the request's trace and
+// nobody's failure; when that would leave none, the one of the largest
+// window stays (the first in rank order of equals). Output limits are
+// never a reason: a target's max_output_tokens lowers them.
+func (l *Loop) fit(r *Run, cands []candidate) []candidate {
+	if r.Prompt <= 0 {
+		return cands
+	}
+	largest := -1
+	fits := false
+	for i := range cands {
+		w := cands[i].tg.ContextWindow
+		if w <= 0 || r.Prompt <= w {
+			fits = true
+			break
+		}
+		if largest < 0 || w > cands[largest].tg.ContextWindow {
+			largest = i
+		}
+	}
+	kept := cands[:0]
+	for i, c := range cands {
+		if w := c.tg.ContextWindow; w > 0 && r.Prompt > w && (fits || i != largest) {
+			r.Trace.Refused(c.p.Name, reasonContext, 0)
+			l.log.Debug("prompt too long for the target: skipped", "request_id", r.ID, "provider", c.p.Name,
+				"model", c.tg.Model, "prompt_estimate", r.Prompt, "context_window", w)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept
+}
+
+// reasonContext is the refusal reason of a target the prompt is too long
+// for, in the request's trace.
+const reasonContext = "context"
 
 // keep moves the candidate of target last first in its tier, when it is
 // healthy and its tier is the best with an available candidate
@@ -144,14 +186,16 @@ func (l *Loop) remember(r *Run, p Policy, c *candidate, now time.Time) {
 // request's deadline, or nil when c is not sent now: it is out of the
 // request, the last attempt is kept for the fallback tier, it is backing
 // off, or its provider refused. A refusal stays on c (the answer's status
-// and Retry-After come from the refusals) and what it waits for goes on w.
-func (l *Loop) admit(r *Run, c *candidate, maxAttempts int, now time.Time, left time.Duration, tokens int64, w *wake) *upstream.Permit {
+// and Retry-After come from the refusals) and what it waits for goes on w;
+// c.held says whether its tier still waits for it (decide's hold).
+func (l *Loop) admit(r *Run, c *candidate, p Policy, now time.Time, left time.Duration, tokens int64, w *wake) *upstream.Permit {
 	if c.out {
 		return nil
 	}
 	lastTier := r.Model.Targets[len(r.Model.Targets)-1].Tier
-	if r.Attempts == maxAttempts-1 && c.tg.Tier != lastTier && keepForFallback(r.cands, lastTier, r.Model.BestTier) {
-		return nil // keep the last attempt for the fallback tier
+	if r.Attempts == p.Retry.MaxAttempts-1 && c.tg.Tier != lastTier && keepForFallback(r.cands, lastTier, r.Model.BestTier) {
+		c.held = false // nothing to wait for: its tier cannot have the attempt
+		return nil     // keep the last attempt for the fallback tier
 	}
 	if now.Before(c.notUntil) {
 		w.until(c.notUntil)
@@ -164,14 +208,18 @@ func (l *Loop) admit(r *Run, c *candidate, maxAttempts int, now time.Time, left 
 		permit, err = c.p.Up.Acquire(now, tokens)
 	}
 	if err == nil {
-		c.refusal = nil
+		c.refusal, c.held = nil, false
 		c.tries++
 		return permit
 	}
 	rf := err.(*upstream.Refusal)
 	c.refusal = rf
 	r.Trace.Refused(c.p.Name, rf.Reason.String(), rf.Wait)
-	switch d := decideRefusal(rf.Reason, rf.Wait, left); d.step {
+	d := decideRefusal(rf.Reason, rf.Wait, left, r.holdLeft(p, now))
+	if c.held = d.hold; d.hold {
+		r.startHold(p, now)
+	}
+	switch d.step {
 	case stepDrop:
 		c.out = true
 	case stepRetry:
@@ -232,8 +280,14 @@ const (
 	// stepDrop: the candidate is out of this request; the next candidate
 	// at once.
 	stepDrop
+	// stepOutgrown: the prompt is too long for the candidate's window: it
+	// and every candidate of a window no larger are out of this request;
+	// the next candidate at once, and when none is left the provider's
+	// error goes back.
+	stepOutgrown
 	// stepRetry: the candidate may be tried again once wait has passed;
-	// the next candidate at once.
+	// the next candidate of its tier at once, of a lower tier at once
+	// too unless the decision holds the tier.
 	stepRetry
 	// stepAwaitSlot: the provider is full; the candidate waits for any
 	// bulkhead to free a slot when nothing else can start.
@@ -241,24 +295,35 @@ const (
 )
 
 var stepNames = [...]string{stepServe: "serve", stepReturn: "return", stepGone: "gone", stepDisable: "disable",
-	stepDrop: "drop", stepRetry: "retry", stepAwaitSlot: "await_slot"}
+	stepDrop: "drop", stepOutgrown: "outgrown", stepRetry: "retry", stepAwaitSlot: "await_slot"}
 
 func (s step) String() string { return stepNames[s] }
 
-// decision is decide's answer: the step, and for stepRetry the wait.
+// decision is decide's answer: the step, and for stepRetry the wait and
+// whether the candidate's tier is held for it.
 type decision struct {
 	step step
 	wait time.Duration
+	// hold: the failure is a blip worth waiting for rather than degrading
+	// (docs/ARCHITECTURE.md, "Retries and failover"): no candidate of a
+	// lower tier goes before this one's retry.
+	hold bool
 }
 
 // decide says what follows an attempt of a candidate that ended in kind,
 // after tries attempts of it (this one included): backoff is the retry
-// policy's wait before its next try, retryAfter what the provider asked
-// for (0: nothing), left the time before the request's deadline
-// (docs/ARCHITECTURE.md, "Retries and failover"). Moving on to the next
-// candidate is always at once; only this candidate's next try waits.
-// decide is pure: the loop applies its answer.
-func decide(kind outcome.Kind, tries int, backoff, retryAfter, left time.Duration) decision {
+// policy's wait before its next try, announced the wait the provider
+// named (Retry-After, or the reset of a rate limit's spent budget; 0:
+// nothing), left the time before the request's deadline, hold how much
+// longer the request may wait for the candidate's tier before it degrades
+// (routing.retry.tier_wait less what it held already; 0 when the provider
+// no longer admits, its breaker open: docs/ARCHITECTURE.md, "Retries and
+// failover"). Moving on to another candidate of the tier is always at
+// once; only this candidate's next try waits, and a lower tier waits for
+// it when the failure is a blip (a 5xx, an overload, a reset or refused
+// connection, a rate limit that said when to come back) whose wait fits
+// in hold. decide is pure: the loop applies its answer.
+func decide(kind outcome.Kind, tries int, backoff, announced, left, hold time.Duration) decision {
 	switch {
 	case kind == outcome.OK:
 		return decision{step: stepServe}
@@ -268,20 +333,58 @@ func decide(kind outcome.Kind, tries int, backoff, retryAfter, left time.Duratio
 		return decision{step: stepReturn}
 	case kind == outcome.TargetMissing:
 		return decision{step: stepDisable}
+	case kind == outcome.ContextExceeded:
+		return decision{step: stepOutgrown}
 	case !kind.Retryable(), kind == outcome.Unknown && tries >= 2:
 		// auth, quota: another provider may serve; unknown: retried once.
 		return decision{step: stepDrop}
 	}
-	wait := max(backoff, retryAfter)
+	wait := max(backoff, announced)
 	if wait > left {
 		return decision{step: stepDrop} // a wait longer than what is left skips the provider
 	}
-	return decision{step: stepRetry, wait: wait}
+	return decision{step: stepRetry, wait: wait, hold: hold > 0 && wait <= hold && blip(kind, announced)}
+}
+
+// blip reports whether a failure of kind, with the wait the provider
+// announced, is one a short wait may cure: an overload, a server error,
+// a reset or refused connection, a rate limit that said when to come
+// back. A timeout has cost its time already; a bare 429 counts towards
+// the breaker.
+func blip(kind outcome.Kind, announced time.Duration) bool {
+	switch kind {
+	case outcome.Overloaded, outcome.ServerError, outcome.Network:
+		return true
+	case outcome.RateLimited:
+		return announced > 0
+	}
+	return false
+}
+
+// announced is the wait oe's provider named: its Retry-After, or for a
+// rate limit the reset of a budget it said is spent (0: nothing).
+func announced(oe *outcome.Error) time.Duration {
+	if oe.RetryAfter > 0 || oe.Kind != outcome.RateLimited {
+		return oe.RetryAfter
+	}
+	rl := oe.RateLimit
+	if rl == (outcome.RateLimit{}) {
+		return 0 // nothing announced
+	}
+	var d time.Duration
+	if rl.RemainingRequests == 0 {
+		d = rl.ResetRequests
+	}
+	if rl.RemainingTokens == 0 {
+		d = max(d, rl.ResetTokens)
+	}
+	return d
 }
 
 // decideRefusal says what follows a provider's refusal of reason, with
-// the wait it named, left before the request's deadline.
-func decideRefusal(reason upstream.Reason, wait, left time.Duration) decision {
+// the wait it named, left before the request's deadline and hold before
+// the request degrades (decide's).
+func decideRefusal(reason upstream.Reason, wait, left, hold time.Duration) decision {
 	switch reason {
 	case upstream.Full:
 		return decision{step: stepAwaitSlot}
@@ -289,7 +392,8 @@ func decideRefusal(reason upstream.Reason, wait, left time.Duration) decision {
 		if wait > left {
 			return decision{step: stepDrop} // it cannot take the request before the deadline
 		}
-		return decision{step: stepRetry, wait: wait}
+		// A budget that comes back within hold is a blip too.
+		return decision{step: stepRetry, wait: wait, hold: hold > 0 && wait <= hold}
 	}
 	// Breaker open (only a successful probe reopens it: not a wait a
 	// request can use), out of quota, too large for its budget, or

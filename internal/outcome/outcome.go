@@ -32,21 +32,32 @@ const (
 	// fine. Appended after Unknown so the numeric values and metric label
 	// sets of the kinds before it stay as they were.
 	TargetMissing
+
+	// ContextExceeded: the prompt is too long for the target's context
+	// window (OpenAI context_length_exceeded, Anthropic "prompt is too
+	// long", Gemini "The input token count … exceeds", Bedrock "Input is
+	// too long"). It says something about this request on this target
+	// only: never counted against the provider, never resent to that
+	// target; the request moves to a candidate with a larger or unknown
+	// window, else the provider's 400 goes back (docs/ARCHITECTURE.md,
+	// "Context windows"). Appended last, as TargetMissing was.
+	ContextExceeded
 )
 
 var kindNames = [...]string{
-	OK:            "ok",
-	RateLimited:   "rate_limited",
-	Overloaded:    "overloaded",
-	ServerError:   "server_error",
-	Timeout:       "timeout",
-	Network:       "network",
-	Auth:          "auth",
-	Quota:         "quota",
-	ClientError:   "client_error",
-	Canceled:      "canceled",
-	Unknown:       "unknown",
-	TargetMissing: "target_missing",
+	OK:              "ok",
+	RateLimited:     "rate_limited",
+	Overloaded:      "overloaded",
+	ServerError:     "server_error",
+	Timeout:         "timeout",
+	Network:         "network",
+	Auth:            "auth",
+	Quota:           "quota",
+	ClientError:     "client_error",
+	Canceled:        "canceled",
+	Unknown:         "unknown",
+	TargetMissing:   "target_missing",
+	ContextExceeded: "context_exceeded",
 }
 
 // String returns the snake_case name used in logs, metrics labels and JSON.
@@ -69,8 +80,8 @@ func Kinds() []Kind {
 // Retryable reports whether another attempt on the same target (on this
 // provider later, or on another provider now) may succeed where this one
 // failed. Auth and Quota are not retryable on the same provider but another
-// provider may serve; TargetMissing is not retryable on the same target but
-// the model's next target may serve.
+// provider may serve; TargetMissing and ContextExceeded are not retryable
+// on the same target but the model's next target may serve.
 func (k Kind) Retryable() bool {
 	switch k {
 	case RateLimited, Overloaded, ServerError, Timeout, Network, Unknown:
@@ -80,9 +91,12 @@ func (k Kind) Retryable() bool {
 }
 
 // Counts reports whether the outcome says something about the provider's
-// health. Client errors, cancellations and a missing target (one target's
-// misconfiguration, not the provider's health) never count against it.
-func (k Kind) Counts() bool { return k != ClientError && k != Canceled && k != TargetMissing }
+// health. Client errors, cancellations, a missing target (one target's
+// misconfiguration, not the provider's health) and a prompt too long for
+// the target never count against it.
+func (k Kind) Counts() bool {
+	return k != ClientError && k != Canceled && k != TargetMissing && k != ContextExceeded
+}
 
 // Error is a classified failure of one attempt. Adapters return it (wrapped
 // or not); everyone else finds it with errors.As.

@@ -20,6 +20,7 @@ func TestKindNumbersAreStable(t *testing.T) {
 		{ServerError, 3, "server_error"}, {Timeout, 4, "timeout"}, {Network, 5, "network"},
 		{Auth, 6, "auth"}, {Quota, 7, "quota"}, {ClientError, 8, "client_error"},
 		{Canceled, 9, "canceled"}, {Unknown, 10, "unknown"}, {TargetMissing, 11, "target_missing"},
+		{ContextExceeded, 12, "context_exceeded"},
 	}
 	ks := Kinds()
 	if len(ks) != len(want) {
@@ -53,6 +54,7 @@ func TestRetryableAndCounts(t *testing.T) {
 		{Canceled, false, false},
 		{Unknown, true, true},
 		{TargetMissing, false, false},
+		{ContextExceeded, false, false},
 	}
 	if len(tests) != len(Kinds()) {
 		t.Fatalf("the table covers %d kinds, want all %d", len(tests), len(Kinds()))

@@ -39,9 +39,11 @@ type Config struct {
 // between retries of one provider (backoff.Config).
 type Retry struct {
 	backoff.Config `mapstructure:",squash"`
-	// TierWait is how long a request may wait for its better tier before
-	// it degrades to a lower one (docs/ARCHITECTURE.md, "Retries and
-	// failover"). 0 (the default) moves on at once; must not be negative.
+	// TierWait is how long a request may wait for its better tier through
+	// a blip before it degrades to a lower one (docs/ARCHITECTURE.md,
+	// "Retries and failover"). 0 moves on at once (the zero Config's, as
+	// before tier_wait existed); the embedded default is 3s; must not be
+	// negative.
 	TierWait time.Duration `mapstructure:"tier_wait"`
 }
 

@@ -181,6 +181,16 @@ func listPrice(model string) (Price, bool) {
 	return Price{}, false
 }
 
+// ContextWindow is the embedded context window of model (tokens), by its
+// name or its undated name as Lookup searches prices; 0 when the table
+// does not know it (docs/ARCHITECTURE.md, "Context windows").
+func ContextWindow(model string) int64 {
+	if w, ok := listWindows[model]; ok {
+		return w
+	}
+	return listWindows[undated(model)]
+}
+
 // undated strips one trailing date or version from a model name: -latest,
 // -YYYY-MM-DD, -YYYYMMDD, @YYYYMMDD, -NNN (Gemini's -001) or -NNNN
 // (OpenAI's -0125).

@@ -91,3 +91,28 @@ func TestValidate(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestContextWindow: the embedded windows, found by the name or the
+// undated name as prices are; every window belongs to a priced model.
+func TestContextWindow(t *testing.T) {
+	for _, tt := range []struct {
+		model string
+		want  int64
+	}{
+		{"gpt-4o-mini", 128_000},
+		{"gpt-4o-2024-08-06", 128_000},
+		{"claude-sonnet-4-5-20250929", 200_000},
+		{"gemini-2.5-pro", 1_048_576},
+		{"text-embedding-3-small", 0}, // per input, not per batch
+		{"my-local-model", 0},
+	} {
+		if got := ContextWindow(tt.model); got != tt.want {
+			t.Errorf("ContextWindow(%q) = %d, want %d", tt.model, got, tt.want)
+		}
+	}
+	for m := range listWindows {
+		if _, ok := listPrices[m]; !ok {
+			t.Errorf("%s has a window but no price: the table is the price table's models", m)
+		}
+	}
+}

@@ -67,3 +67,61 @@ var listPrices = map[string]Price{
 	"gemini-embedding-001":  {0.15, 0.15, 0.15, 0},
 	"text-embedding-004":    {0, 0, 0, 0},
 }
+
+// listWindows are the context windows (tokens a model reads: prompt and
+// answer together) of the models the embedded table prices, by the
+// model's name at its provider, as their providers documented them on
+// AsOf: a target's `context_window` defaults to them and its config
+// overrides them (docs/ARCHITECTURE.md, "Context windows"). Embedding
+// models are left out: their limit is per input, and a batch's estimate
+// is the sum.
+var listWindows = map[string]int64{
+	// OpenAI
+	"gpt-5":             400_000,
+	"gpt-5.1":           400_000,
+	"gpt-5-mini":        400_000,
+	"gpt-5-nano":        400_000,
+	"gpt-5-chat-latest": 128_000,
+	"gpt-4.1":           1_047_576,
+	"gpt-4.1-mini":      1_047_576,
+	"gpt-4.1-nano":      1_047_576,
+	"gpt-4o":            128_000,
+	"gpt-4o-mini":       128_000,
+	"chatgpt-4o-latest": 128_000,
+	"gpt-4-turbo":       128_000,
+	"gpt-4":             8_192,
+	"gpt-3.5-turbo":     16_385,
+	"o1":                200_000,
+	"o1-mini":           128_000,
+	"o1-pro":            200_000,
+	"o3":                200_000,
+	"o3-mini":           200_000,
+	"o3-pro":            200_000,
+	"o4-mini":           200_000,
+
+	// Anthropic (the 1M-token window of some models is a beta a request
+	// opts into: not the default)
+	"claude-opus-4-5":   200_000,
+	"claude-opus-4-1":   200_000,
+	"claude-opus-4-0":   200_000,
+	"claude-opus-4":     200_000,
+	"claude-sonnet-4-5": 200_000,
+	"claude-sonnet-4-0": 200_000,
+	"claude-sonnet-4":   200_000,
+	"claude-3-7-sonnet": 200_000,
+	"claude-3-5-sonnet": 200_000,
+	"claude-haiku-4-5":  200_000,
+	"claude-3-5-haiku":  200_000,
+	"claude-3-opus":     200_000,
+	"claude-3-haiku":    200_000,
+
+	// Google (Gemini API)
+	"gemini-3-pro-preview":  1_048_576,
+	"gemini-2.5-pro":        1_048_576,
+	"gemini-2.5-flash":      1_048_576,
+	"gemini-2.5-flash-lite": 1_048_576,
+	"gemini-2.0-flash":      1_048_576,
+	"gemini-2.0-flash-lite": 1_048_576,
+	"gemini-1.5-pro":        2_097_152,
+	"gemini-1.5-flash":      1_048_576,
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
@@ -92,6 +93,12 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 	}
 	defer func() { key.Settle(s.now(), tk, q.Ex.Usage.Total(), q.Ex.Cost) }()
 	q.Ex.Op, q.Ex.Affinity, q.Ex.MaxTokens = c.Req.Op, c.Affinity, c.MaxTokens
+	if c.Req.Op != provider.OpEmbeddings {
+		// The prompt estimate decides which context windows the request
+		// fits (docs/ARCHITECTURE.md, "Context windows"); an embedding's
+		// limit is per input, not per batch.
+		q.Ex.Prompt = max(c.Tokens-intake.CompletionBudget(c.MaxTokens), 0)
+	}
 	res := s.walk(ctx, q.Ex, q.st, c.Req, c.Tokens)
 	if body != nil {
 		c.Req.Body = nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Target is one way to serve a model.
@@ -24,6 +25,18 @@ type Target struct {
 	// limits"). A limit at or under it, and a request without one, are
 	// sent as they are. 0 means no cap; negative is invalid.
 	MaxOutputTokens int64 `mapstructure:"max_output_tokens"`
+	// ContextWindow is the most tokens the target's model reads: a request
+	// whose prompt estimate alone exceeds it skips the target before any
+	// call (docs/ARCHITECTURE.md, "Context windows"). 0 means the embedded
+	// model table's value for a model it knows (WithWindows), else
+	// unknown: never skipped. Negative is invalid.
+	ContextWindow int64 `mapstructure:"context_window"`
+	// FirstTokenTimeout bounds the wait for a stream's first content on
+	// this target, in place of its provider's first_token_timeout (a
+	// reasoning model may think for a minute where a small model on the
+	// same provider answers in a second). 0 means the provider's;
+	// negative is invalid.
+	FirstTokenTimeout time.Duration `mapstructure:"first_token_timeout"`
 }
 
 // ModelConfig is one entry of the `models:` list: a name clients may ask
@@ -70,8 +83,14 @@ func (m ModelConfig) Validate(providers map[string]bool) error {
 		if t.MaxOutputTokens < 0 {
 			errs = append(errs, fmt.Errorf("targets[%d].max_output_tokens: must not be negative, got %d", i, t.MaxOutputTokens))
 		}
+		if t.ContextWindow < 0 {
+			errs = append(errs, fmt.Errorf("targets[%d].context_window: must not be negative, got %d", i, t.ContextWindow))
+		}
+		if t.FirstTokenTimeout < 0 {
+			errs = append(errs, fmt.Errorf("targets[%d].first_token_timeout: must not be negative, got %s", i, t.FirstTokenTimeout))
+		}
 		// A target is its provider, model and tier: two that differ only
-		// in their cap are still one target.
+		// in their cap, window or timeout are still one target.
 		key := Target{Provider: t.Provider, Model: t.Model, Tier: t.Tier}
 		if seen[key] {
 			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %s/%s tier %d", i, t.Provider, t.Model, t.Tier))
@@ -79,6 +98,22 @@ func (m ModelConfig) Validate(providers map[string]bool) error {
 		seen[key] = true
 	}
 	return errors.Join(errs...)
+}
+
+// WithWindows returns models with each target's unset context_window
+// set to window(its model) (the embedded model table's, pricing.ContextWindow;
+// 0: unknown); models itself is not modified.
+func WithWindows(models []ModelConfig, window func(model string) int64) []ModelConfig {
+	out := slices.Clone(models)
+	for i := range out {
+		out[i].Targets = slices.Clone(out[i].Targets)
+		for j := range out[i].Targets {
+			if t := &out[i].Targets[j]; t.ContextWindow == 0 {
+				t.ContextWindow = window(t.Model)
+			}
+		}
+	}
+	return out
 }
 
 // Model is a model's resolved targets, sorted by tier (stable: config

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNewTableSortsByTierStably(t *testing.T) {
@@ -49,6 +50,10 @@ func TestValidate(t *testing.T) {
 		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", MaxOutputTokens: 16384}}}, ""},
 		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", MaxOutputTokens: -1}}}, "targets[0].max_output_tokens: must not be negative, got -1"},
 		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x"}, {Provider: "a", Model: "x", MaxOutputTokens: 8192}}}, "targets[1]: duplicate target a/x tier 0"},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", ContextWindow: 128000, FirstTokenTimeout: time.Minute}}}, ""},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", ContextWindow: -1}}}, "targets[0].context_window: must not be negative, got -1"},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x", FirstTokenTimeout: -time.Second}}}, "targets[0].first_token_timeout: must not be negative, got -1s"},
+		{ModelConfig{Name: "m", Targets: []Target{{Provider: "a", Model: "x"}, {Provider: "a", Model: "x", ContextWindow: 8192}}}, "targets[1]: duplicate target a/x tier 0"},
 	}
 	for _, tt := range tests {
 		err := tt.m.Validate(provs)
@@ -209,4 +214,26 @@ func BenchmarkLookup(b *testing.B) {
 	run("exact/with-patterns", withPatterns, "model-07")
 	run("pattern/longest", withPatterns, "claude-opus-5-5")
 	run("pattern/shortest", withPatterns, "claude-haiku-4-5")
+}
+
+// TestWithWindows: unset windows come from the table, set ones stay, and
+// the models given are not modified.
+func TestWithWindows(t *testing.T) {
+	in := []ModelConfig{{Name: "m", Targets: []Target{{Provider: "a", Model: "known"}, {Provider: "a", Model: "set", ContextWindow: 5}, {Provider: "a", Model: "unknown"}}}}
+	out := WithWindows(in, func(m string) int64 {
+		if m == "unknown" {
+			return 0
+		}
+		return 100
+	})
+	var got []int64
+	for _, tg := range out[0].Targets {
+		got = append(got, tg.ContextWindow)
+	}
+	if !slices.Equal(got, []int64{100, 5, 0}) {
+		t.Errorf("windows %v, want [100 5 0]", got)
+	}
+	if in[0].Targets[0].ContextWindow != 0 {
+		t.Error("WithWindows modified its input")
+	}
 }

@@ -112,6 +112,9 @@ func testBinaryWireFaults(t *testing.T, bin string) {
 				// tier-0 provider, whatever the faults before it did to
 				// its accept ratio.
 				routing: "adaptive_throttle_k: 0",
+				// Each fault fails over to tier 1 on the second attempt;
+				// the wait for the better tier is binary_tierwait_test's.
+				tierWait: "0s",
 			})
 			defer p.stop()
 			for _, row := range rows {

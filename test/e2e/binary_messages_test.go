@@ -156,7 +156,8 @@ func testBinaryMessagesFaults(t *testing.T, bin string) {
 					{fake: faulted, typ: providerType(d), tier: 0, firstToken: 300 * time.Millisecond, timeout: time.Second},
 					{fake: backup, typ: providerType(otherDialect(d)), tier: 1},
 				},
-				routing: "adaptive_throttle_k: 0",
+				routing:  "adaptive_throttle_k: 0",
+				tierWait: "0s", // each fault fails over to tier 1 on the second attempt
 			})
 			defer p.stop()
 			for _, row := range rows {

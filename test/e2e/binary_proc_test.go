@@ -97,7 +97,9 @@ type binModel struct {
 type binTarget struct {
 	provider, model string
 	tier            int
-	maxOutput       int64 // max_output_tokens; 0: none
+	maxOutput       int64         // max_output_tokens; 0: none
+	window          int64         // context_window; 0: the embedded table's, else unknown
+	firstToken      time.Duration // first_token_timeout; 0: the provider's
 }
 
 // binConfig is a binary scenario's config: providers for model "m",
@@ -126,6 +128,10 @@ type binConfig struct {
 	custom func() string
 	// env is more of the router's environment ("NAME=value").
 	env []string
+	// tierWait is routing.retry.tier_wait ("": the embedded default, 3s).
+	// "0s" pins a scenario that asserts a failover to a lower tier on
+	// the first failure, as before tier_wait existed.
+	tierWait string
 }
 
 // providerName is p's name in the config.
@@ -171,7 +177,11 @@ func (c binConfig) yaml(listen, admin string) string {
 		b.WriteString("auth: {api_keys_env: \"\"}\n")
 	}
 	// Backoffs scaled down so retries never slow a scenario.
-	b.WriteString("routing:\n  retry: {max_attempts: 3, initial_backoff: 10ms, max_backoff: 50ms, multiplier: 2.0, jitter: 0.5}\n")
+	b.WriteString("routing:\n  retry: {max_attempts: 3, initial_backoff: 10ms, max_backoff: 50ms, multiplier: 2.0, jitter: 0.5")
+	if c.tierWait != "" {
+		b.WriteString(", tier_wait: " + c.tierWait)
+	}
+	b.WriteString("}\n")
 	if c.routing != "" {
 		b.WriteString(indent(c.routing))
 	}
@@ -218,6 +228,12 @@ func (c binConfig) yaml(listen, admin string) string {
 			fmt.Fprintf(&b, "      - {provider: %s, model: %s, tier: %d", tg.provider, tg.model, tg.tier)
 			if tg.maxOutput > 0 {
 				fmt.Fprintf(&b, ", max_output_tokens: %d", tg.maxOutput)
+			}
+			if tg.window > 0 {
+				fmt.Fprintf(&b, ", context_window: %d", tg.window)
+			}
+			if tg.firstToken > 0 {
+				fmt.Fprintf(&b, ", first_token_timeout: %s", tg.firstToken)
 			}
 			b.WriteString("}\n")
 		}

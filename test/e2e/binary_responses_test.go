@@ -131,7 +131,7 @@ func testBinaryResponsesNative(t *testing.T, bin string) {
 		{fake: bf(ant.name, ant.srv), typ: "anthropic", tier: 0},
 		{fake: bf(oa.name, oa.srv), typ: "openai", tier: 1},
 		{fake: bf(az.name, az.srv), typ: "azure", tier: 2},
-	}})
+	}, tierWait: "0s"}) // the third turn fails over from oa's 503 to az at once
 	defer p.stop()
 	hc := &http.Client{}
 	defer hc.CloseIdleConnections()

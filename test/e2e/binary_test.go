@@ -38,6 +38,8 @@ func TestBinary(t *testing.T) {
 	t.Run("affinity", func(t *testing.T) { testBinaryAffinity(t, bin) })
 	t.Run("output limits", func(t *testing.T) { testBinaryOutputLimits(t, bin) })
 	t.Run("bounds", func(t *testing.T) { testBinaryBounds(t, bin) })
+	t.Run("tier wait", func(t *testing.T) { testBinaryTierWait(t, bin) })
+	t.Run("context windows", func(t *testing.T) { testBinaryContextWindows(t, bin) })
 }
 
 // providerType is the config type the binary scenarios use for d.

@@ -195,6 +195,8 @@ func testBinaryTracing(t *testing.T, bin string) {
 		logLevel:  "info",
 		// Batches every 50 ms, so the test sees its spans at once.
 		env: []string{"OTEL_BSP_SCHEDULE_DELAY=50"},
+		// A 503 fails over at once: two attempt spans.
+		tierWait: "0s",
 	}
 	p := startRouter(t, bin, cfg)
 

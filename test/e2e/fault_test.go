@@ -126,11 +126,18 @@ func TestFaultMatrix(t *testing.T) {
 		{name: "401", want: failover, fault: [2]fault{
 			oaiError(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: sk-test."),
 			antError(401, "authentication_error", "invalid x-api-key")}},
-		{name: "400 context length", fault: [2]fault{
+		// A prompt too long for one target's window is that target's:
+		// the other, of an unknown window, is tried at once
+		// (docs/ARCHITECTURE.md, "Context windows").
+		{name: "400 context length", want: failover, fault: [2]fault{
 			oaiError(400, "invalid_request_error", "context_length_exceeded", contextMsg),
-			antError(400, "invalid_request_error", contextMsg)},
+			antError(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")}},
+		// Any other 400 is the client's, passed on as it came.
+		{name: "400 invalid request", fault: [2]fault{
+			oaiError(400, "invalid_request_error", "invalid_value", "Invalid value for 'temperature': must be at most 2."),
+			antError(400, "invalid_request_error", "temperature: Input should be less than or equal to 1")},
 			want: want{status: 400, served: faulted, attempts: 1, calls: [3]int32{1, 0, 0},
-				message: contextMsg, oaiCode: "context_length_exceeded"}},
+				message: "emperature", oaiCode: "invalid_value"}},
 		{name: "connection reset", want: failover, fault: [2]fault{{kind: reset}, {kind: reset}}},
 		{name: "hang", want: failover, fault: [2]fault{{kind: hang}, {kind: hang}}},
 		{name: "garbage 200 body", want: failover, fault: [2]fault{{kind: garbage}, {kind: garbage}}},

@@ -160,10 +160,11 @@ func allNative(q proxy.Request, m *route.Model) bool {
 // Anthropic-format target of the model that is not open counts (a free
 // call, outside the attempt loop and the provider's buckets, but holding
 // one of the key's RPM and a permit of the provider's bulkhead); a model
-// with none, a key or a bulkhead with nothing to give now, or a count
-// that fails for any reason but the request's own fault, gets the
-// router's estimate at once: never a 429, which an SDK would retry (issue
-// 31, finding 7).
+// with none, a key or a bulkhead with nothing to give now, a count that
+// fails for any reason but the request's own fault, or a provider without
+// the route (404, 405, 501: remembered until a reload, NoCountTokens),
+// gets the router's estimate at once: never a 429, which an SDK would
+// retry (issue 31, finding 7).
 func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *http.Request) {
 	body := q.Admit()
 	if body == nil {
@@ -202,7 +203,7 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 		if !ok {
 			continue
 		}
-		if open, _ := p.Up.IsOpen(now); open || p.Up.TargetOff(tg.Model) {
+		if open, _ := p.Up.IsOpen(now); open || p.Up.TargetOff(tg.Model) || p.NoCountTokens.Load() {
 			continue
 		}
 		release, ok := p.Up.Hold()
@@ -221,6 +222,15 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 			return
 		}
 		var oe *outcome.Error
+		if errors.As(err, &oe) && noRoute(oe.Status) && oe.Suspect == outcome.OK {
+			// An Anthropic-compatible server without the route: its 404
+			// says nothing about the request. Remembered until a reload.
+			if !p.NoCountTokens.Swap(true) {
+				s.log.Info("provider has no count_tokens; the router estimates for it until a reload", "provider", p.Name,
+					"status", oe.Status)
+			}
+			break
+		}
 		if errors.As(err, &oe) && oe.Kind == outcome.ClientError && oe.Suspect == outcome.OK {
 			c := *oe
 			c.Message = p.Up.Redact(c.Message)
@@ -239,6 +249,12 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 		break
 	}
 	q.Answer(answer.Result{JSON: countJSON(f.InputTokens)})
+}
+
+// noRoute reports whether a count_tokens answer's status says the
+// provider has no such route: 404, 405 or 501.
+func noRoute(status int) bool {
+	return status == http.StatusNotFound || status == http.StatusMethodNotAllowed || status == http.StatusNotImplemented
 }
 
 // typeOf reads a payload's "type" the slow way.

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -35,6 +36,8 @@ type native struct {
 	counts atomic.Int32 // CountTokens calls
 	last   atomic.Pointer[provider.Request]
 	do     func(ctx context.Context, req *provider.Request) (*provider.Response, error)
+	// count, when not nil, answers CountTokens.
+	count func() (*provider.Response, error)
 }
 
 func (n *native) Supports(op provider.Op) bool { return op == provider.OpMessages }
@@ -47,6 +50,9 @@ func (n *native) Do(ctx context.Context, req *provider.Request) (*provider.Respo
 }
 func (n *native) CountTokens(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 	n.counts.Add(1)
+	if n.count != nil {
+		return n.count()
+	}
 	return &provider.Response{Body: []byte(`{"input_tokens":42}`)}, nil
 }
 
@@ -364,6 +370,42 @@ func TestCountTokens(t *testing.T) {
 			t.Fatalf("got %d %s", w.Code, w.Body)
 		}
 	})
+	// An Anthropic-compatible server without the route: the estimate,
+	// and the provider is not asked again until a reload.
+	for _, tt := range []struct {
+		status    int
+		kind      outcome.Kind
+		estimated bool
+	}{
+		{404, outcome.ClientError, true},
+		{405, outcome.ClientError, true},
+		{501, outcome.ServerError, true},
+		{400, outcome.ClientError, false}, // the request's own fault: passed on
+	} {
+		t.Run(fmt.Sprintf("count answers %d", tt.status), func(t *testing.T) {
+			n := &native{count: func() (*provider.Response, error) {
+				return nil, &outcome.Error{Kind: tt.kind, Status: tt.status, Type: "not_found_error", Message: "Not Found"}
+			}}
+			h := router(t, nil, n, nil)
+			for i := range 2 {
+				w := send(h, "POST", "/v1/messages/count_tokens", count)
+				var c struct {
+					InputTokens int64 `json:"input_tokens"`
+				}
+				_ = json.Unmarshal(w.Body.Bytes(), &c)
+				if got := w.Code == 200 && c.InputTokens >= 100; got != tt.estimated {
+					t.Fatalf("call %d: got %d %s, want the estimate %v", i, w.Code, w.Body, tt.estimated)
+				}
+			}
+			want := int32(2)
+			if tt.estimated {
+				want = 1
+			}
+			if got := n.counts.Load(); got != want {
+				t.Errorf("the provider was asked to count %d times, want %d", got, want)
+			}
+		})
+	}
 	t.Run("estimate otherwise", func(t *testing.T) {
 		h := router(t, nil, sim(t), nil)
 		w := send(h, "POST", "/v1/messages/count_tokens", count)

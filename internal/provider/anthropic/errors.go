@@ -106,6 +106,12 @@ func kindFor(status int, typ, code, msg string) (kind, suspect outcome.Kind) {
 	if kind != outcome.ClientError {
 		return kind, outcome.OK
 	}
+	if typ == "invalid_request_error" && provider.AnthropicTooLong(msg) {
+		// "prompt is too long: 201234 tokens > 200000 maximum": for this
+		// target; a larger window may serve (docs/ARCHITECTURE.md,
+		// "Context windows").
+		return outcome.ContextExceeded, outcome.OK
+	}
 	lower := strings.ToLower(msg)
 	switch {
 	case typ == "invalid_request_error" &&

@@ -231,7 +231,7 @@ func TestDoErrors(t *testing.T) {
 			outcome.ClientError, "invalid_request_error", "usage limits", 0, 400},
 		{"400 invalid request", 400, nil,
 			`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`,
-			outcome.ClientError, "invalid_request_error", "prompt is too long", 0, 400},
+			outcome.ContextExceeded, "invalid_request_error", "prompt is too long", 0, 400},
 		{"413 from cloudflare", 413, nil, "\n<html><body>413 Request Entity Too Large</body></html>\n",
 			outcome.ClientError, "", "<html><body>413 Request Entity Too Large</body></html>", 0, 413},
 		{"413 request_too_large", 413, nil, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`,

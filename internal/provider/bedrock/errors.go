@@ -129,6 +129,11 @@ func classify(code string, status int, msg string) *outcome.Error {
 		// its words only suspect the target, until the router's own
 		// request says the same.
 		e.Kind, e.Suspect = outcome.ClientError, outcome.TargetMissing
+	case code == "ValidationException" && provider.BedrockTooLong(msg):
+		// "Input is too long for requested model.": for this target's
+		// window; a larger one may serve (docs/ARCHITECTURE.md, "Context
+		// windows").
+		e.Kind = outcome.ContextExceeded
 	case code == "AccessDeniedException" && strings.Contains(lower, "access to the model"):
 		// IAM's words about the target's model, never a request's: a
 		// request's content cannot be denied access.
@@ -143,7 +148,7 @@ func classify(code string, status int, msg string) *outcome.Error {
 		// A redirect or another non-200 success: base_url points somewhere
 		// that is not Bedrock.
 		e.Kind = outcome.ServerError
-	case outcome.ClientError, outcome.TargetMissing:
+	case outcome.ClientError, outcome.TargetMissing, outcome.ContextExceeded:
 		// The word both front doors use for a request's fault; the AWS
 		// code stays in Code.
 		e.Type = "invalid_request_error"

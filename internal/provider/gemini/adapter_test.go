@@ -301,8 +301,13 @@ var errorCases = []errorCase{
 		kind: outcome.Auth,
 	},
 	{
-		name: "400 invalid argument", status: 400,
+		name: "400 context length", status: 400,
 		body: `{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`,
+		kind: outcome.ContextExceeded,
+	},
+	{
+		name: "400 invalid argument", status: 400,
+		body: `{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"x\": Cannot find field.","status":"INVALID_ARGUMENT"}}`,
 		kind: outcome.ClientError,
 	},
 	{

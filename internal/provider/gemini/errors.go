@@ -176,6 +176,10 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 			// named; only the router's own request can tell.
 			e.Suspect = outcome.TargetMissing
 		}
+	case st.Status == "INVALID_ARGUMENT" && provider.GeminiTooLong(st.Message):
+		// For this target's window; a larger one may serve
+		// (docs/ARCHITECTURE.md, "Context windows").
+		e.Kind = outcome.ContextExceeded
 	case st.Status == "INVALID_ARGUMENT" || st.Status == "FAILED_PRECONDITION" || st.Status == "OUT_OF_RANGE":
 		e.Kind = outcome.ClientError
 	case st.Status == "INTERNAL":

@@ -270,7 +270,7 @@ func TestDoErrors(t *testing.T) {
 			outcome.TargetMissing, 404, "DeploymentNotFound", "deployment for this resource does not exist", 0},
 		{"context length", 400, nil,
 			`{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
-			outcome.ClientError, 400, "context_length_exceeded", "maximum context length", 0},
+			outcome.ContextExceeded, 400, "context_length_exceeded", "maximum context length", 0},
 		{"bad key", 401, nil,
 			`{"error":{"message":"Incorrect API key provided: sk-****.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
 			outcome.Auth, 401, "invalid_api_key", "Incorrect API key", 0},

@@ -57,6 +57,10 @@ const quotaWait = time.Hour
 //     not_found_error/NotFoundError that names no model (llama.cpp's "File
 //     Not Found"): the endpoint is missing, base_url is wrong, which fails
 //     every target of the provider: ServerError;
+//   - a 400 with code context_length_exceeded (OpenAI, Azure), type
+//     exceed_context_size_error (llama.cpp), or a message that begins as
+//     OpenAI's context-length error does (vLLM sends no code:
+//     provider.OpenAITooLong) is ContextExceeded;
 //   - other 400, 404, 413, 422 stay ClientError;
 //   - a 5xx other than 504 saying "Loading model" or "server busy"
 //     (llama.cpp, Ollama), or with code server_is_overloaded, is
@@ -109,6 +113,11 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 		e.Kind = outcome.Quota
 	case e.Kind == outcome.RateLimited && e.RetryAfter > quotaWait:
 		e.Kind = outcome.Quota
+	case eff == http.StatusBadRequest && (anyFold(f.code, "context_length_exceeded") || anyFold(f.typ, "exceed_context_size_error") ||
+		provider.OpenAITooLong(f.message)):
+		// The prompt is too long for this target's window: a larger one
+		// may serve (docs/ARCHITECTURE.md, "Context windows").
+		e.Kind = outcome.ContextExceeded
 	case eff == http.StatusNotFound && anyFold(f.code, "model_not_found", "DeploymentNotFound"):
 		e.Kind = outcome.TargetMissing
 	case eff == http.StatusNotFound && modelMissingWords(f.message):
@@ -218,7 +227,9 @@ func kindFromFields(f errorFields) outcome.Kind {
 	case anyFold(f.code, "invalid_api_key") ||
 		anyFold(f.typ, "authentication_error", "permission_error", "AuthenticationError", "PermissionDeniedError", "UNAUTHENTICATED", "PERMISSION_DENIED"):
 		return outcome.Auth
-	case anyFold(f.code, "context_length_exceeded", "content_filter", "invalid_prompt") ||
+	case anyFold(f.code, "context_length_exceeded") || anyFold(f.typ, "exceed_context_size_error"):
+		return outcome.ContextExceeded
+	case anyFold(f.code, "content_filter", "invalid_prompt") ||
 		anyFold(f.typ, "invalid_request_error", "BadRequestError", "INVALID_ARGUMENT"):
 		return outcome.ClientError
 	case anyFold(f.typ, "timeout_error", "DEADLINE_EXCEEDED"):

@@ -46,15 +46,18 @@ func (e Echo) Headers() http.Header {
 }
 
 // Hostile are inputs a client sends to make a provider's echo read like
-// an outage of the provider: the words every adapter once matched, and
-// JSON that would close the quoted string.
+// an outage of the provider, or a prompt too long for the target: the
+// words every adapter once matched, and JSON that would close the quoted
+// string.
 var Hostile = []string{
 	"", "credit balance", "Your credit balance is too low to access the Anthropic API.", "usage limit", "spend limit",
 	"You have reached your specified API usage limits.", "model: claude-x", "model", "not found", "does not exist",
 	"The model `x` does not exist", "model \"x\" not found", "API key not valid", "API key expired",
 	"The provided model identifier is invalid.", "on-demand throughput isn't supported", "end of its life",
 	"access to the model", "limit: 0", "insufficient_quota", "billing_error", "Invalid URL", "loading model", "server busy",
-	"PerDay", "API_KEY_INVALID", `"}}`, `","type":"billing_error","x":"`, "\x00\xff", strings.Repeat("credit balance ", 300),
+	"PerDay", "API_KEY_INVALID", "prompt is too long", "prompt is too long: 1 tokens > 0 maximum",
+	"Input is too long for requested model.", "This model's maximum context length is 8192 tokens.",
+	"The input token count (1) exceeds the maximum number of tokens allowed (0).", "context_length_exceeded", "exceed_context_size_error", `"}}`, `","type":"billing_error","x":"`, "\x00\xff", strings.Repeat("credit balance ", 300),
 }
 
 // Classify is an adapter's ClassifyError at a fixed clock.
