@@ -271,6 +271,8 @@ func TestFromHeadersCodex(t *testing.T) {
 		{"session-id", "session-id: se\r\n", Named("se")},
 		{"session_id", "session_id: su\r\n", Named("su")},
 		{"claude code's first", "session-id: se\r\nx-claude-code-session-id: cc\r\n", Named("cc")},
+		{"opencode's", "x-session-id: ses_1\r\nx-session-affinity: ses_1\r\n", Named("ses_1")},
+		{"codex's before opencode's", "x-session-affinity: oc\r\nsession-id: se\r\n", Named("se")},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, err := http.ReadRequest(bufio.NewReader(strings.NewReader("POST /v1/responses HTTP/1.1\r\nHost: x\r\n" + tt.raw + "\r\n")))

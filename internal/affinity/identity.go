@@ -38,6 +38,9 @@ const (
 	CodexThreadHeader   = "Thread-Id"
 	CodexSessionHeader  = "Session-Id"
 	CodexSessionHeader2 = "Session_id"
+	// OpencodeHeader is what opencode sends for the provider to keep its
+	// session where its cache is (with x-session-id, the same value).
+	OpencodeHeader = "X-Session-Affinity"
 )
 
 // Seeds keep named identities and openings apart.
@@ -61,9 +64,10 @@ func NamedBytes(b []byte) ID { return Named(view(b)) }
 
 // FromHeaders is the identity h names: X-LLMRouter-Session, else
 // x-claude-code-session-id, else Codex's thread-id, session-id or
-// session_id; none when none is set. It does not allocate.
+// session_id, else opencode's x-session-affinity; none when none is set.
+// It does not allocate.
 func FromHeaders(h http.Header) ID {
-	for _, name := range [...]string{SessionHeader, ClaudeCodeHeader, CodexThreadHeader, CodexSessionHeader, CodexSessionHeader2} {
+	for _, name := range [...]string{SessionHeader, ClaudeCodeHeader, CodexThreadHeader, CodexSessionHeader, CodexSessionHeader2, OpencodeHeader} {
 		if v := h[name]; len(v) > 0 && v[0] != "" {
 			return Named(v[0])
 		}
