@@ -27,7 +27,7 @@ func adminHandler(t *testing.T, token string) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := routing.New(routing.Options{Providers: []routing.Provider{{Name: "p", Type: "simulated", Adapter: sim}}, Models: table,
+	rt, err := routing.New(routing.Options{Providers: []provider.Descriptor{{Name: "p", Type: "simulated", Adapter: sim}}, Models: table,
 		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute}})
 	if err != nil {
 		t.Fatal(err)

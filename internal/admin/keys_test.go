@@ -35,7 +35,7 @@ func TestKeys(t *testing.T) {
 	named := func(name string) clientauth.Named {
 		return clientauth.Named{Name: name, Hash: sha256.Sum256([]byte("secret-" + name))}
 	}
-	rt, err := routing.New(routing.Options{Providers: []routing.Provider{{Name: "p", Type: "simulated", Adapter: sim}}, Models: table,
+	rt, err := routing.New(routing.Options{Providers: []provider.Descriptor{{Name: "p", Type: "simulated", Adapter: sim}}, Models: table,
 		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute},
 		NamedKeys: []routing.ClientKey{
 			{Named: named("capped"), Limits: clientkeys.Limits{BudgetUSD: 50, BudgetPeriod: "day", RPM: 10, Models: []string{"m"}}},

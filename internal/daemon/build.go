@@ -49,7 +49,7 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 			errs = append(errs, provider.Under(fmt.Sprintf("providers[%d]", i), err))
 			continue
 		}
-		pp := routing.Provider{Name: p.Name, Type: p.Type, Adapter: a, Config: pc}
+		pp := provider.Descriptor{Name: p.Name, Type: p.Type, Adapter: a, Config: pc}
 		if key != "" {
 			pp.Secrets = []string{key}
 		}

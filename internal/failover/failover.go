@@ -24,11 +24,10 @@ import (
 // Provider is one configured provider as the loop sees it: how to call it
 // and its runtime.
 type Provider struct {
-	Name    string
-	Adapter provider.Adapter
-	// Config holds the attempt timeouts (defaults applied).
-	Config provider.Config
-	Up     *upstream.Upstream
+	// Descriptor is the provider as configured (its Config's defaults
+	// applied).
+	provider.Descriptor
+	Up *upstream.Upstream
 	// NoCountTokens: the provider answered count_tokens with 404, 405 or
 	// 501, it has no such route; the router estimates instead
 	// (docs/ARCHITECTURE.md, "Anthropic Messages API"). A reload builds

@@ -259,7 +259,7 @@ func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
 		}
 		up := upstream.New(upstream.Spec{Settings: upstream.Settings{Provider: cfg, Policy: pol}},
 			upstream.Options{Freed: freed, Observer: observer{tg.name, rg.done}})
-		rg.provs[tg.name] = &Provider{Name: tg.name, Adapter: tg.a, Config: cfg, Up: up}
+		rg.provs[tg.name] = &Provider{Descriptor: provider.Descriptor{Name: tg.name, Adapter: tg.a, Config: cfg}, Up: up}
 		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier, MaxOutputTokens: tg.maxOut, FirstTokenTimeout: tg.ftt, ContextWindow: tg.window})
 	}
 	table, err := route.NewTable([]route.ModelConfig{mc})
@@ -813,7 +813,7 @@ func TestKeep(t *testing.T) {
 			cands := make([]candidate, len(tt.cands))
 			state := map[*Provider]cand{}
 			for i, c := range tt.cands {
-				p := &Provider{Name: c.name}
+				p := &Provider{Descriptor: provider.Descriptor{Name: c.name}}
 				cands[i] = candidate{i: i, tg: &route.Target{Provider: c.name, Model: c.name + "-model", Tier: c.tier}, p: p}
 				state[p] = c
 			}

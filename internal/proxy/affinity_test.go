@@ -57,7 +57,7 @@ func affinityServer(t testing.TB, on bool, reg prometheus.Registerer, a, b *fake
 		t.Fatal(err)
 	}
 	s, err := Open(routing.Options{
-		Providers: []routing.Provider{{Name: "a", Adapter: a}, {Name: "b", Adapter: b}},
+		Providers: []provider.Descriptor{{Name: "a", Adapter: a}, {Name: "b", Adapter: b}},
 		Models:    table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
 		Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}, Affinity: affinity.Config{Enabled: on}}, Rand: seeded(25), Registerer: reg,
 	})
@@ -187,7 +187,7 @@ func TestAffinityNotOnFallbackTier(t *testing.T) {
 	mc := route.ModelConfig{Name: "m", Targets: []route.Target{{Provider: "p", Model: "x"}, {Provider: "f", Model: "y", Tier: 1}}}
 	table, _ := route.NewTable([]route.ModelConfig{mc})
 	s, err := Open(routing.Options{
-		Providers: []routing.Provider{{Name: "p", Adapter: primary}, {Name: "f", Adapter: fallback}},
+		Providers: []provider.Descriptor{{Name: "p", Adapter: primary}, {Name: "f", Adapter: fallback}},
 		Models:    table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
 		Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}, Affinity: affinity.Config{Enabled: true}},
 	})

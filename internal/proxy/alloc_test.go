@@ -95,7 +95,7 @@ func pathServerKeys(tb testing.TB, path string, keys []routing.ClientKey) (*Serv
 		tb.Fatal(err)
 	}
 	targets := []route.Target{{Provider: "up", Model: "up-model"}}
-	provs := []routing.Provider{{Name: "up", Adapter: a, Config: pc}}
+	provs := []provider.Descriptor{{Name: "up", Adapter: a, Config: pc}}
 	var aff affinity.Config
 	if path == "pair" || path == "affinity" {
 		// Two providers in one tier and a conversation's second turn: with
@@ -107,7 +107,7 @@ func pathServerKeys(tb testing.TB, path string, keys []routing.ClientKey) (*Serv
 			tb.Fatal(err)
 		}
 		targets = append(targets, route.Target{Provider: "up2", Model: "up-model"})
-		provs = append(provs, routing.Provider{Name: "up2", Adapter: a2, Config: pc2})
+		provs = append(provs, provider.Descriptor{Name: "up2", Adapter: a2, Config: pc2})
 		aff.Enabled = path == "affinity"
 		body = benchFollowUp
 	}

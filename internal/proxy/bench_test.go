@@ -94,7 +94,7 @@ func benchRouter(b *testing.B) (string, func()) {
 		b.Fatal(err)
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "gpt-4o-mini"}}}})
-	s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: provider.Config{MaxConcurrency: 256}}},
+	s, err := Open(routing.Options{Providers: []provider.Descriptor{{Name: "up", Adapter: a, Config: provider.Config{MaxConcurrency: 256}}},
 		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
 	if err != nil {
 		b.Fatal(err)

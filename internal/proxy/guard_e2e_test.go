@@ -68,7 +68,7 @@ func (u *fakeUpstream) setAnswer(f func(w http.ResponseWriter)) { u.answer.Store
 func routerOver(t testing.TB, clock *fakeClock, maxConc int, ups ...*fakeUpstream) http.Handler {
 	t.Helper()
 	mc := route.ModelConfig{Name: "m"}
-	var provs []routing.Provider
+	var provs []provider.Descriptor
 	for i, u := range ups {
 		name := string(rune('a' + i))
 		pc := provider.Config{Name: name, BaseURL: u.URL + "/v1", MaxConcurrency: maxConc}
@@ -76,7 +76,7 @@ func routerOver(t testing.TB, clock *fakeClock, maxConc int, ups ...*fakeUpstrea
 		if err != nil {
 			t.Fatal(err)
 		}
-		provs = append(provs, routing.Provider{Name: name, Type: "openai_compatible", Adapter: a, Config: pc})
+		provs = append(provs, provider.Descriptor{Name: name, Type: "openai_compatible", Adapter: a, Config: pc})
 		mc.Targets = append(mc.Targets, route.Target{Provider: name, Model: "x", Tier: min(i, 1)})
 	}
 	table, _ := route.NewTable([]route.ModelConfig{mc})

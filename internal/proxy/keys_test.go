@@ -47,7 +47,7 @@ func keysServerAt(t testing.TB, a *fake, log *bytes.Buffer, prices []pricing.Ent
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := routing.Options{Providers: []routing.Provider{{Name: "p", Type: "fake", Adapter: a}}, Models: table,
+	opts := routing.Options{Providers: []provider.Descriptor{{Name: "p", Type: "fake", Adapter: a}}, Models: table,
 		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}},
 		ClientKeys: []string{"anon"}, NamedKeys: keys, Pricing: prices, Registerer: reg, Now: now}
 	if log != nil {

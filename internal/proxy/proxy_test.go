@@ -110,9 +110,9 @@ func newServer(t testing.TB, limits limits.Config, keys []string, targets ...tar
 		limits.RequestTimeout = 10 * time.Second
 	}
 	mc := route.ModelConfig{Name: "m"}
-	var provs []routing.Provider
+	var provs []provider.Descriptor
 	for _, tg := range targets {
-		provs = append(provs, routing.Provider{Name: tg.name, Type: "fake", Adapter: tg.a, Config: tg.cfg})
+		provs = append(provs, provider.Descriptor{Name: tg.name, Type: "fake", Adapter: tg.a, Config: tg.cfg})
 		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier})
 	}
 	table, err := route.NewTable([]route.ModelConfig{mc})
@@ -638,7 +638,7 @@ func TestPatternModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "p", Type: "fake", Adapter: a}}, Models: table,
+	s, err := Open(routing.Options{Providers: []provider.Descriptor{{Name: "p", Type: "fake", Adapter: a}}, Models: table,
 		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}}, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)

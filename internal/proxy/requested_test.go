@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
@@ -24,7 +25,7 @@ func TestLogRequestedModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	s, err := Open(routing.Options{Providers: []routing.Provider{{Name: "p", Type: "fake", Adapter: &fake{do: ok(`{"ok":true}`)}}}, Models: table,
+	s, err := Open(routing.Options{Providers: []provider.Descriptor{{Name: "p", Type: "fake", Adapter: &fake{do: ok(`{"ok":true}`)}}}, Models: table,
 		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}, ClientKeys: []string{"anon"},
 		Logger: slog.New(slog.NewJSONHandler(&log, nil))})
 	if err != nil {

@@ -27,7 +27,7 @@ func TestOpenAISDK(t *testing.T) {
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "gpt-4o-mini", Targets: []route.Target{{Provider: "sim", Model: "sim-1"}}}})
 	s, err := Open(routing.Options{
-		Providers:  []routing.Provider{{Name: "sim", Type: "simulated", Adapter: sim}},
+		Providers:  []provider.Descriptor{{Name: "sim", Type: "simulated", Adapter: sim}},
 		Models:     table,
 		Limits:     limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10e9},
 		ClientKeys: []string{"client-key"},

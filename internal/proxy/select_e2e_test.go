@@ -28,9 +28,9 @@ func TestPriorityShedding(t *testing.T) {
 		{Provider: "p1", Model: "x"}, {Provider: "p2", Model: "x"}, {Provider: "p3", Model: "x"}, {Provider: "p4", Model: "x", Tier: 1},
 	}}
 	table, _ := route.NewTable([]route.ModelConfig{mc})
-	var provs []routing.Provider
+	var provs []provider.Descriptor
 	for i, a := range []*fake{p1, p2, p3, p4} {
-		provs = append(provs, routing.Provider{Name: []string{"p1", "p2", "p3", "p4"}[i], Adapter: a})
+		provs = append(provs, provider.Descriptor{Name: []string{"p1", "p2", "p3", "p4"}[i], Adapter: a})
 	}
 	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
 		Routing: policy.Config{Retry: policy.Retry{Config: backoff4()}}, Policy: upstream.Policy{Breaker: tripAtOnce}})
@@ -91,12 +91,12 @@ func TestFailingProviderWarnsItsDomain(t *testing.T) {
 	never := breaker.DefaultConfig()
 	never.FailureThreshold.Consecutive, never.FailureThreshold.MinRequests = 1_000_000, 1_000_000
 	mc := route.ModelConfig{Name: "m"}
-	var provs []routing.Provider
+	var provs []provider.Descriptor
 	for _, p := range []struct {
 		name, domain string
 		a            *fake
 	}{{"a", "x", a}, {"b", "x", b}, {"c", "y", c}} {
-		provs = append(provs, routing.Provider{Name: p.name, Adapter: p.a, Config: provider.Config{Domain: p.domain}})
+		provs = append(provs, provider.Descriptor{Name: p.name, Adapter: p.a, Config: provider.Config{Domain: p.domain}})
 		mc.Targets = append(mc.Targets, route.Target{Provider: p.name, Model: "x"})
 	}
 	table, _ := route.NewTable([]route.ModelConfig{mc})

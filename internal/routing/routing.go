@@ -24,25 +24,9 @@ import (
 	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
-// Provider is one configured provider as the router sees it.
-type Provider struct {
-	// Name is the provider's configured name (targets refer to it).
-	Name string
-	// Type is the adapter type, for /admin/providers.
-	Type string
-	// Adapter sends attempts; it must be safe for concurrent use.
-	Adapter provider.Adapter
-	// Config holds the per-attempt timeouts (zero fields take defaults).
-	Config provider.Config
-	// Secrets are strings (the provider's API key) that must never reach
-	// a client, a log line or /admin: provider messages that echo them
-	// are redacted.
-	Secrets []string
-}
-
 // Options are a routing state's configuration.
 type Options struct {
-	Providers []Provider
+	Providers []provider.Descriptor
 	Models    *route.Table
 	Limits    limits.Config
 	// Routing is the routing policy (the `routing:` block), handed to the
@@ -217,7 +201,6 @@ func (rt *Routes) Update(opts Options) error {
 		Prices:    pricing.New(opts.Pricing),
 		Created:   time.Now().Unix(),
 	}
-	var secrets [][]string
 	for _, p := range opts.Providers {
 		if p.Adapter == nil {
 			return fmt.Errorf("routing: provider %q has no adapter", p.Name)
@@ -227,10 +210,9 @@ func (rt *Routes) Update(opts Options) error {
 		}
 		p.Config = p.Config.WithDefaults()
 		p.Config.Name, p.Config.Type = p.Name, p.Type
-		u := &failover.Provider{Name: p.Name, Adapter: p.Adapter, Config: p.Config}
+		u := &failover.Provider{Descriptor: p}
 		st.Providers[p.Name] = u
 		st.Order = append(st.Order, u)
-		secrets = append(secrets, p.Secrets)
 		st.Domains = st.Domains || p.Config.Domain != ""
 	}
 	for _, name := range opts.Models.Names() {
@@ -252,7 +234,7 @@ func (rt *Routes) Update(opts Options) error {
 	for i, p := range st.Order {
 		specs[i] = upstream.Spec{
 			Settings: upstream.Settings{Provider: p.Config, Endpoint: provider.EndpointOf(p.Adapter), Policy: opts.Policy},
-			Secrets:  secrets[i],
+			Secrets:  p.Secrets,
 		}
 		if pr, ok := p.Adapter.(provider.Prober); ok {
 			specs[i].Probe = pr.Probe

@@ -12,17 +12,17 @@ import (
 	"github.com/llmrouter/llmrouter/internal/route"
 )
 
-func sim(t testing.TB, name string, cfg provider.Config) Provider {
+func sim(t testing.TB, name string, cfg provider.Config) provider.Descriptor {
 	t.Helper()
 	cfg.Name = name
 	a, err := simulated.New(cfg, simulated.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Provider{Name: name, Type: "simulated", Adapter: a, Config: cfg}
+	return provider.Descriptor{Name: name, Type: "simulated", Adapter: a, Config: cfg}
 }
 
-func options(t testing.TB, provs ...Provider) Options {
+func options(t testing.TB, provs ...provider.Descriptor) Options {
 	t.Helper()
 	mc := route.ModelConfig{Name: "m"}
 	for i, p := range provs {

@@ -11,6 +11,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/clientauth"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
@@ -23,7 +24,7 @@ func keysRoutes(t *testing.T, period string) *routing.Routes {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := routing.New(routing.Options{Providers: []routing.Provider{{Name: "p", Type: "fake", Adapter: &fake{do: ok(`{}`)}}},
+	rt, err := routing.New(routing.Options{Providers: []provider.Descriptor{{Name: "p", Type: "fake", Adapter: &fake{do: ok(`{}`)}}},
 		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute},
 		NamedKeys: []routing.ClientKey{{Named: clientkeysNamed("team"), Limits: clientkeys.Limits{BudgetUSD: 50, BudgetPeriod: period}}}})
 	if err != nil {

@@ -67,7 +67,7 @@ func stateServer(t *testing.T, qURL string) *proxy.Server {
 		t.Fatal(err)
 	}
 	s, err := proxy.Open(routing.Options{
-		Providers: []routing.Provider{
+		Providers: []provider.Descriptor{
 			{Name: "p", Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)}, Config: provider.Config{BaseURL: "http://p.example/v1"}},
 			{Name: "q", Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)}, Config: provider.Config{BaseURL: qURL}},
 		},
@@ -128,11 +128,11 @@ func TestRestore(t *testing.T) {
 func BenchmarkStateSave(b *testing.B) {
 	for _, n := range []int{1, 10, 100} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			var ps []routing.Provider
+			var ps []provider.Descriptor
 			var targets []route.Target
 			for i := range n {
 				name := fmt.Sprintf("p%d", i)
-				ps = append(ps, routing.Provider{Name: name, Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)},
+				ps = append(ps, provider.Descriptor{Name: name, Type: "openai_compatible", Adapter: &fake{do: ok(`{}`)},
 					Config: provider.Config{BaseURL: "http://" + name + ".example/v1"}})
 				targets = append(targets, route.Target{Provider: name, Model: "x"})
 			}
@@ -191,7 +191,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	build := func() *proxy.Server {
 		sim := &fake{do: ok(`{"ok":true}`)}
 		table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "p", Model: "x"}}}})
-		s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "p", Adapter: sim}}, Models: table,
+		s, err := proxy.Open(routing.Options{Providers: []provider.Descriptor{{Name: "p", Adapter: sim}}, Models: table,
 			Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
 		if err != nil {
 			t.Fatal(err)

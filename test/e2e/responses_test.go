@@ -54,7 +54,7 @@ func newResponsesRouter(t *testing.T, fakes ...tiered) *responsesRouter {
 func newResponsesRouterWith(t *testing.T, opts func(*routing.Options, *api.Options), fakes ...tiered) *responsesRouter {
 	t.Helper()
 	mc := route.ModelConfig{Name: "m"}
-	var ps []routing.Provider
+	var ps []provider.Descriptor
 	for _, p := range fakes {
 		var pc provider.Config
 		switch {
@@ -87,7 +87,7 @@ func newResponsesRouterWith(t *testing.T, opts func(*routing.Options, *api.Optio
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps = append(ps, routing.Provider{Name: name, Type: pc.Type, Adapter: a, Config: pc})
+		ps = append(ps, provider.Descriptor{Name: name, Type: pc.Type, Adapter: a, Config: pc})
 		mc.Targets = append(mc.Targets, route.Target{Provider: name, Model: "model-of-" + name, Tier: p.tier})
 	}
 	table, err := route.NewTable([]route.ModelConfig{mc})

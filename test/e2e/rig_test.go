@@ -75,7 +75,7 @@ func newRig(t testing.TB, o rigOptions, provs ...prov) *rig {
 	t.Helper()
 	r := &rig{t: t, errLog: &lockedBuffer{}}
 	mc := route.ModelConfig{Name: "m"}
-	var ps []routing.Provider
+	var ps []provider.Descriptor
 	for _, p := range provs {
 		pc := provider.Config{Name: p.up.name, Type: p.typ, FirstTokenTimeout: p.firstToken, Timeout: p.timeout}
 		hc := provider.NewHTTPClient(pc)
@@ -99,7 +99,7 @@ func newRig(t testing.TB, o rigOptions, provs ...prov) *rig {
 		if err != nil {
 			t.Fatalf("adapter %s: %v", p.up.name, err)
 		}
-		ps = append(ps, routing.Provider{Name: p.up.name, Type: p.typ, Adapter: a, Config: pc})
+		ps = append(ps, provider.Descriptor{Name: p.up.name, Type: p.typ, Adapter: a, Config: pc})
 		mc.Targets = append(mc.Targets, route.Target{Provider: p.up.name, Model: "model-of-" + p.up.name, Tier: p.tier})
 		r.ups = append(r.ups, p.up)
 		r.pclients = append(r.pclients, hc)

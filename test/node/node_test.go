@@ -44,7 +44,7 @@ func TestOpenAINodeSDK(t *testing.T) {
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "gpt-4o-mini", Targets: []route.Target{{Provider: "sim", Model: "sim-1"}}}})
 	s, err := proxy.Open(routing.Options{
-		Providers:  []routing.Provider{{Name: "sim", Type: "simulated", Adapter: sim}},
+		Providers:  []provider.Descriptor{{Name: "sim", Type: "simulated", Adapter: sim}},
 		Models:     table,
 		Limits:     limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30 * time.Second},
 		ClientKeys: []string{"node-key"},

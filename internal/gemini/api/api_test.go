@@ -87,10 +87,10 @@ func chatFake() *fake {
 func router(t testing.TB, tier0, tier1 provider.Adapter) http.Handler {
 	t.Helper()
 	targets := []route.Target{{Provider: "p0", Model: "gemini-up", Tier: 0}}
-	ps := []routing.Provider{{Name: "p0", Type: "fake", Adapter: tier0}}
+	ps := []provider.Descriptor{{Name: "p0", Type: "fake", Adapter: tier0}}
 	if tier1 != nil {
 		targets = append(targets, route.Target{Provider: "p1", Model: "other-up", Tier: 1})
-		ps = append(ps, routing.Provider{Name: "p1", Type: "fake", Adapter: tier1})
+		ps = append(ps, provider.Descriptor{Name: "p1", Type: "fake", Adapter: tier1})
 	}
 	table, err := route.NewTable([]route.ModelConfig{{Name: "gemini-*", Targets: targets}})
 	if err != nil {

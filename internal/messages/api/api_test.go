@@ -96,10 +96,10 @@ var nativeEventsIn = []string{
 func router(t testing.TB, keys []string, tier0 provider.Adapter, tier1 provider.Adapter) http.Handler {
 	t.Helper()
 	targets := []route.Target{{Provider: "p0", Model: "up-claude", Tier: 0}}
-	ps := []routing.Provider{{Name: "p0", Type: "fake", Adapter: tier0}}
+	ps := []provider.Descriptor{{Name: "p0", Type: "fake", Adapter: tier0}}
 	if tier1 != nil {
 		targets = append(targets, route.Target{Provider: "p1", Model: "up-other", Tier: 1})
-		ps = append(ps, routing.Provider{Name: "p1", Type: "fake", Adapter: tier1})
+		ps = append(ps, provider.Descriptor{Name: "p1", Type: "fake", Adapter: tier1})
 	}
 	table, err := route.NewTable([]route.ModelConfig{{Name: "claude-*", Targets: targets}})
 	if err != nil {
@@ -463,7 +463,7 @@ func TestAffinity(t *testing.T) {
 	}}, &native{}
 	b.do = a.do
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "claude-*", Targets: []route.Target{{Provider: "a", Model: "up-claude"}, {Provider: "b", Model: "up-claude"}}}})
-	s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "a", Type: "fake", Adapter: a}, {Name: "b", Type: "fake", Adapter: b}},
+	s, err := proxy.Open(routing.Options{Providers: []provider.Descriptor{{Name: "a", Type: "fake", Adapter: a}, {Name: "b", Type: "fake", Adapter: b}},
 		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second},
 		Routing: policy.Config{Retry: policy.Retry{Config: backoff.Config{MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Multiplier: 2}}, Affinity: affinity.Config{Enabled: true}}})
 	if err != nil {

@@ -133,7 +133,7 @@ func pathHandler(tb testing.TB, p benchPath) http.Handler {
 		tb.Fatal(err)
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "up-model"}}}})
-	s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "up", Adapter: a, Config: pc}},
+	s, err := proxy.Open(routing.Options{Providers: []provider.Descriptor{{Name: "up", Adapter: a, Config: pc}},
 		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
 	if err != nil {
 		tb.Fatal(err)

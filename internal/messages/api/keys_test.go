@@ -28,7 +28,7 @@ func TestNamedKeyRefusals(t *testing.T) {
 	}
 	key := routing.ClientKey{Named: clientauth.Named{Name: "agent", Hash: sha256.Sum256([]byte("s"))},
 		Limits: clientkeys.Limits{Models: []string{"claude-haiku-*"}, RPM: 1}}
-	s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "p0", Type: "sim", Adapter: sim(t)}}, Models: table,
+	s, err := proxy.Open(routing.Options{Providers: []provider.Descriptor{{Name: "p0", Type: "sim", Adapter: sim(t)}}, Models: table,
 		NamedKeys: []routing.ClientKey{key}, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestCountTokensWithinLimits(t *testing.T) {
 	key := routing.ClientKey{Named: clientauth.Named{Name: "agent", Hash: sha256.Sum256([]byte("s"))}, Limits: clientkeys.Limits{RPM: 2}}
 	free := routing.ClientKey{Named: clientauth.Named{Name: "free", Hash: sha256.Sum256([]byte("f"))}}
 	s, err := proxy.Open(routing.Options{
-		Providers: []routing.Provider{{Name: "p0", Type: "fake", Adapter: n, Config: provider.Config{MaxConcurrency: 1}}},
+		Providers: []provider.Descriptor{{Name: "p0", Type: "fake", Adapter: n, Config: provider.Config{MaxConcurrency: 1}}},
 		Models:    table, NamedKeys: []routing.ClientKey{key, free},
 		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}})
 	if err != nil {
@@ -162,7 +162,7 @@ func TestModelListFollowsTheKey(t *testing.T) {
 		{Named: clientauth.Named{Name: "any", Hash: sha256.Sum256([]byte("a"))}},
 		{Named: clientauth.Named{Name: "wide", Hash: sha256.Sum256([]byte("w"))}, Limits: clientkeys.Limits{Models: []string{"g*"}}},
 	}
-	s, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "p0", Type: "sim", Adapter: sim(t)}}, Models: table,
+	s, err := proxy.Open(routing.Options{Providers: []provider.Descriptor{{Name: "p0", Type: "sim", Adapter: sim(t)}}, Models: table,
 		NamedKeys: keys, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func rig(t *testing.T, st store.Store) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := proxy.Open(routing.Options{Providers: []routing.Provider{{Name: "sim", Type: "simulated", Adapter: a}}, Models: table,
+	p, err := proxy.Open(routing.Options{Providers: []provider.Descriptor{{Name: "sim", Type: "simulated", Adapter: a}}, Models: table,
 		Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
