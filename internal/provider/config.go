@@ -12,50 +12,57 @@ import (
 // Config is what every provider entry in the config file has, whatever its
 // type. Type-specific options live in the adapter's own Config, the entry's
 // block named after its type (Type.NewBlock).
+//
+// Each field's `fingerprint` tag says whether what the router learned of
+// the provider (its breaker, learned limits, blocks; docs/ARCHITECTURE.md,
+// "Warm restart") stays true when the field changes: "-" when it does, or
+// the part of the state file's fingerprint the field belongs to (a second
+// element labels its value there). internal/warm/record derives the
+// fingerprint from these tags, and its test refuses a field without one.
 type Config struct {
 	// Name identifies the provider in models' targets, logs and metrics:
 	// letters, digits, '_', '.' and '-', unique among the providers.
-	Name string `mapstructure:"name"`
+	Name string `mapstructure:"name" fingerprint:"-"`
 	// Type selects the adapter: the Name of one of the binary's Types
 	// (openai, azure, anthropic, gemini, bedrock, vertex, openai_compatible, simulated).
-	Type string `mapstructure:"type"`
+	Type string `mapstructure:"type" fingerprint:"type"`
 	// BaseURL is where the provider lives. openai and openai_compatible:
 	// up to and including /v1; anthropic, gemini, azure: scheme://host
 	// only. Empty means the provider's public URL (required for azure and
 	// openai_compatible). The type's Build checks it (ParseBaseURL plus
 	// its own rule about the path).
-	BaseURL string `mapstructure:"base_url"`
+	BaseURL string `mapstructure:"base_url" fingerprint:"where"`
 	// APIKeyEnv names the environment variable holding the key; APIKeyFile
 	// names a file holding it (surrounding whitespace trimmed). At most one;
 	// keys never live in the YAML. Neither means no key, which only a type
 	// without NeedsKey accepts (local servers).
-	APIKeyEnv  string `mapstructure:"api_key_env"`
-	APIKeyFile string `mapstructure:"api_key_file"`
+	APIKeyEnv  string `mapstructure:"api_key_env" fingerprint:"key_source,env"`
+	APIKeyFile string `mapstructure:"api_key_file" fingerprint:"key_source,file"`
 	// MaxConcurrency caps requests in flight to this provider (the
 	// bulkhead). 0 means the default of 64.
-	MaxConcurrency int `mapstructure:"max_concurrency"`
+	MaxConcurrency int `mapstructure:"max_concurrency" fingerprint:"-"`
 	// RPM and TPM are ceilings on requests and tokens per minute; 0 means
 	// learn them from the provider's headers.
-	RPM int64 `mapstructure:"rpm"`
-	TPM int64 `mapstructure:"tpm"`
+	RPM int64 `mapstructure:"rpm" fingerprint:"rpm"`
+	TPM int64 `mapstructure:"tpm" fingerprint:"tpm"`
 	// FirstTokenTimeout bounds the wait for the first content of a stream
 	// (and for response headers); past it the attempt fails over before
 	// anything reached the client. 0 means 20s.
-	FirstTokenTimeout time.Duration `mapstructure:"first_token_timeout"`
+	FirstTokenTimeout time.Duration `mapstructure:"first_token_timeout" fingerprint:"-"`
 	// Timeout bounds one whole attempt. 0 means 120s.
-	Timeout time.Duration `mapstructure:"timeout"`
+	Timeout time.Duration `mapstructure:"timeout" fingerprint:"-"`
 	// Domain is the provider's failure domain: providers sharing
 	// infrastructure (the same cloud, the same region) name the same one.
 	// While a provider is down (open, or failing: its latest attempts
 	// failed with no success since), the others of its domain rank below
 	// providers of other domains in the same tier. "" means its own.
-	Domain string `mapstructure:"domain"`
+	Domain string `mapstructure:"domain" fingerprint:"-"`
 
 	// MaxResponseBytes bounds a whole (non-stream) answer the adapter
 	// reads (ReadBody). It is limits.max_response_bytes, which the daemon
 	// sets here for every provider: not a key of a provider entry. 0 means
 	// DefaultMaxResponseBytes.
-	MaxResponseBytes int64 `mapstructure:"-"`
+	MaxResponseBytes int64 `mapstructure:"-" fingerprint:"-"`
 }
 
 // Defaults for zero Config fields.

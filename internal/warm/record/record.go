@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
@@ -78,23 +80,95 @@ type Fingerprint struct {
 // written out or left to its defaults is one fingerprint). The endpoint
 // counts as part of base_url.
 func FingerprintOf(p provider.Config, endpoint string, b breaker.Config, quotaRecheck time.Duration) Fingerprint {
-	th, cd := b.FailureThreshold, b.Cooldown
-	// Every field listed by name: a field added to the config later
-	// changes the fingerprint only when it is added here too.
-	policy := fmt.Sprintf("consecutive=%d ratio=%g min_requests=%d window=%s failure=%s rate_limit=%s timeout=%s multiplier=%g max=%s quota_recheck=%s",
-		th.Consecutive, th.Ratio, th.MinRequests, th.Window, cd.Failure, cd.RateLimit, cd.Timeout, cd.Multiplier, cd.Max, quotaRecheck)
-	where := p.BaseURL
+	parts := fingerprintParts(p)
+	where := parts["where"]
 	if endpoint != "" {
 		where += " " + endpoint
 	}
 	return Fingerprint{
-		Type:      p.Type,
+		Type:      parts["type"],
 		BaseURL:   digest(where),
-		KeySource: digest("env=" + p.APIKeyEnv + " file=" + p.APIKeyFile),
+		KeySource: digest(parts["key_source"]),
 		RPM:       p.RPM,
 		TPM:       p.TPM,
-		Breaker:   digest(policy),
+		Breaker:   digest(policyString(b) + " quota_recheck=" + quotaRecheck.String()),
 	}
+}
+
+// fingerprintGroups are provider.Config's fields by the part of the
+// fingerprint their `fingerprint` tag names, in declaration order, with
+// the label their value takes there: read from the type once, so that a
+// field added to the config takes part when its tag says so, and its test
+// refuses a field without a tag.
+var fingerprintGroups = func() map[string][]labeled {
+	groups := map[string][]labeled{}
+	t := reflect.TypeFor[provider.Config]()
+	for i := range t.NumField() {
+		tag := t.Field(i).Tag.Get("fingerprint")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		group, label, _ := strings.Cut(tag, ",")
+		groups[group] = append(groups[group], labeled{index: i, label: label})
+	}
+	return groups
+}()
+
+// labeled is one field of a fingerprint group.
+type labeled struct {
+	index int
+	label string
+}
+
+// fingerprintParts is each group's values: label=value of its fields,
+// joined by spaces (a field without a label is its value alone).
+func fingerprintParts(p provider.Config) map[string]string {
+	v := reflect.ValueOf(p)
+	out := make(map[string]string, len(fingerprintGroups))
+	for group, fields := range fingerprintGroups {
+		var b strings.Builder
+		for i, f := range fields {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			if f.label != "" {
+				b.WriteString(f.label + "=")
+			}
+			fmt.Fprint(&b, v.Field(f.index).Interface())
+		}
+		out[group] = b.String()
+	}
+	return out
+}
+
+// policyString writes every leaf of the breaker's policy as name=value,
+// its mapstructure name and its value (%d, %g, a duration's String), in
+// declaration order: a field added to breaker.Config changes the
+// fingerprint without being listed here.
+func policyString(b breaker.Config) string {
+	var parts []string
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f, fv := t.Field(i), v.Field(i)
+			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Duration]() {
+				walk(fv)
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+			switch x := fv.Interface().(type) {
+			case time.Duration:
+				parts = append(parts, name+"="+x.String())
+			case float64:
+				parts = append(parts, fmt.Sprintf("%s=%g", name, x))
+			default:
+				parts = append(parts, fmt.Sprintf("%s=%v", name, x))
+			}
+		}
+	}
+	walk(reflect.ValueOf(b))
+	return strings.Join(parts, " ")
 }
 
 // Key names the shared state of the provider called name and configured
