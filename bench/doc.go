@@ -5,6 +5,7 @@
 //	go run ./bench                          # the table (about 2 minutes)
 //	go run ./bench -duration 3s -only nginx,llmrouter -concurrency 1,64
 //	go run ./bench -streams 1000            # RSS with 1,000 streams held open
+//	go run ./bench -syscalls=false          # without perf stat's count of syscalls and context switches
 //	go run ./bench -upstream tls            # the upstream speaks HTTPS, HTTP/2 when offered
 //	go run ./bench -only llmrouter,llmrouter+tracing  # what tracing costs llmrouter
 //

@@ -42,6 +42,7 @@ type options struct {
 	interval     time.Duration
 	upstream     string  // upstreamPlain or upstreamTLS
 	traceRatio   float64 // tracing.sample_ratio of targets.RouterTracing
+	syscalls     bool    // count each proxy's system calls and context switches (perf stat)
 }
 
 // goEnv is the environment the Go proxies get on top of the bench's.
@@ -71,6 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.router, "router", "", "llmrouter binary; empty: go build ./cmd/router into a temporary directory")
 	fs.StringVar(&o.nginxWorkers, "nginx-workers", "auto", "nginx worker_processes (auto: one per core)")
 	fs.IntVar(&o.goProcs, "go-procs", 0, "GOMAXPROCS of the Go proxies (httputil, llmrouter); 0: Go's default (the CPU limit, else one per core). With -nginx-workers 1 and -go-procs 1 every proxy gets one core, as a sidecar with a 1-CPU limit does")
+	fs.BoolVar(&o.syscalls, "syscalls", true, "count each proxy's system calls and context switches per request with perf stat (raw_syscalls:sys_enter, context-switches), where perf can attach; perf adds a little CPU to every system call while it counts")
 	fs.IntVar(&o.streams, "streams", 0, "instead of the table: hold this many streams open through each proxy and report RSS")
 	fs.DurationVar(&o.interval, "stream-interval", 100*time.Millisecond, "with -streams: time between the upstream's chunks")
 	fs.StringVar(&o.upstream, "upstream", upstreamPlain, upstreamPlain+": the upstream speaks plain HTTP/1.1; "+upstreamTLS+": HTTPS with HTTP/2 (ALPN h2, else HTTP/1.1) and a CA generated at start, which every proxy is told to trust")

@@ -26,6 +26,15 @@ type row struct {
 	rss    int64          // proxy RSS at the end; 0 for direct
 	conns  upstream.Stats // upstream connections: accepted during the run, open at its end
 	spans  *traceCounts   // for a traced router: what its exporter and the sink counted during the run; nil otherwise
+	counts *proc.Counts   // the proxy's system calls and context switches over the run (perf stat); nil when not counted
+}
+
+// perReq is n per completed request.
+func (r row) perReq(n int64) float64 {
+	if r.res.OK == 0 {
+		return 0
+	}
+	return float64(n) / float64(r.res.OK)
 }
 
 func (r row) rps() float64 { return float64(r.res.OK) / r.res.Elapsed.Seconds() }
@@ -119,11 +128,24 @@ func measure(ctx context.Context, o options, up *upstream.Handle, sink *collecto
 			return row{}, fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}
+	var counter *proc.Counter
+	if o.syscalls && t.Proc != nil {
+		// Counted outside the CPU reading's window as little as it can
+		// be: perf attaches first; a proxy perf cannot attach to is not
+		// counted.
+		counter, _ = proc.CountGroup(t.Proc.PID())
+	}
 	res := load.Drive(ctx, client, t.URL, m, c, o.duration)
+	var counts *proc.Counts
+	if counter != nil {
+		if n, err := counter.Stop(); err == nil {
+			counts = &n
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return row{}, fmt.Errorf("interrupted: %w", err)
 	}
-	r := row{mode: m, conc: c, target: t.Name, res: res}
+	r := row{mode: m, conc: c, target: t.Name, res: res, counts: counts}
 	conns1, err := up.Stats(ctx, t.Name)
 	if err != nil {
 		return row{}, err
@@ -163,10 +185,13 @@ func loadTable(rows []row) string {
 			direct[fmt.Sprint(r.mode, r.conc)] = r.p50()
 		}
 	}
-	header := []string{"mode", "conc", "target", "req/s", "p50 µs", "p99 µs", "+p50 vs direct µs", "CPU µs/req", "RSS MB", "new conns", "open conns", "errors"}
+	header := []string{"mode", "conc", "target", "req/s", "p50 µs", "p99 µs", "+p50 vs direct µs", "CPU µs/req", "syscalls/req", "ctx sw/req", "RSS MB", "new conns", "open conns", "errors"}
 	var cells [][]string
 	for _, r := range rows {
-		added, rss := "—", "—"
+		added, rss, sys, csw := "—", "—", "—", "—"
+		if r.counts != nil {
+			sys, csw = fmt.Sprintf("%.1f", r.perReq(r.counts.Syscalls)), fmt.Sprintf("%.2f", r.perReq(r.counts.ContextSwitches))
+		}
 		if d, ok := direct[fmt.Sprint(r.mode, r.conc)]; ok && r.target != targets.Direct {
 			added = strconv.FormatInt((r.p50() - d).Microseconds(), 10)
 		}
@@ -175,10 +200,10 @@ func loadTable(rows []row) string {
 		}
 		cells = append(cells, []string{string(r.mode), strconv.Itoa(r.conc), r.target,
 			fmt.Sprintf("%.0f", r.rps()), strconv.FormatInt(r.p50().Microseconds(), 10),
-			strconv.FormatInt(r.p99().Microseconds(), 10), added, cpuCell(r), rss,
+			strconv.FormatInt(r.p99().Microseconds(), 10), added, cpuCell(r), sys, csw, rss,
 			connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy), strconv.Itoa(r.res.Errs)})
 	}
-	return markdownTable(header, cells, map[int]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 11: true})
+	return markdownTable(header, cells, map[int]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 11: true, 12: true, 13: true})
 }
 
 // summary compares llmrouter with its two yardsticks: CPU per request

@@ -345,3 +345,94 @@ func Env(add ...string) []string {
 	}
 	return append(out, add...)
 }
+
+// Counts are what perf stat counted for a group of processes over a run.
+type Counts struct {
+	Syscalls, ContextSwitches int64
+}
+
+// Counter counts the system calls and context switches of a process
+// group's processes with `perf stat` (the raw_syscalls:sys_enter
+// tracepoint and the context-switches software event), from CountGroup
+// to Stop. It needs perf and the right to attach to the processes.
+type Counter struct {
+	cmd *exec.Cmd
+	out bytes.Buffer
+}
+
+// CountGroup starts counting the processes of group pgid (their threads
+// included). A process the group gains later is not counted.
+func CountGroup(pgid int) (*Counter, error) {
+	perf, err := exec.LookPath("perf")
+	if err != nil {
+		return nil, err
+	}
+	pids, err := groupPIDs(pgid)
+	if err != nil {
+		return nil, err
+	}
+	c := &Counter{}
+	c.cmd = exec.Command(perf, "stat", "-x", ",", "-e", "raw_syscalls:sys_enter,context-switches", "-p", strings.Join(pids, ","))
+	c.cmd.Stderr = &c.out
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
+	}
+	// perf attaches before it counts; give it that moment, so the run is
+	// counted from its start.
+	time.Sleep(50 * time.Millisecond)
+	return c, nil
+}
+
+// Stop ends the count and returns it.
+func (c *Counter) Stop() (Counts, error) {
+	_ = c.cmd.Process.Signal(os.Interrupt)
+	err := c.cmd.Wait()
+	var n Counts
+	found := 0
+	for line := range strings.Lines(c.out.String()) {
+		f := strings.Split(strings.TrimSpace(line), ",")
+		if len(f) < 3 {
+			continue
+		}
+		v, perr := strconv.ParseInt(f[0], 10, 64)
+		if perr != nil {
+			continue
+		}
+		switch f[2] {
+		case "raw_syscalls:sys_enter":
+			n.Syscalls, found = v, found+1
+		case "context-switches":
+			n.ContextSwitches, found = v, found+1
+		}
+	}
+	if found < 2 {
+		return n, fmt.Errorf("perf stat counted nothing (%v): %s", err, strings.TrimSpace(c.out.String()))
+	}
+	return n, nil
+}
+
+// groupPIDs lists the processes of group pgid.
+func groupPIDs(pgid int) ([]string, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var pids []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if group, _, err := parseStat(stat); err == nil && group == pgid {
+			pids = append(pids, e.Name())
+		}
+	}
+	if len(pids) == 0 {
+		return nil, fmt.Errorf("no process in group %d", pgid)
+	}
+	return pids, nil
+}
