@@ -733,7 +733,7 @@ func exportedMetrics(t *testing.T) map[string]metricInfo {
 	}
 	rec := &recorder{}
 	s, err := proxy.Open(routing.Options{
-		Providers:  []routing.Provider{{Name: "p", Type: "simulated", Adapter: sim}},
+		Providers:  []provider.Descriptor{{Name: "p", Type: "simulated", Adapter: sim}},
 		Models:     table,
 		Limits:     limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute},
 		Registerer: rec,

@@ -21,7 +21,6 @@ import (
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
-	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -308,7 +307,7 @@ const credentialTimeout = 20 * time.Second
 // takes its cloud's own (provider.CredentialFinder), one after the other,
 // and prints where each came from; a provider that has none is a problem
 // on stderr and the exit code is 1.
-func credentialSources(providers []routing.Provider, stdout, stderr io.Writer) int {
+func credentialSources(providers []provider.Descriptor, stdout, stderr io.Writer) int {
 	code := 0
 	var tw *tabwriter.Writer
 	for _, p := range providers {
