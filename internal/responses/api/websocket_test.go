@@ -214,6 +214,7 @@ func TestWebSocketRefused(t *testing.T) {
 		{"origin with a good key", http.Header{"Origin": {"https://evil.example"}}, 403, "origin_not_allowed"},
 		{"origin without a key", http.Header{"Origin": {"https://evil.example"}, "Authorization": {"Bearer sk-bad"}}, 403, "origin_not_allowed"},
 		{"origin null", http.Header{"Origin": {"null"}}, 403, "origin_not_allowed"},
+		{"same origin", http.Header{"Origin": {g.srv.URL}}, 403, "origin_not_allowed"},
 		{"bad key", http.Header{"Authorization": {"Bearer sk-bad"}}, 401, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
