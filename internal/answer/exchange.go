@@ -86,3 +86,8 @@ func (s *Writer) requestID(r *http.Request) string {
 	}
 	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
 }
+
+// Upgraded records that the request was answered by switching protocols
+// (101: a WebSocket connection, whose messages are requests of their
+// own): its log line and metrics say 101.
+func (ex *Exchange) Upgraded() { ex.status = http.StatusSwitchingProtocols }

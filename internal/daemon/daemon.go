@@ -121,7 +121,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		component{name: "routing", start: func() (err error) { d.routes, err = routing.New(opts); return err },
 			stop: func(context.Context) { d.routes.Close() }},
 		component{name: "responses", start: func() (err error) {
-			d.resp, err = api.New(api.Options{Config: cfg.Responses, Store: stored, Logger: log, Registerer: d.reg})
+			d.resp, err = api.New(api.Options{Config: cfg.Responses, Store: stored, Logger: log, Registerer: d.reg, IdleTimeout: idleTimeout})
 			return err
 		}},
 		d.listen(cfg),
@@ -142,6 +142,12 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 			if err := d.api.Shutdown(ctx); err != nil {
 				d.log.Warn("in-flight requests cut at shutdown_timeout", "error", err.Error())
 				_ = d.api.Close()
+				d.exitCode = 1
+			}
+			// The WebSocket connections the server handed over: drained
+			// since Shutdown began (RegisterOnShutdown), waited for here.
+			if err := d.resp.Shutdown(ctx); err != nil {
+				d.log.Warn("WebSocket turns cut at shutdown_timeout", "error", err.Error())
 				d.exitCode = 1
 			}
 		}),
@@ -292,6 +298,9 @@ func (d *Daemon) servers(cfg *config.Config, adminToken string) (apiSrv, adminSr
 			}
 		},
 	}
+	// Shutdown does not wait for hijacked connections (the Responses API
+	// over WebSocket): they drain as it begins.
+	apiSrv.RegisterOnShutdown(d.resp.Drain)
 	adminSrv = &http.Server{
 		Handler:           admin.Handler(admin.Options{Routes: d.routes, Registry: d.reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: d.log, Token: adminToken}),
 		ReadHeaderTimeout: readHeaderTimeout,

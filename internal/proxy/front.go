@@ -23,6 +23,7 @@ type Request struct {
 	// up (Model), its api label and error shape.
 	Ex *answer.Exchange
 	s  *Server
+	d  *Dialect
 	st *routing.State
 	w  http.ResponseWriter
 	r  *http.Request
@@ -42,7 +43,15 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, d *Dialect, route
 		ctx, ex.Trace = s.trace.Start(r.Context(), r.Header, d.API, route)
 		r = r.WithContext(ctx)
 	}
-	return Request{Ex: ex, s: s, st: st, w: w, r: r}
+	return Request{Ex: ex, s: s, d: d, st: st, w: w, r: r}
+}
+
+// Next begins another request of q's dialect, answered on w, on the
+// routing state in force now: a message on a connection q upgraded (the
+// Responses API over WebSocket), a request of its own with its own
+// answer, log line and metrics. The caller defers its End.
+func (q Request) Next(w http.ResponseWriter, r *http.Request) Request {
+	return q.s.begin(w, r, q.d, "")
 }
 
 // End records the answered request: its log line and its metrics.

@@ -27,11 +27,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d *Dialect, read 
 // and the one answer (a route that serves several operations under one
 // pattern: the Gemini API's {model}:{method}).
 func (q Request) Read(read func(Request, *http.Request, []byte) (Call, *apierror.Error)) {
-	s, r := q.s, q.r // r's context carries the request's span
 	body := q.admit()
 	if body == nil {
 		return
 	}
+	q.Dispatch(body, read)
+}
+
+// Dispatch, for a Serve route, serves a body Admit read as Read does
+// (read, the attempts and the one answer), and frees it: a route that
+// looks at the body before it decides (a WebSocket message that may be a
+// warm-up answered without a provider).
+func (q Request) Dispatch(body *intake.Body, read func(Request, *http.Request, []byte) (Call, *apierror.Error)) {
+	s, r := q.s, q.r // r's context carries the request's span
 	// The body is freed once: by dispatch as soon as the attempts are over
 	// (it then clears req.Body), or here on any other way out, a panic
 	// included (a leaked body would shrink limits.body_buffer_bytes for

@@ -28,6 +28,7 @@ func TestBinary(t *testing.T) {
 	t.Run("outages", func(t *testing.T) { testBinaryOutages(t, bin) })
 	t.Run("responses api", func(t *testing.T) { testBinaryResponses(t, bin) })
 	t.Run("responses api natively", func(t *testing.T) { testBinaryResponsesNative(t, bin) })
+	t.Run("responses over websocket", func(t *testing.T) { testBinaryWebSocket(t, bin) })
 	t.Run("warm restart", func(t *testing.T) { testBinaryWarmRestart(t, bin) })
 	t.Run("fleet", func(t *testing.T) { testBinaryFleet(t, bin) })
 	t.Run("bedrock", func(t *testing.T) { testBinaryBedrock(t, bin) })

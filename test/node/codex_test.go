@@ -35,10 +35,23 @@ import (
 // native (gpt-* → the OpenAI fake's own Responses API), translated (gpt-*
 // → the Anthropic fake), failover (gpt-* → an OpenAI fake answering 503
 // in tier 0, the Anthropic fake in tier 1) and the embedded default (the
-// simulated providers). In each, Codex must finish a tool loop (a tool
-// call run and its output back to the model: on the fakes a shell
-// command's) without the router answering any of its requests with a
-// 4xx.
+// simulated providers); and the first three again with
+// supports_websockets = true (issue 34 item 2). In each, Codex must
+// finish a tool loop (a tool call run and its output back to the model:
+// on the fakes a shell command's) without the router answering any of
+// its requests with a 4xx.
+//
+// What Codex 0.171 does with supports_websockets = true (captured against
+// a recording server before the router served it): GET {base_url}/responses
+// upgrading, no Origin, no subprotocol, permessage-deflate offered, the
+// same headers as its POSTs and OpenAI-Beta: responses_websockets=2026-02-06;
+// then one response.create text message at a time, each awaiting its
+// response.completed: first a warm-up (generate: false, its developer
+// message alone), then each turn with previous_response_id (the previous
+// response on the same connection, store false) and only the new input
+// items. An error event for an unknown previous_response_id makes it
+// reconnect and resend the whole input; it sends no pings and ends by
+// closing the socket.
 
 // codexBound bounds one Codex run: generous, it catches hangs.
 const codexBound = claudeBound
@@ -81,9 +94,10 @@ func codexOrSkip(t *testing.T) (node, launcher string) {
 
 // runCodex runs `codex exec prompt` in a fresh directory, with a
 // CODEX_HOME of its own whose config.toml names baseURL (ending in /v1)
-// as a Responses API provider keyed by key, and returns Codex's last
-// message; it fails t unless Codex ended well.
-func runCodex(t *testing.T, node, launcher, baseURL, key, model, prompt string) string {
+// as a Responses API provider keyed by key (over WebSocket when
+// websockets), and returns Codex's last message; it fails t unless Codex
+// ended well.
+func runCodex(t *testing.T, node, launcher, baseURL, key, model, prompt string, websockets bool) string {
 	t.Helper()
 	home, dir := t.TempDir(), t.TempDir()
 	cfg := fmt.Sprintf(`model = %q
@@ -94,7 +108,8 @@ name = "llmrouter"
 base_url = %q
 env_key = "ROUTER_KEY"
 wire_api = "responses"
-`, model, baseURL)
+supports_websockets = %t
+`, model, baseURL, websockets)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +148,9 @@ type codexSetup struct {
 	openai, anthropic int
 	// dead makes the OpenAI fake answer everything with 503.
 	dead bool
+	// websockets: Codex speaks the Responses API over WebSocket
+	// (supports_websockets = true).
+	websockets bool
 }
 
 // config is the router's YAML for s, with the fakes' URLs.
@@ -174,6 +192,9 @@ func TestCodex(t *testing.T) {
 		{name: "native", openai: 0, anthropic: -1},
 		{name: "translated", openai: -1, anthropic: 0},
 		{name: "failover", openai: 0, anthropic: 1, dead: true},
+		{name: "native over websocket", openai: 0, anthropic: -1, websockets: true},
+		{name: "translated over websocket", openai: -1, anthropic: 0, websockets: true},
+		{name: "failover over websocket", openai: 0, anthropic: 1, dead: true, websockets: true},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			oai := newFakeOpenAI(t, "openai", openaiKey, codexShell)
@@ -189,15 +210,18 @@ func TestCodex(t *testing.T) {
 				"NODE_OPENAI_KEY=" + openaiKey,
 			}, "serve", "--config", path)
 
-			last := runCodex(t, node, launcher, router.api+"/v1", frontClientKey, codexModel, codexPrompt)
+			last := runCodex(t, node, launcher, router.api+"/v1", frontClientKey, codexModel, codexPrompt, s.websockets)
 			if !strings.Contains(last, codexMarker) {
 				t.Errorf("Codex's last message %q, want the shell command's output (%q)", last, codexMarker)
 			}
 			if n := refusedAPI(t, router.admin, "responses"); n > 0 {
 				t.Errorf("the router refused %d of Codex's Responses requests with a 4xx", n)
 			}
+			if s.websockets {
+				checkOverWebSocket(t, router.log.String())
+			}
 			switch {
-			case s.name == "native":
+			case s.openai == 0 && !s.dead:
 				checkCodexNative(t, oai)
 			case !ant.sawToolResult():
 				t.Error("the Anthropic fake got no tool result: the tool loop did not pass through the router")
@@ -217,7 +241,7 @@ func TestCodex(t *testing.T) {
 		// 1.5, which exec_command's max_output_tokens does not take), and
 		// the model's answer quotes it: the loop went through the router
 		// both ways.
-		last := runCodex(t, node, launcher, url, "unused", "gpt-4o-mini", "Use exec_command.")
+		last := runCodex(t, node, launcher, url, "unused", "gpt-4o-mini", "Use exec_command.", false)
 		if !strings.Contains(last, "Simulated answer") || !strings.Contains(last, "The tool exec_command returned") {
 			t.Errorf("Codex's last message %q, want the simulated provider's answer quoting the tool's output", last)
 		}
@@ -255,6 +279,34 @@ func checkCodexNative(t *testing.T, oai *fakeOpenAI) {
 	if second.Get(`#(type=="reasoning").encrypted_content`).Str != encryptedReasoning {
 		t.Errorf("the second request lost the encrypted reasoning Codex sent back: %s", second.Raw)
 	}
+}
+
+// checkOverWebSocket: the router's log says Codex's turns went over one
+// WebSocket connection (GET /v1/responses, 200 each, and the upgrade's
+// 101 once it closed), none as a POST (Codex falls back to POST for good
+// when the WebSocket fails).
+func checkOverWebSocket(t *testing.T, log string) {
+	t.Helper()
+	var turns, upgrades, posts int
+	for line := range strings.Lines(log) {
+		r := gjson.Parse(line)
+		if r.Get("msg").Str != "request" || r.Get("path").Str != "/v1/responses" {
+			continue
+		}
+		switch {
+		case r.Get("method").Str == http.MethodPost:
+			posts++
+		case r.Get("status").Int() == http.StatusSwitchingProtocols:
+			upgrades++
+		case r.Get("status").Int() == http.StatusOK:
+			turns++
+		}
+	}
+	// The warm-up, the tool call, the answer quoting its output.
+	if turns < 3 || posts > 0 {
+		t.Errorf("Codex sent %d turns over WebSocket (want 3 or more) and %d as POST (want none); log:\n%s", turns, posts, log)
+	}
+	t.Logf("over WebSocket: %d turns, %d connections closed so far", turns, upgrades)
 }
 
 // refusedAPI is the number of requests of api the router has answered

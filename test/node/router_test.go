@@ -82,8 +82,12 @@ func removeBuild() {
 	}
 }
 
-// listeners are a running router's root URLs (http://host:port).
-type listeners struct{ api, admin string }
+// listeners are a running router's root URLs (http://host:port), and
+// its log so far.
+type listeners struct {
+	api, admin string
+	log        fmt.Stringer
+}
 
 // startRouter runs the router binary with args and exactly the
 // environment env, and returns its listeners once the router has logged
@@ -119,6 +123,7 @@ func startRouter(t *testing.T, env []string, args ...string) listeners {
 	})
 	select {
 	case l := <-logs.addr:
+		l.log = logs
 		return l
 	case <-done:
 		t.Fatalf("router exited before serving: %v; log:\n%s", waitErr, logs)

@@ -1,8 +1,12 @@
 package api
 
 import (
+	"cmp"
+	"context"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +33,9 @@ type Options struct {
 	// Now is the clock of the stored responses' expiry; nil means
 	// time.Now.
 	Now func() time.Time
+	// IdleTimeout is how long a WebSocket connection may wait for its
+	// next message before it is closed; 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // Server serves the Responses API's routes on a front door.
@@ -38,6 +45,18 @@ type Server struct {
 	now    func() time.Time
 	// storeWarn thins the warnings of a store of responses that fails.
 	storeWarn rate.Sometimes
+
+	// The WebSocket connections (websocket.go): idle is their idle
+	// timeout; lastBytes what their latest responses hold at once, at most
+	// lastMax (responses.max_bytes).
+	idle               time.Duration
+	lastBytes, lastMax atomic.Int64
+	conns              sync.WaitGroup  // the connections open
+	base               context.Context // cancelled by stop: cuts their turns
+	stop               context.CancelFunc
+	mu                 sync.Mutex    // guards drained
+	drained            bool          // Drain was called
+	draining           chan struct{} // closed by Drain
 }
 
 // New returns the Responses API, keeping its responses as opts say;
@@ -47,7 +66,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	a := &Server{stored: opts.Store, log: opts.Logger, now: opts.Now,
-		storeWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second}}
+		storeWarn: rate.Sometimes{First: 3, Interval: 5 * time.Second},
+		idle:      cmp.Or(opts.IdleTimeout, DefaultIdleTimeout), draining: make(chan struct{})}
+	a.base, a.stop = context.WithCancel(context.Background())
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -73,6 +94,7 @@ func (a *Server) Configure(c store.Config) error {
 }
 
 func (a *Server) configure(c store.Config) {
+	a.lastMax.Store(c.WithDefaults().MaxBytes)
 	if s, ok := a.stored.(interface{ Configure(store.Config) }); ok {
 		s.Configure(c)
 	}
@@ -80,13 +102,15 @@ func (a *Server) configure(c store.Config) {
 
 // Dialect is the Responses API's dialect on the front door
 // (docs/ARCHITECTURE.md, "Front doors"): POST /v1/responses through the
-// attempt loop, and the stored responses' routes.
+// attempt loop, GET /v1/responses upgraded to the Responses API over
+// WebSocket, and the stored responses' routes.
 func (a *Server) Dialect() *proxy.Dialect {
 	stored := func(sub string) func(proxy.Request, http.ResponseWriter, *http.Request) {
 		return func(q proxy.Request, w http.ResponseWriter, r *http.Request) { a.serveStoredResponse(q, w, r, sub) }
 	}
 	return &proxy.Dialect{API: answer.APIResponses, Routes: []proxy.Route{
 		{Pattern: "POST /v1/responses", Read: a.readResponses},
+		{Pattern: "GET /v1/responses", Serve: a.serveWebSocket},
 		{Pattern: "GET /v1/responses/{id}", Serve: stored("")},
 		{Pattern: "DELETE /v1/responses/{id}", Serve: stored("")},
 		{Pattern: "GET /v1/responses/{id}/input_items", Serve: stored("input_items")},

@@ -1,7 +1,9 @@
 // Package api serves the Responses API's routes (docs/ARCHITECTURE.md,
 // "Responses API", "HTTP surface"): POST /v1/responses, and GET and DELETE
 // /v1/responses/{id}, its input_items and its cancel, over the stored
-// responses it keeps.
+// responses it keeps; and GET /v1/responses upgraded to the Responses API
+// over WebSocket (websocket.go), whose response.create messages each take
+// the POST's path and are answered with its events as text messages.
 //
 // It is a handler on the front door, not a second one: each request goes
 // through internal/proxy's Request (client authentication, the body within

@@ -38,10 +38,18 @@ import (
 // to the native targets only; a model with none gets the 400 naming the
 // field.
 func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *apierror.Error) {
-	ex := q.Ex
 	if aerr := intake.Check(body); aerr != nil {
 		return proxy.Call{}, aerr
 	}
+	return s.read(q, r, body, nil)
+}
+
+// read is readResponses of a body intake.Check passed, for a connection
+// (nil: a POST): a WebSocket connection's turns continue its latest
+// response whatever its store flag (docs/ARCHITECTURE.md, "Responses API
+// over WebSocket").
+func (s *Server) read(q proxy.Request, r *http.Request, body []byte, cn *conn) (proxy.Call, *apierror.Error) {
+	ex := q.Ex
 	d, rerr := responses.Decode(body)
 	if rerr != nil {
 		return proxy.Call{}, s.refusal(ex, rerr)
@@ -57,9 +65,12 @@ func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (p
 		translated = false // only a native target can serve it
 	}
 	d.NativeTarget = native
-	tn, rerr := turn.New(r.Context(), d, s.stored, s.now)
+	tn, rerr := turn.New(r.Context(), d, cn.store(s.stored), s.now)
 	if rerr != nil {
 		return proxy.Call{}, s.refusal(ex, rerr)
+	}
+	if cn != nil {
+		tn.Remember(cn.remember)
 	}
 	if tn.Unresolved() {
 		translated = false // what it names is the native provider's

@@ -36,7 +36,9 @@ type Config struct {
 	// alive included; storing past it evicts the oldest until it fits. A
 	// response whose conversation alone is larger is not stored (its
 	// answer says store: false; a warning is logged). Both caps apply;
-	// the first reached evicts. Default 64 MiB; 0 means the default.
+	// the first reached evicts. It bounds as much again, counted apart:
+	// the latest responses WebSocket connections keep whatever their store
+	// flag (internal/responses/api). Default 64 MiB; 0 means the default.
 	MaxBytes int64 `mapstructure:"max_bytes"`
 }
 

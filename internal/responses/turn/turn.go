@@ -33,6 +33,9 @@ type Turn struct {
 	// unresolved: an id the router does not hold was left to a native
 	// provider.
 	unresolved bool
+	// remember, when not nil, receives the record of every finished
+	// answer, whatever store says (Remember).
+	remember func(*store.Record)
 }
 
 // New resolves d's previous_response_id and item_references from s.
@@ -153,6 +156,13 @@ func (t *Turn) Conversation() []wire.Item {
 	return append(t.prev.Conversation(), t.input...)
 }
 
+// Remember makes f receive the record of the turn's finished answer
+// (Keep, KeepAs) whatever the request's store says: a WebSocket
+// connection keeps its latest response for previous_response_id even
+// with store: false, as OpenAI's does (docs/ARCHITECTURE.md, "Responses
+// API over WebSocket"). f must not change the record.
+func (t *Turn) Remember(f func(*store.Record)) { t.remember = f }
+
 // StoreErr is why the answer could not be stored (nil when it was, or was
 // not to be): the answer then says store: false.
 func (t *Turn) StoreErr() error { return t.storeErr }
@@ -166,10 +176,16 @@ func (t *Turn) Keep(output []wire.Item, r *wire.Response) []byte {
 		return nil // cannot happen: every raw value in r came from valid JSON
 	}
 	b = append(b, '\n')
-	if !t.d.Stored() {
+	if !t.d.Stored() && t.remember == nil {
 		return b
 	}
 	rec := &store.Record{ID: t.id, Response: b, Turn: &store.Turn{ID: t.id, Prev: t.prev, Input: t.input, Output: output}}
+	if t.remember != nil {
+		t.remember(rec)
+	}
+	if !t.d.Stored() {
+		return b
+	}
 	if t.storeErr = t.store.Put(t.ctx, rec); t.storeErr != nil {
 		r.Store = false
 		b, _ = openaiwire.Append(b[:0], r)
@@ -183,10 +199,16 @@ func (t *Turn) Keep(output []wire.Item, r *wire.Response) []byte {
 // false; StoreErr says why the store refused it.
 func (t *Turn) KeepAs(id string, output []wire.Item, response []byte) {
 	t.id = id
-	if !t.d.Stored() {
+	if !t.d.Stored() && t.remember == nil {
 		return
 	}
 	rec := &store.Record{ID: id, Response: response, Turn: &store.Turn{Prev: t.prev, Input: t.input, Output: output}}
+	if t.remember != nil {
+		t.remember(rec)
+	}
+	if !t.d.Stored() {
+		return
+	}
 	t.storeErr = t.store.Put(t.ctx, rec)
 }
 
