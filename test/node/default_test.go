@@ -57,6 +57,18 @@ func TestEmbeddedDefault(t *testing.T) {
 			t.Errorf("gemini -p answered %q, want the simulated provider's answer", out)
 		}
 	})
+	// Its tool loop on the default: the simulated model calls the tool
+	// the prompt names (read_file, with arguments made from its schema),
+	// Gemini CLI runs it (the file does not exist: its error is the
+	// tool's output) and sends the result back, which the model's answer
+	// quotes: the loop went through the router both ways.
+	t.Run("gemini_cli_tool_loop", func(t *testing.T) {
+		node, cli := geminiOrSkip(t)
+		out := runGemini(t, node, cli, t.TempDir(), strings.TrimSuffix(url, "/v1"), "unused", "Use read_file.")
+		if !strings.Contains(out, "Simulated answer") || !strings.Contains(out, "The tool read_file returned") {
+			t.Errorf("gemini -p answered %q, want the simulated provider's answer quoting read_file's output", out)
+		}
+	})
 	t.Run("claude_code", func(t *testing.T) {
 		bin := claudeOrSkip(t)
 		r := claudePrint(t, bin, t.TempDir(), strings.TrimSuffix(url, "/v1"), "unused", "say hi")
