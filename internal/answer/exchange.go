@@ -36,6 +36,11 @@ type Exchange struct {
 	// API is the api label when it is not the operation's name (the
 	// Responses API is sent as chat).
 	API string
+	// Requested is the model the client named, cut to 256 bytes (at a
+	// character's start): the log line's requested_model, beside model,
+	// the configured entry it matched (a pattern's name). "" until the
+	// dialect read it.
+	Requested string
 	// Shape writes the router's own errors in the request's API shape;
 	// nil means OpenAI's.
 	Shape Shape

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/apierror"
@@ -69,6 +70,7 @@ func (q Request) Answer(res answer.Result) { q.s.out.Answer(q.w, q.Ex, res) }
 // the 404 for a model not configured, or the 403 for one the client's
 // key may not call (auth.keys[].models).
 func (q Request) UseModel(name string) *apierror.Error {
+	q.Ex.Requested = cutModel(name)
 	if q.Ex.Model = q.st.Models.Lookup(name); q.Ex.Model == nil {
 		return answer.ModelNotFound(name)
 	}
@@ -117,4 +119,21 @@ func (q Request) admit() *intake.Body {
 		return nil
 	}
 	return body
+}
+
+// maxRequested bounds the requested model the log line names: a client's
+// words, logged with every request.
+const maxRequested = 256
+
+// cutModel is name cut to maxRequested bytes, at the start of a
+// character; it does not allocate.
+func cutModel(name string) string {
+	if len(name) <= maxRequested {
+		return name
+	}
+	n := maxRequested
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n]
 }
