@@ -10,8 +10,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -269,26 +267,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "config %s is valid: %d providers, %d models\n\n", src, len(cfg.Providers), len(cfg.Models))
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tTIER\tPROVIDER\tTYPE\tPROVIDER MODEL\tMAX OUTPUT")
-	types := map[string]string{}
-	for _, p := range cfg.Providers {
-		types[p.Name] = p.Type
-	}
-	models := cfg.Models
-	sort.SliceStable(models, func(i, j int) bool { return models[i].Name < models[j].Name })
-	for _, m := range models {
-		targets := m.Targets
-		sort.SliceStable(targets, func(i, j int) bool { return targets[i].Tier < targets[j].Tier })
-		for _, t := range targets {
-			limit := "-" // no cap (docs/ARCHITECTURE.md, "Output limits")
-			if t.MaxOutputTokens > 0 {
-				limit = strconv.FormatInt(t.MaxOutputTokens, 10)
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", m.Name, t.Tier, t.Provider, types[t.Provider], t.Model, limit)
-		}
-	}
-	_ = tw.Flush()
+	daemon.WriteTable(stdout, cfg)
 	if *withCreds {
 		return credentialSources(opts.Providers, stdout, stderr)
 	}
