@@ -6,7 +6,9 @@
 // the Go SDK (TestEmbeddedDefault); and the router binary's Anthropic
 // Messages front door, in front of fake Anthropic and OpenAI providers
 // (fakes_test.go), with Claude Code and the Anthropic-dialect SDKs
-// (anthropic_test.go, anthropic.test.mjs).
+// (anthropic_test.go, anthropic.test.mjs); and the router binary's status
+// page in headless Chromium, driven by playwright-core (status_test.go,
+// status.test.mjs).
 package nodesdk
 
 import (

@@ -107,13 +107,20 @@
       .finally(function () { button.disabled = false; });
   }
 
-  function renderProviders(ps) {
-    var body = $("providers-body");
-    clear(body);
+  // record adds each provider's success rate and latency to its chart.
+  function record(ps) {
     ps.forEach(function (p) {
       var h = history[p.name] || (history[p.name] = []);
       h.push({ success: p.stats.success_rate, latency: p.stats.latency_ema_ms });
       if (h.length > HISTORY) h.shift();
+    });
+  }
+
+  function renderProviders(ps) {
+    var body = $("providers-body");
+    clear(body);
+    ps.forEach(function (p) {
+      var h = history[p.name] || [];
 
       var tr = el("tr");
       tr.dataset.provider = p.name;
@@ -151,7 +158,7 @@
       tr.appendChild(td(left(p.remaining_tokens, p.tpm_limit), "tpm"));
       tr.appendChild(td(p.in_flight + (p.max_concurrency > 0 ? " / " + p.max_concurrency : ""), "inflight"));
 
-      var le = td(null, "text lasterror");
+      var le = td(null, "lasterror text");
       if (p.last_error_kind) {
         le.appendChild(el("span", "fail", p.last_error_kind));
         if (p.last_error_ago_seconds >= 0) le.appendChild(el("span", "muted", " " + fmtSecs(p.last_error_ago_seconds) + " ago"));
@@ -162,7 +169,7 @@
       }
       tr.appendChild(le);
 
-      tr.appendChild(td((p.disabled_targets || []).join(", ") || "-", "text disabled"));
+      tr.appendChild(td((p.disabled_targets || []).join(", ") || "-", "disabled text"));
       var act = td(null, "action");
       if (p.out_of_quota || (p.disabled_targets || []).length > 0) {
         var b = el("button", "enable", "Enable");
@@ -281,11 +288,11 @@
       tr.appendChild(td(new Date(q.at).toLocaleTimeString(), "time"));
       tr.appendChild(td(q.id, "id"));
       tr.appendChild(td(q.api, "api"));
-      tr.appendChild(td(q.asked, "text asked"));
+      tr.appendChild(td(q.asked, "asked text"));
       tr.appendChild(td(q.model || "-", "model"));
       tr.appendChild(td(q.key || "-", "key"));
       tr.appendChild(td(q.status === 0 ? "gone" : q.status, "status " + (q.status === 200 ? "status-ok" : "status-bad")));
-      var at = td(null, "text attempts");
+      var at = td(null, "attempts text");
       (q.attempts || []).forEach(function (a, j) {
         if (j > 0) at.appendChild(document.createTextNode(" → "));
         at.appendChild(el("span", a.kind === "ok" ? "yes" : "fail", a.provider + ":" + a.kind));
@@ -331,6 +338,7 @@
   function onState(s) {
     lastState = s;
     $("at").textContent = "as of " + new Date(s.at).toLocaleTimeString();
+    record(s.providers || []);
     renderProviders(s.providers || []);
     renderModels(s.models || []);
     renderKeys(s.keys || []);
@@ -344,7 +352,10 @@
     batch.forEach(function (q) { if (q.seq > seen) requests.push(q); });
     if (requests.length > KEEP) requests.splice(0, requests.length - KEEP);
     renderRequests();
-    if (lastState) renderModels(lastState.models || []);
+    if (lastState) {
+      renderProviders(lastState.providers || []); // their last errors' messages
+      renderModels(lastState.models || []);       // the traffic shares
+    }
   }
 
   var source = null;
