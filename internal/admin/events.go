@@ -64,21 +64,20 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 
 	var buf []byte
-	send := func(event string, v any) bool {
-		buf = append(buf[:0], "event: "...)
-		buf = append(buf, event...)
-		buf = append(buf, "\ndata: "...)
-		js, err := json.Marshal(v) // JSON has no raw newline: one data line
-		if err != nil {
-			return false
-		}
-		buf = append(buf, js...)
-		buf = append(buf, "\n\n"...)
+	write := func() bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(e.writeTimeout))
 		if _, err := w.Write(buf); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
+	}
+	sendState := func() bool {
+		js, err := json.Marshal(e.state()) // JSON has no raw newline: one data line
+		if err != nil {
+			return false
+		}
+		buf = append(append(append(buf[:0], "event: state\ndata: "...), js...), "\n\n"...)
+		return write()
 	}
 	var (
 		seq     uint64
@@ -86,12 +85,23 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		wake    <-chan struct{}
 		gather  <-chan time.Time
 	)
+	// sendRequests sends the records after seq, encoded where the ring
+	// keeps them (recent.Request.AppendJSON: no reflection, no
+	// allocation).
 	sendRequests := func(limit int) bool {
-		records, seq = e.ring.Since(seq, limit, records[:0])
+		records, seq = e.ring.Copy(seq, limit, records[:0])
 		if len(records) == 0 {
 			return true
 		}
-		return send("requests", records)
+		buf = append(buf[:0], "event: requests\ndata: ["...)
+		for i := range records {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = records[i].AppendJSON(buf)
+		}
+		buf = append(buf, "]\n\n"...)
+		return write()
 	}
 	// Waiting for the next record starts before reading the ring, so
 	// that no record falls between the two.
@@ -102,7 +112,7 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer stop()
 		wake = next()
 	}
-	if !send("state", e.state()) || !sendRequests(0) {
+	if !sendState() || !sendRequests(0) {
 		return
 	}
 	tick := time.NewTicker(e.tick)
@@ -118,7 +128,7 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
-			if !send("state", e.state()) {
+			if !sendState() {
 				return
 			}
 		case <-wake:

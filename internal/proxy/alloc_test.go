@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -219,7 +218,8 @@ func BenchmarkPathWatched(b *testing.B) {
 			go func() {
 				defer close(stopped)
 				var seq uint64
-				var buf []recent.Request
+				var recs []recent.Request
+				var buf []byte
 				for {
 					select {
 					case <-done:
@@ -231,8 +231,11 @@ func BenchmarkPathWatched(b *testing.B) {
 						return
 					case <-time.After(250 * time.Millisecond):
 					}
-					buf, seq = ring.Since(seq, 100, buf[:0])
-					_, _ = json.Marshal(buf)
+					recs, seq = ring.Copy(seq, 100, recs[:0])
+					buf = append(buf[:0], '[')
+					for i := range recs {
+						buf = append(recs[i].AppendJSON(buf), ',')
+					}
 				}
 			}()
 			h := s.Handler()

@@ -139,13 +139,23 @@ func (r *Ring) Add(q *Request) {
 // next time). At most limit records are returned (the newest; limit <= 0:
 // every one held).
 func (r *Ring) Since(seq uint64, limit int, dst []Request) ([]Request, uint64) {
-	if r == nil || len(r.buf) == 0 {
-		return dst, seq
+	from := len(dst)
+	dst, last := r.Copy(seq, limit, dst)
+	for i := from; i < len(dst); i++ {
+		q := &dst[i]
+		q.Attempts = append([]Attempt{}, q.attempts[:min(q.N, MaxAttempts)]...)
+		q.Asked = string(q.asked[:q.askedN])
+		q.Error = string(q.err[:q.errN])
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	last := r.next - 1
-	first := seq + 1
+	return dst, last
+}
+
+// spanLocked returns the sequence numbers of the records after seq still
+// held, at most limit of them (the newest; limit <= 0: every one held):
+// first > last when there are none.
+func (r *Ring) spanLocked(seq uint64, limit int) (first, last uint64) {
+	last = r.next - 1
+	first = seq + 1
 	n := uint64(len(r.buf))
 	if limit > 0 && uint64(limit) < n {
 		n = uint64(limit)
@@ -153,14 +163,7 @@ func (r *Ring) Since(seq uint64, limit int, dst []Request) ([]Request, uint64) {
 	if last >= n && first <= last-n {
 		first = last - n + 1
 	}
-	for s := first; s <= last; s++ {
-		q := r.buf[s%uint64(len(r.buf))]
-		q.Attempts = append([]Attempt(nil), q.attempts[:min(q.N, MaxAttempts)]...)
-		q.Asked = string(q.asked[:q.askedN])
-		q.Error = string(q.err[:q.errN])
-		dst = append(dst, q)
-	}
-	return dst, last
+	return first, last
 }
 
 // Watch registers a watcher: next returns a channel closed at the next
