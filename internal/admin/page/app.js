@@ -187,11 +187,12 @@
     var body = $("models-body");
     clear(body);
     ms.forEach(function (m) {
-      var served = 0, degraded = 0, hedged = 0, per = {};
+      var served = 0, degraded = 0, hedged = 0, rescued = 0, per = {};
       requests.forEach(function (q) {
         if (q.model !== m.name) return;
         if (q.degraded) degraded++;
         if (q.hedged) hedged++;
+        if (q.rescued) rescued++;
         if (!q.provider) return;
         served++;
         var k = q.provider + "\u0000" + q.target;
