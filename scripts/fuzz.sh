@@ -25,6 +25,7 @@ minimize="${FUZZ_MINIMIZE:-1s}"
 
 # package target: every fuzz target in the repository, listed explicitly.
 targets=(
+  "./internal/recent FuzzAppendJSON"
   "./internal/proxy FuzzParseFields"
   "./internal/proxy FuzzHandler"
   "./internal/messages FuzzDecode"

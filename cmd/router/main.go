@@ -10,17 +10,13 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/daemon"
-	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/route"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -270,30 +266,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "config %s is valid: %d providers, %d models\n\n", src, len(cfg.Providers), len(cfg.Models))
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tTIER\tPROVIDER\tTYPE\tPROVIDER MODEL\tCONTEXT\tMAX OUTPUT")
-	types := map[string]string{}
-	for _, p := range cfg.Providers {
-		types[p.Name] = p.Type
-	}
-	models := route.WithWindows(cfg.Models, pricing.ContextWindow)
-	sort.SliceStable(models, func(i, j int) bool { return models[i].Name < models[j].Name })
-	for _, m := range models {
-		targets := m.Targets
-		sort.SliceStable(targets, func(i, j int) bool { return targets[i].Tier < targets[j].Tier })
-		for _, t := range targets {
-			limit := "-" // no cap (docs/ARCHITECTURE.md, "Output limits")
-			if t.MaxOutputTokens > 0 {
-				limit = strconv.FormatInt(t.MaxOutputTokens, 10)
-			}
-			window := "-" // unknown: never skipped (docs/ARCHITECTURE.md, "Context windows")
-			if t.ContextWindow > 0 {
-				window = strconv.FormatInt(t.ContextWindow, 10)
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name, t.Tier, t.Provider, types[t.Provider], t.Model, window, limit)
-		}
-	}
-	_ = tw.Flush()
+	daemon.WriteTable(stdout, cfg)
 	if *withCreds {
 		return credentialSources(opts.Providers, stdout, stderr)
 	}

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
+	"github.com/llmrouter/llmrouter/internal/recent"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
@@ -33,6 +35,52 @@ type Options struct {
 	// /healthz, /readyz and /metrics requires it. "" leaves them open to a
 	// loopback Host only (guard).
 	Token string
+	// Recent is the ring of the last requests the status page shows
+	// (GET /admin/recent, the requests events); nil shows none.
+	Recent *recent.Ring
+	// Config reports the routing table in force and the last reloads
+	// (GET /admin/config, the status page's config section); nil reports
+	// nothing.
+	Config func() ConfigStatus
+}
+
+// ConfigStatus is GET /admin/config: where the config came from, the
+// routing table `router validate` prints, and the last reloads, newest
+// last.
+type ConfigStatus struct {
+	Source  string   `json:"source"`
+	Table   string   `json:"table"`
+	Reloads []Reload `json:"reloads"`
+}
+
+// Reload is one reload and its result: Error is "" when it succeeded.
+type Reload struct {
+	At    time.Time `json:"at"`
+	OK    bool      `json:"ok"`
+	Error string    `json:"error"`
+}
+
+// State is the status page's state event (GET /admin/state): the
+// providers, the models and the client keys at one moment, and the last
+// reloads.
+type State struct {
+	At        time.Time        `json:"at"`
+	Providers []ProviderStatus `json:"providers"`
+	Models    []ModelStatus    `json:"models"`
+	Keys      []KeyStatus      `json:"keys"`
+	Reloads   []Reload         `json:"reloads"`
+}
+
+// Snapshot returns the state of o at this moment.
+func Snapshot(o Options) State {
+	rows := Providers(o.Routes)
+	st := State{At: o.Routes.View().At, Providers: rows, Models: Models(o.Routes, rows), Keys: Keys(o.Routes), Reloads: []Reload{}}
+	if o.Config != nil {
+		if r := o.Config().Reloads; r != nil {
+			st.Reloads = r
+		}
+	}
+	return st
 }
 
 // Handler returns the admin listener's handler.
@@ -82,12 +130,37 @@ func Handler(o Options) http.Handler {
 		_ = enc.Encode(map[string]any{"providers": Providers(o.Routes)})
 	})
 	mux.HandleFunc("GET /admin/keys", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"keys": Keys(o.Routes)})
+		writeJSON(w, map[string]any{"keys": Keys(o.Routes)})
 	})
+	mux.HandleFunc("GET /admin/models", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, map[string]any{"models": Models(o.Routes, Providers(o.Routes))})
+	})
+	mux.HandleFunc("GET /admin/state", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, Snapshot(o)) })
+	mux.HandleFunc("GET /admin/recent", func(w http.ResponseWriter, _ *http.Request) {
+		rs, _ := o.Recent.Since(0, 0, nil)
+		if rs == nil {
+			rs = []recent.Request{}
+		}
+		writeJSON(w, map[string]any{"requests": rs})
+	})
+	mux.HandleFunc("GET /admin/config", func(w http.ResponseWriter, _ *http.Request) {
+		c := ConfigStatus{Reloads: []Reload{}}
+		if o.Config != nil {
+			c = o.Config()
+		}
+		writeJSON(w, c)
+	})
+	mux.Handle("GET /admin/events", &events{state: func() any { return Snapshot(o) }, ring: o.Recent, tick: stateEvery, writeTimeout: eventWriteTimeout})
+	page(mux)
 	return guard(o.Token, mux)
+}
+
+// writeJSON answers v as indented JSON.
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
 }
 
 // Enabled is what Enable lifted.

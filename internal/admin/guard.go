@@ -25,7 +25,8 @@ var open = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 //     open elsewhere cannot reach the admin listener through a rebound DNS
 //     name;
 //   - with a token, everything but the open routes requires it, as
-//     `Authorization: Bearer <token>` or the cookie the login form sets;
+//     `Authorization: Bearer <token>` or the cookie the login form sets
+//     (the page's address without it serves that form, 401);
 //   - a request that changes state (POST) must be application/json and
 //     may not come from another site (Origin, Sec-Fetch-Site).
 func guard(token string, next http.Handler) http.Handler {
@@ -44,6 +45,9 @@ func guard(token string, next http.Handler) http.Handler {
 			return
 		case token != "" && r.URL.Path == "/admin/login" && r.Method == http.MethodPost:
 			login(w, r, token)
+			return
+		case token != "" && !authorized(r, token) && r.URL.Path == "/" && r.Method == http.MethodGet:
+			loginPage(w)
 			return
 		case token != "" && !authorized(r, token):
 			h.Set("Www-Authenticate", `Bearer realm="llmrouter-admin"`)

@@ -22,6 +22,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/pricing"
+	"github.com/llmrouter/llmrouter/internal/recent"
 	"github.com/llmrouter/llmrouter/internal/relay"
 	"github.com/llmrouter/llmrouter/internal/tracing"
 )
@@ -58,6 +59,9 @@ type Writer struct {
 	// failing provider at thousands of requests per second, one line per
 	// few seconds says enough (the metrics count every one).
 	streamWarn rate.Sometimes
+	// ring keeps a record of every answered request for the status page
+	// (KeepRecent); nil keeps none.
+	ring *recent.Ring
 
 	mu     sync.Mutex         // guards apis, models, warned, costs, unpricedSet
 	apis   []string           // the api label's values (APIs)
@@ -81,6 +85,11 @@ func New(log *slog.Logger, reg prometheus.Registerer) *Writer {
 	s.idPrefix = "req_" + hex.EncodeToString(rnd[:])
 	return s
 }
+
+// KeepRecent makes Log add a record of every answered request to r
+// (docs/ARCHITECTURE.md, "Status page"). Call it before serving; nil
+// keeps none.
+func (s *Writer) KeepRecent(r *recent.Ring) { s.ring = r }
 
 // Answer writes res: the one place an answer to a client is written
 // (docs/ARCHITECTURE.md, "Request path"). Its first byte is the commit
@@ -310,6 +319,9 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 	if ex.Trace.On() {
 		endSpan(ex)
 	}
+	if s.ring != nil {
+		s.keep(ex, api, elapsed)
+	}
 	if !s.log.Enabled(r.Context(), slog.LevelInfo) {
 		return
 	}
@@ -332,6 +344,34 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 		a = append(a, slog.String("failures", b.String()))
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", a...)
+}
+
+// keep adds ex's record to the ring: names the request holds anyway, and
+// the client's model name and the last failure's message copied into the
+// record (recent.Request), never a prompt, an answer or a key's secret.
+// It allocates nothing.
+func (s *Writer) keep(ex *Exchange, api string, elapsed time.Duration) {
+	var q recent.Request
+	q.At = ex.start
+	q.ID, q.API, q.Key, q.Status = ex.ID, api, ex.Key.Name(), ex.status
+	q.SetAsked(ex.Requested)
+	if ex.Model != nil {
+		q.Model = ex.Model.Name
+	}
+	for _, f := range ex.Failures {
+		q.AddAttempt(f.Provider, f.Err.Kind.String())
+	}
+	if n := len(ex.Failures); n > 0 {
+		q.SetError(ex.Failures[n-1].Err.Message)
+	}
+	if ex.served != "" {
+		q.Provider, q.Target, q.Tier = ex.served, ex.target.Model, ex.target.Tier
+		q.AddAttempt(ex.served, "ok")
+		q.Degraded = ex.Model != nil && ex.target.Tier > ex.Model.BestTier
+		q.Hedged = ex.hedged
+	}
+	q.TTFT, q.Total, q.CostUSD = ex.ttft, elapsed, ex.Cost
+	s.ring.Add(&q)
 }
 
 // endSpan ends the request's span with what the client got.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,7 @@ import (
 	messages "github.com/llmrouter/llmrouter/internal/messages/api"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/recent"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/responses/api"
 	"github.com/llmrouter/llmrouter/internal/responses/store"
@@ -88,7 +90,19 @@ type Daemon struct {
 	reloadMu    sync.Mutex // serializes reloads (SIGHUP and file changes)
 	// onReload, when not nil, is told the result of every reload.
 	onReload func(error)
+	// recent is the ring of the last requests the status page shows
+	// (docs/ARCHITECTURE.md, "Status page").
+	recent  *recent.Ring
+	histMu  sync.Mutex     // guards history
+	history []admin.Reload // the last maxHistory reloads, oldest first
 }
+
+// Sizes of what the status page shows (docs/ARCHITECTURE.md, "Status
+// page"): the ring of recent requests and the reloads kept.
+const (
+	recentRequests = 512
+	maxHistory     = 10
+)
 
 // Start builds everything from cfg, read from path ("": the embedded
 // default), and starts both listeners; it logs on log. The caller stops
@@ -164,7 +178,7 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 // newDaemon is a daemon with nothing started: its registry with the
 // process's collectors, and the reload metrics.
 func newDaemon(cfg *config.Config, path string, log *slog.Logger, o Options) *Daemon {
-	d := &Daemon{cfgPath: path, log: log, types: o.Types, reg: prometheus.NewRegistry()}
+	d := &Daemon{cfgPath: path, log: log, types: o.Types, reg: prometheus.NewRegistry(), recent: recent.New(recentRequests)}
 	d.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_config_last_reload_successful",
 		Help: "1 if the last config reload succeeded (or none was tried), 0 if it failed."})
 	d.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmrouter_config_reloads_total",
@@ -273,7 +287,7 @@ func (d *Daemon) listen(cfg *config.Config) component {
 
 // servers builds the API and admin listeners' servers.
 func (d *Daemon) servers(cfg *config.Config, adminToken string) (apiSrv, adminSrv *http.Server) {
-	p := proxy.New(d.routes, proxy.Options{Logger: d.log, Registerer: d.reg, Tracer: d.tracer})
+	p := proxy.New(d.routes, proxy.Options{Logger: d.log, Registerer: d.reg, Tracer: d.tracer, Recent: d.recent})
 	admin.Register(d.reg, d.routes)
 	errLog := slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)
 	conns := prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_client_connections",
@@ -301,8 +315,13 @@ func (d *Daemon) servers(cfg *config.Config, adminToken string) (apiSrv, adminSr
 	// Shutdown does not wait for hijacked connections (the Responses API
 	// over WebSocket): they drain as it begins.
 	apiSrv.RegisterOnShutdown(d.resp.Drain)
+	// The admin server's requests live in a context its Shutdown ends: an
+	// open status page event stream must not hold the shutdown.
+	base, stopStreams := context.WithCancel(context.Background())
 	adminSrv = &http.Server{
-		Handler:           admin.Handler(admin.Options{Routes: d.routes, Registry: d.reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: d.log, Token: adminToken}),
+		Handler: admin.Handler(admin.Options{Routes: d.routes, Registry: d.reg, Ready: d.ready.Load, Pprof: cfg.Pprof, Logger: d.log, Token: adminToken,
+			Recent: d.recent, Config: d.configStatus}),
+		BaseContext:       func(net.Listener) context.Context { return base },
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      2 * time.Minute, // a CPU profile runs 30s by default
@@ -310,7 +329,34 @@ func (d *Daemon) servers(cfg *config.Config, adminToken string) (apiSrv, adminSr
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          errLog,
 	}
+	adminSrv.RegisterOnShutdown(stopStreams)
 	return apiSrv, adminSrv
+}
+
+// configStatus is the status page's config section: the routing table in
+// force and the last reloads.
+func (d *Daemon) configStatus() admin.ConfigStatus {
+	d.histMu.Lock()
+	reloads := slices.Clone(d.history)
+	d.histMu.Unlock()
+	if reloads == nil {
+		reloads = []admin.Reload{}
+	}
+	return admin.ConfigStatus{Source: Source(d.cfgPath), Table: table(d.cfg.Load()), Reloads: reloads}
+}
+
+// remember keeps a reload's result for the status page.
+func (d *Daemon) remember(err error) {
+	r := admin.Reload{At: time.Now(), OK: err == nil}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	d.histMu.Lock()
+	defer d.histMu.Unlock()
+	d.history = append(d.history, r)
+	if n := len(d.history); n > maxHistory {
+		d.history = slices.Delete(d.history, 0, n-maxHistory)
+	}
 }
 
 // state restores the state file and starts the saver loop; stopped, it
@@ -399,6 +445,7 @@ func (d *Daemon) Reload() {
 	if err == nil && d.cfgPath == "" {
 		d.log.Info("reload: serving the embedded default, nothing to re-read")
 	}
+	defer func() { d.remember(err) }()
 	if d.onReload != nil {
 		defer func() { d.onReload(err) }()
 	}

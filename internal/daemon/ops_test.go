@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -141,6 +142,67 @@ func TestReload(t *testing.T) {
 			t.Errorf("config_last_reload_successful = %v, want 0", v)
 		}
 	})
+
+	t.Run("the status page's config: the table in force and both reloads", func(t *testing.T) {
+		code, body := get(t, d.adminURL("/admin/config"))
+		var c admin.ConfigStatus
+		if err := json.Unmarshal([]byte(body), &c); err != nil || code != 200 {
+			t.Fatalf("%d %s", code, body)
+		}
+		if len(c.Reloads) != 2 || !c.Reloads[0].OK || c.Reloads[1].OK || !strings.Contains(c.Reloads[1].Error, "bogus_key") {
+			t.Errorf("reloads %+v", c.Reloads)
+		}
+		if !strings.Contains(c.Table, "m2 ") || !strings.HasPrefix(c.Table, "MODEL") || c.Source != path {
+			t.Errorf("source %q, table:\n%s", c.Source, c.Table)
+		}
+	})
+}
+
+// TestStatusPageStream: a request the router answered is in the ring the
+// status page reads, and an open event stream neither outlives the
+// daemon nor holds its shutdown (the admin server's Shutdown would
+// otherwise wait its whole second for it).
+func TestStatusPageStream(t *testing.T) {
+	d, _, _ := startFile(t, reloadBase)
+	resp, err := http.Get(d.adminURL("/admin/events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("events: %d", resp.StatusCode)
+	}
+	if code, _, body := post(t, d.url("/v1/chat/completions"), `{"model":"m","messages":[{"role":"user","content":"tangerine"}]}`); code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "data: [{") && strings.Contains(line, `"model":"m"`) {
+			if strings.Contains(line, "tangerine") {
+				t.Error("the requests event holds the prompt")
+			}
+			break
+		}
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for sc.Scan() {
+		}
+	}()
+	start := time.Now()
+	d.Shutdown()
+	if took := time.Since(start); took >= time.Second {
+		t.Errorf("shutdown took %v with an event stream open", took)
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		resp.Body.Close()
+		<-ended
+		t.Error("the event stream outlived the daemon")
+	}
 }
 
 func TestDrainCompletesStreamsAndRefusesNewConnections(t *testing.T) {

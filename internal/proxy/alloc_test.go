@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/clientauth"
@@ -18,6 +19,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
+	"github.com/llmrouter/llmrouter/internal/recent"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
@@ -118,6 +120,7 @@ func pathServerKeys(tb testing.TB, path string, keys []routing.ClientKey) (*Serv
 		tb.Fatal(err)
 	}
 	tb.Cleanup(s.Close)
+	s.out.KeepRecent(recent.New(512)) // as the daemon runs it (the status page's ring)
 	return s, body
 }
 
@@ -194,6 +197,57 @@ func BenchmarkPath(b *testing.B) {
 			for b.Loop() {
 				servePath(b, h, body, w)
 			}
+		})
+	}
+}
+
+// BenchmarkPathWatched is BenchmarkPath's plain and stream paths while
+// the status page watches the ring: a watcher waits for a record, then
+// reads and encodes what came, as the event stream does (each batch at
+// most 100 records, at most 4 a second). Its difference from BenchmarkPath
+// is what a subscriber costs a request (docs/ARCHITECTURE.md, "Status
+// page").
+func BenchmarkPathWatched(b *testing.B) {
+	for _, path := range []string{"plain", "stream"} {
+		b.Run(path, func(b *testing.B) {
+			s, body := pathServer(b, path)
+			ring := recent.New(512)
+			s.out.KeepRecent(ring)
+			next, stop := ring.Watch()
+			done, stopped := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(stopped)
+				var seq uint64
+				var recs []recent.Request
+				var buf []byte
+				for {
+					select {
+					case <-done:
+						return
+					case <-next():
+					}
+					select {
+					case <-done:
+						return
+					case <-time.After(250 * time.Millisecond):
+					}
+					recs, seq = ring.Copy(seq, 100, recs[:0])
+					buf = append(buf[:0], '[')
+					for i := range recs {
+						buf = append(recs[i].AppendJSON(buf), ',')
+					}
+				}
+			}()
+			h := s.Handler()
+			w := &statusWriter{}
+			b.ReportAllocs()
+			for b.Loop() {
+				servePath(b, h, body, w)
+			}
+			b.StopTimer()
+			close(done)
+			<-stopped
+			stop()
 		})
 	}
 }

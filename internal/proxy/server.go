@@ -11,6 +11,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/failover"
 	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/recent"
 	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/shed"
 	"github.com/llmrouter/llmrouter/internal/tracing"
@@ -26,6 +27,9 @@ type Options struct {
 	// Tracer makes every request's span and its attempts'
 	// (docs/ARCHITECTURE.md, "Tracing"); nil is tracing off.
 	Tracer *tracing.Tracer
+	// Recent receives a record of every answered request, for the status
+	// page (docs/ARCHITECTURE.md, "Status page"); nil keeps none.
+	Recent *recent.Ring
 }
 
 // Server is the HTTP front door: the dialects' routes on the routing
@@ -55,6 +59,7 @@ func New(rt *routing.Routes, opts Options) *Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.out = answer.New(s.log, opts.Registerer)
+	s.out.KeepRecent(opts.Recent)
 	s.m = newMetrics(opts.Registerer, s)
 	s.loop = failover.New(failover.Options{Now: rt.Now, Rand: rt.Rand(), Logger: s.log, Freed: rt.Freed,
 		SharedAffinity: rt.SharedAffinity()}, opts.Registerer)

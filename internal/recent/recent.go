@@ -4,11 +4,20 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // MaxAttempts is how many attempts a record keeps; a request that made
 // more keeps its first MaxAttempts-1 and its last.
 const MaxAttempts = 4
+
+// Bytes a record keeps of the client's model name and of a provider's
+// error message: copied into the record, so that the ring never holds on
+// to a request's memory (a long name, a whole error body).
+const (
+	MaxAsked = 64
+	MaxError = 160
+)
 
 // Attempt is one attempt of a request: its provider and how it ended
 // (an outcome kind's word; "ok" for the one that served).
@@ -19,8 +28,9 @@ type Attempt struct {
 
 // Request is what the status page shows of one request. Its strings are
 // the request's id and configured names (model, provider, key), which
-// the request holds anyway: a record allocates nothing. Asked is the model
-// the client named, cut to 64 bytes.
+// the request holds anyway, and two texts copied into fixed arrays (the
+// model the client named, the last failure's message): a record
+// allocates nothing. Since fills Asked, Error and Attempts.
 type Request struct {
 	Seq      uint64        `json:"seq"`
 	At       time.Time     `json:"at"`
@@ -43,8 +53,16 @@ type Request struct {
 	Rescued  bool          `json:"rescued"`
 	// Affinity is what affinity did: kept, moved, new, or "" (none).
 	Affinity string `json:"affinity"`
+	// Error is the last failed attempt's message (the provider's,
+	// redacted of its secrets), cut to MaxError bytes; "" when none
+	// failed.
+	Error string `json:"error"`
 
 	attempts [MaxAttempts]Attempt
+	asked    [MaxAsked]byte
+	askedN   uint8
+	err      [MaxError]byte
+	errN     uint8
 }
 
 // AddAttempt appends an attempt (the first MaxAttempts-1 and the last are
@@ -58,20 +76,43 @@ func (q *Request) AddAttempt(provider, kind string) {
 	q.N++
 }
 
+// SetAsked copies the model name the client sent, cut to MaxAsked bytes
+// at a character's start.
+func (q *Request) SetAsked(s string) { q.askedN = uint8(copy(q.asked[:], cut(s, MaxAsked))) }
+
+// SetError copies a failure's message, cut to MaxError bytes at a
+// character's start.
+func (q *Request) SetError(s string) { q.errN = uint8(copy(q.err[:], cut(s, MaxError))) }
+
+// cut is s cut to n bytes, at the start of a character.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // Ring is the last requests, oldest overwritten first. It is safe for
-// concurrent use; the zero Ring keeps nothing (New sizes it).
+// concurrent use; the zero Ring keeps nothing (New sizes it), and so does
+// a nil *Ring.
 type Ring struct {
-	subs atomic.Int32 // watchers; Add wakes them only when there are any
+	subs atomic.Int32 // watchers (Watchers)
 
 	mu   sync.Mutex // guards buf, next, wake
 	buf  []Request
-	next uint64        // the sequence number of the next record (1-based)
-	wake chan struct{} // closed at the next Add while there are watchers
+	next uint64 // the sequence number of the next record (1-based)
+	// wake is closed by the next Add, when a watcher waits for one
+	// (next); nil when none does, so that Add allocates nothing, watched
+	// or not, and a watcher that coalesces costs Add one close per wait.
+	wake chan struct{}
 }
 
 // New returns a ring of the last n requests.
 func New(n int) *Ring {
-	return &Ring{buf: make([]Request, n), next: 1, wake: make(chan struct{})}
+	return &Ring{buf: make([]Request, n), next: 1}
 }
 
 // Add records q (copied; q may be reused) and wakes the watchers, if any.
@@ -85,10 +126,8 @@ func (r *Ring) Add(q *Request) {
 	slot := &r.buf[seq%uint64(len(r.buf))]
 	*slot = *q
 	slot.Seq = seq
-	var wake chan struct{}
-	if r.subs.Load() > 0 {
-		wake, r.wake = r.wake, make(chan struct{})
-	}
+	wake := r.wake
+	r.wake = nil
 	r.mu.Unlock()
 	if wake != nil {
 		close(wake)
@@ -97,37 +136,52 @@ func (r *Ring) Add(q *Request) {
 
 // Since appends to dst the records after seq still held, oldest first,
 // and returns them with the last sequence number written (to pass as seq
-// next time).
-func (r *Ring) Since(seq uint64, dst []Request) ([]Request, uint64) {
-	if r == nil || len(r.buf) == 0 {
-		return dst, seq
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	last := r.next - 1
-	first := seq + 1
-	if n := uint64(len(r.buf)); last >= n && first <= last-n {
-		first = last - n + 1
-	}
-	for s := first; s <= last; s++ {
-		q := r.buf[s%uint64(len(r.buf))]
-		n := min(q.N, MaxAttempts)
-		q.Attempts = append([]Attempt(nil), q.attempts[:n]...)
-		dst = append(dst, q)
+// next time). At most limit records are returned (the newest; limit <= 0:
+// every one held).
+func (r *Ring) Since(seq uint64, limit int, dst []Request) ([]Request, uint64) {
+	from := len(dst)
+	dst, last := r.Copy(seq, limit, dst)
+	for i := from; i < len(dst); i++ {
+		q := &dst[i]
+		q.Attempts = append([]Attempt{}, q.attempts[:min(q.N, MaxAttempts)]...)
+		q.Asked = string(q.asked[:q.askedN])
+		q.Error = string(q.err[:q.errN])
 	}
 	return dst, last
 }
 
-// Watch registers a watcher; until stop is called, Add wakes it. next
-// returns a channel closed at the next Add.
+// spanLocked returns the sequence numbers of the records after seq still
+// held, at most limit of them (the newest; limit <= 0: every one held):
+// first > last when there are none.
+func (r *Ring) spanLocked(seq uint64, limit int) (first, last uint64) {
+	last = r.next - 1
+	first = seq + 1
+	n := uint64(len(r.buf))
+	if limit > 0 && uint64(limit) < n {
+		n = uint64(limit)
+	}
+	if last >= n && first <= last-n {
+		first = last - n + 1
+	}
+	return first, last
+}
+
+// Watch registers a watcher: next returns a channel closed at the next
+// Add; stop unregisters it (more than once is fine).
 func (r *Ring) Watch() (next func() <-chan struct{}, stop func()) {
 	r.subs.Add(1)
 	var once sync.Once
 	return func() <-chan struct{} {
 			r.mu.Lock()
 			defer r.mu.Unlock()
+			if r.wake == nil {
+				r.wake = make(chan struct{})
+			}
 			return r.wake
 		}, func() {
 			once.Do(func() { r.subs.Add(-1) })
 		}
 }
+
+// Watchers is how many watchers are registered.
+func (r *Ring) Watchers() int { return int(r.subs.Load()) }

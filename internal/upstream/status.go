@@ -31,6 +31,9 @@ type Status struct {
 	// LastErrorKind is the kind of the last failure that counted against
 	// the provider; "" when none yet.
 	LastErrorKind string `json:"last_error_kind"`
+	// LastErrorAgoSeconds is how long ago that failure was; -1 when not
+	// known (none, or learned before a warm restart).
+	LastErrorAgoSeconds float64 `json:"last_error_ago_seconds"`
 	// Domain is the provider's failure domain ("" its own).
 	Domain string `json:"domain"`
 	// OutOfQuota: the provider is off until its reset, a reload, an
@@ -83,8 +86,12 @@ func (u *Upstream) Status(now time.Time) Status {
 	if sn.SinceSuccess >= 0 {
 		st.Stats.SinceSuccessSec = sn.SinceSuccess.Seconds()
 	}
+	st.LastErrorAgoSeconds = -1
 	if k := outcome.Kind(u.lastKind.Load()); k != 0 {
 		st.LastErrorKind = k.String()
+		if at := u.lastAt.Load(); at != 0 {
+			st.LastErrorAgoSeconds = max(0, now.Sub(time.Unix(0, at)).Seconds())
+		}
 	}
 	st.Domain = u.spec.Provider.Domain
 	st.Shared = u.shared != nil && u.shared.Up()

@@ -211,7 +211,10 @@ type Upstream struct {
 	// since epoch; 0 means never tripped.
 	closedAt atomic.Int64
 	// lastKind is the kind of the last failure that counted; 0 none.
+	// lastAt is when it happened, in Unix nanoseconds (0: not known, as
+	// after a warm restart).
 	lastKind atomic.Uint32
+	lastAt   atomic.Int64
 	// secrets are the spec's Secrets, replaced when a reload keeps the
 	// runtime with a new key.
 	secrets atomic.Pointer[[]string]
@@ -465,6 +468,7 @@ func (p *Permit) Release(now time.Time, r Result) {
 	if r.Kind != outcome.OK && r.Kind.Counts() {
 		last = r.Kind
 		u.lastKind.Store(uint32(r.Kind))
+		u.lastAt.Store(now.UnixNano())
 	}
 	if p.shared {
 		// The fleet's breaker and quota block learn it; the local ones

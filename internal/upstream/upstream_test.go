@@ -129,6 +129,12 @@ func TestBreakerTripRefusesAndRecordsKind(t *testing.T) {
 	if s.State != "open" || s.LastErrorKind != "server_error" || s.InFlight != 0 {
 		t.Errorf("snapshot %+v", s)
 	}
+	if ago := g.Status(t0.Add(3 * time.Second)).LastErrorAgoSeconds; ago != 3 {
+		t.Errorf("last error %vs ago at +3s, want 3", ago)
+	}
+	if ago := newGuard(10, 0, 0).Status(t0).LastErrorAgoSeconds; ago != -1 {
+		t.Errorf("no error yet: %vs ago, want -1", ago)
+	}
 }
 
 func TestClientErrorsNeverCount(t *testing.T) {

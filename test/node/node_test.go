@@ -8,9 +8,12 @@
 // (fakes_test.go), with Claude Code and the Anthropic-dialect SDKs
 // (anthropic_test.go, anthropic.test.mjs); its Responses API with Codex
 // CLI (codex_test.go), natively, translated, across a failover and on the
-// embedded default; and its Gemini API front door, in front of a fake
-// Gemini (gemini_fake_test.go) and the same fakes, with Gemini CLI and the
-// Google Gen AI SDK (gemini_test.go, gemini.test.mjs).
+// embedded default; its Gemini API front door, in front of a fake Gemini
+// (gemini_fake_test.go) and the same fakes, with Gemini CLI and the Google
+// Gen AI SDK (gemini_test.go, gemini.test.mjs); opencode on chat
+// completions (opencode_test.go); and the router binary's status page in
+// headless Chromium, driven by playwright-core (status_test.go,
+// status.test.mjs).
 package nodesdk
 
 import (
