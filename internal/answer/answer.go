@@ -369,6 +369,7 @@ func (s *Writer) keep(ex *Exchange, api string, elapsed time.Duration) {
 		q.AddAttempt(ex.served, "ok")
 		q.Degraded = ex.Model != nil && ex.target.Tier > ex.Model.BestTier
 		q.Hedged = ex.hedged
+		q.Affinity = ex.AffinityOutcome
 	}
 	q.TTFT, q.Total, q.CostUSD = ex.ttft, elapsed, ex.Cost
 	s.ring.Add(&q)

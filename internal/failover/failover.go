@@ -133,6 +133,9 @@ type Run struct {
 	// each attempt is a span under it, refusals and waits its events.
 	// The zero Request is tracing off.
 	Trace tracing.Request
+	// AffinityOutcome is what affinity did for the served request: kept,
+	// moved or new ("" when it has no identity or affinity is off).
+	AffinityOutcome string
 	// Attempts counts attempts sent; Failures lists the failed ones.
 	Attempts int
 	Failures []Failure

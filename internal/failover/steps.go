@@ -171,14 +171,15 @@ func (l *Loop) remember(r *Run, p Policy, c *candidate, now time.Time) {
 		return
 	}
 	served := affinity.Target{Provider: c.p.Name, Model: c.tg.Model}
+	o := affinity.OutcomeMoved
 	switch {
 	case !r.aff.had:
-		l.aff.Count(affinity.OutcomeNew)
+		o = affinity.OutcomeNew
 	case r.aff.last == served:
-		l.aff.Count(affinity.OutcomeKept)
-	default:
-		l.aff.Count(affinity.OutcomeMoved)
+		o = affinity.OutcomeKept
 	}
+	l.aff.Count(o)
+	r.AffinityOutcome = o.String()
 	l.aff.Put(r.Affinity.Key, served, now, p.Affinity.WithDefaults().TTL)
 }
 
