@@ -839,7 +839,7 @@ func TestWalkAffinity(t *testing.T) {
 		a, b := &fake{do: answers}, &fake{do: answers}
 		rg := newRig(t, retryEvery, tgt{name: "a", a: a, cfg: provider.Config{MaxConcurrency: 1}}, tgt{name: "b", a: b})
 		rg.pol.Affinity = affinity.Config{Enabled: true}
-		var outcome_ string // what affinity did for the latest walk (Run.AffinityOutcome)
+		var did string // what affinity did for the latest walk (Run.AffinityOutcome)
 		walk := func(id affinity.ID) string {
 			r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, Affinity: id}
 			res := rg.loop.Walk(t.Context(), r, rg.pol, func(name string) *Provider { return rg.provs[name] },
@@ -848,22 +848,22 @@ func TestWalkAffinity(t *testing.T) {
 				t.Fatalf("not served: %+v", res)
 			}
 			res.Served.Done(outcome.OK)
-			outcome_ = r.AffinityOutcome
+			did = r.AffinityOutcome
 			return servedBy(res)
 		}
 		const key = affinity.Key(7)
 		rg.loop.aff.Put(key, affinity.Target{Provider: "a", Model: "a-model"}, time.Now(), time.Hour)
 		for range 20 {
-			if got := walk(affinity.ID{Key: key}); got != "a" || outcome_ != "kept" {
-				t.Fatalf("served by %s (%s), want a, kept: it served the conversation last", got, outcome_)
+			if got := walk(affinity.ID{Key: key}); got != "a" || did != "kept" {
+				t.Fatalf("served by %s (%s), want a, kept: it served the conversation last", got, did)
 			}
 		}
 		held, err := rg.provs["a"].Up.Acquire(time.Now(), 1) // a is full
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := walk(affinity.ID{Key: key}); got != "b" || outcome_ != "moved" {
-			t.Fatalf("served by %s (%s) while a is full, want b, moved", got, outcome_)
+		if got := walk(affinity.ID{Key: key}); got != "b" || did != "moved" {
+			t.Fatalf("served by %s (%s) while a is full, want b, moved", got, did)
 		}
 		held.Release(time.Now(), upstream.Result{Kind: outcome.OK})
 		for range 20 {
