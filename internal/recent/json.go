@@ -3,7 +3,8 @@ package recent
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 )
 
 // AppendJSON appends q as a JSON object, the one encoding/json makes of a
@@ -59,58 +60,10 @@ func appendFloat(dst []byte, f float64) []byte {
 	return strconv.AppendFloat(dst, f, 'f', -1, 64)
 }
 
-const hex = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json
-// escapes it: quotes, backslashes, control characters, <, > and &,
-// U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(append(dst, s[start:i]...), `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(append(dst, s[start:]...), '"')
-}
+// appendString appends s as a JSON string, escaped as every JSON the
+// router writes is (openaiwire.AppendString: encoding/json's escaping but
+// HTML's: the page inserts every string as text).
+func appendString(dst []byte, s string) []byte { return openaiwire.AppendString(dst, s) }
 
 // Copy appends to dst the records after seq still held, at most limit
 // (the newest; limit <= 0: every one held), as Since does, without
