@@ -50,6 +50,12 @@ type Config struct {
 	// failed with no success since), the others of its domain rank below
 	// providers of other domains in the same tier. "" means its own.
 	Domain string `mapstructure:"domain"`
+	// ContinueFinalMessage says the provider's models continue a trailing
+	// assistant message (vLLM, llama.cpp, Claude before 4.6), so its
+	// targets may continue a stream another attempt started
+	// (routing.stream.rescue, docs/ARCHITECTURE.md "Streaming"). false (the
+	// default): never asked to.
+	ContinueFinalMessage bool `mapstructure:"continue_final_message"`
 }
 
 // Defaults for zero Config fields.
