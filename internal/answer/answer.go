@@ -147,8 +147,9 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		ex.status = http.StatusOK
 		end := s.relay(w, ex, sv, res.Framer)
 		// The usage a stream reported by its end (the adapters ask for it
-		// even when the client did not: "Client keys and spend").
-		ex.Usage = sv.Resp.Stream.Usage()
+		// even when the client did not: "Client keys and spend"), and
+		// its continuations' when it was rescued ("Streaming").
+		ex.Usage = sv.StreamUsage()
 		s.price(ex, sv)
 		sv.Done(end)
 	}
@@ -178,11 +179,16 @@ func (s *Writer) write(w http.ResponseWriter, ex *Exchange, p *failover.Provider
 // after the commit (thinned), a client that stopped reading.
 func (s *Writer) relay(w http.ResponseWriter, ex *Exchange, sv *failover.Served, f relay.Framer) outcome.Kind {
 	ex.ttft = time.Since(ex.start)
-	var end relay.End
-	if f != nil {
-		end = relay.Translate(w, sv.Resp.Stream, sv.Held, ex.writeTimeout, f)
-	} else {
-		end = relay.Stream(w, sv.Resp.Stream, sv.Held, ex.writeTimeout)
+	var rs relay.Rescuer
+	if sv.CanRescue() {
+		rs = sv // docs/ARCHITECTURE.md, "Streaming": rescue
+	}
+	end := relay.Rescued(w, sv.Resp.Stream, sv.Held, ex.writeTimeout, f, rs)
+	for c := sv.Next(); c != nil; c = c.Next() {
+		if ex.rescued != "" {
+			ex.rescued += ","
+		}
+		ex.rescued += c.Provider.Name + ":tier" + strconv.Itoa(c.Target.Tier)
 	}
 	if end.Err != nil && end.Kind != outcome.Canceled {
 		s.streamWarn.Do(func() {
@@ -215,6 +221,10 @@ func (s *Writer) writeFailed(ex *Exchange, up *failover.Provider, err error) {
 // counts it; a target without a price costs 0, is counted, and its model
 // warned about once.
 func (s *Writer) price(ex *Exchange, sv *failover.Served) {
+	if sv.Next() != nil {
+		s.priceRescued(ex, sv)
+		return
+	}
 	p, ok := ex.Prices.Lookup(sv.Provider.Name, sv.Target.Model)
 	if !ok {
 		ex.Cost = 0
@@ -225,6 +235,25 @@ func (s *Writer) price(ex *Exchange, sv *failover.Served) {
 	if ex.Cost > 0 && ex.Model != nil {
 		s.m.cost.WithLabelValues(ex.Model.Name, sv.Provider.Name).Add(ex.Cost)
 	}
+}
+
+// priceRescued is price of a rescued stream: each attempt's usage at its
+// own target's price, summed.
+func (s *Writer) priceRescued(ex *Exchange, sv *failover.Served) {
+	ex.Cost = 0
+	for c := sv; c != nil; c = c.Next() {
+		p, ok := ex.Prices.Lookup(c.Provider.Name, c.Target.Model)
+		if !ok {
+			s.unpriced(c.Provider.Name, c.Target.Model)
+			continue
+		}
+		cost := pricing.Round(p.Cost(c.Resp.Stream.Usage()))
+		ex.Cost += cost
+		if cost > 0 && ex.Model != nil {
+			s.m.cost.WithLabelValues(ex.Model.Name, c.Provider.Name).Add(cost)
+		}
+	}
+	ex.Cost = pricing.Round(ex.Cost)
 }
 
 // unpriced counts a request served by a target without a price, and
@@ -312,7 +341,7 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 	if !s.log.Enabled(r.Context(), slog.LevelInfo) {
 		return
 	}
-	var attrs [11]slog.Attr
+	var attrs [12]slog.Attr
 	a := append(attrs[:0],
 		slog.String("request_id", ex.ID), slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.String("model", model), slog.String("key", ex.Key.Name()), slog.Int("status", ex.status), slog.String("provider", ex.served),
@@ -329,6 +358,11 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 			b.WriteString(f.Err.Kind.String())
 		}
 		a = append(a, slog.String("failures", b.String()))
+	}
+	if ex.rescued != "" {
+		// The providers that continued the stream after its headers
+		// went out (docs/ARCHITECTURE.md, "Streaming"), with their tier.
+		a = append(a, slog.String("rescued_by", ex.rescued))
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", a...)
 }

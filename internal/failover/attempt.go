@@ -21,6 +21,10 @@ import (
 var (
 	errAttemptTimeout    = &outcome.Error{Kind: outcome.Timeout, Message: "attempt timed out (provider timeout)"}
 	errFirstTokenTimeout = &outcome.Error{Kind: outcome.Timeout, Message: "no first token within first_token_timeout"}
+	// errStreamIdle is a stall: no byte from the provider for
+	// routing.stream.idle_timeout after the first content. As the timer's
+	// cause it means the timer watches for one.
+	errStreamIdle = &outcome.Error{Kind: outcome.Timeout, Message: "no byte from the provider within routing.stream.idle_timeout after the first content (a stall)"}
 )
 
 // Served is a provider's answer, admitted and not yet written. Call Done
@@ -50,12 +54,50 @@ type Served struct {
 	cause        atomic.Pointer[outcome.Error] // what the timer's firing means
 	firstContent time.Duration
 	span         tracing.Attempt // ended by finish, abandon or (a stream's) Done
+
+	// A stream attempt's context lends act to the adapter
+	// (provider.Activity): its body's bytes keep the stream alive. Once
+	// the first content came, the timer watches for a gap of idle (its
+	// cause errStreamIdle) until the attempt timeout at until; both are
+	// written before the cause is stored.
+	actx  attemptCtx
+	act   provider.Activity
+	idle  time.Duration
+	until time.Time
+
+	// rs, when not nil, is what it takes to continue the stream after a
+	// failure (Loop.Rescuable); next is the attempt that did.
+	rs   *rescue
+	next *Served
+}
+
+// attemptCtx is a stream attempt's context: its own, lending act
+// (provider.ActivityKey) without an allocation of its own.
+type attemptCtx struct {
+	context.Context
+	act *provider.Activity
+}
+
+func (c *attemptCtx) Value(key any) any {
+	if _, ok := key.(provider.ActivityKey); ok {
+		return c.act
+	}
+	return c.Context.Value(key)
 }
 
 // Done ends the attempt: a stream's permit is released with its end (a
 // non-stream answer's was released at once) and the attempt's context
-// ends.
+// ends. A rescued stream's end is its last continuation's (the attempts
+// before it ended when they failed).
 func (sv *Served) Done(end outcome.Kind) {
+	for s := sv; s != nil; s = s.next {
+		s.done(end)
+	}
+}
+
+// done is Done of sv's own attempt; once its permit is released it does
+// nothing.
+func (sv *Served) done(end outcome.Kind) {
 	if sv.permit != nil {
 		sv.Resp.Stream.Close()
 		sv.end()
@@ -79,6 +121,36 @@ func ResponseModel(u outcome.Usage, tg route.Target) string {
 	}
 	return tg.Model
 }
+
+// fire is the attempt timer's: it ends the attempt with the cause it
+// watches for, or, watching for a stall, only once the provider's body
+// has been silent for idle (or the attempt timeout has come), else looks
+// again when it next could be.
+func (sv *Served) fire() {
+	cause := sv.cause.Load()
+	if cause != errStreamIdle {
+		sv.cancel(cause)
+		return
+	}
+	now := time.Now()
+	left := sv.until.Sub(now)
+	if left <= 0 {
+		sv.cancel(errAttemptTimeout)
+		return
+	}
+	quiet := sv.act.Since(now)
+	if quiet >= sv.idle {
+		sv.cancel(errStreamIdle)
+		return
+	}
+	if sv.ctx.Err() == nil {
+		sv.timer.Reset(min(sv.idle-quiet, left))
+	}
+}
+
+// Stalled reports whether the attempt ended as a stall
+// (routing.stream.idle_timeout).
+func (sv *Served) Stalled() bool { return context.Cause(sv.ctx) == errStreamIdle }
 
 // end stops the attempt's timer and context.
 func (sv *Served) end() {
@@ -107,6 +179,10 @@ func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target,
 	// says which one fired.
 	sv := &Served{Provider: up, Target: tg, Req: req, Hedged: hedge, l: l, permit: permit}
 	sv.ctx, sv.cancel = context.WithCancelCause(ctx)
+	if req.Stream && r.idle > 0 {
+		sv.actx = attemptCtx{Context: sv.ctx, act: &sv.act}
+		sv.ctx = &sv.actx
+	}
 	// The attempt's span rides its context to the adapter, whose request
 	// carries its traceparent (docs/ARCHITECTURE.md, "Tracing").
 	sv.ctx, sv.span = r.Trace.Attempt(sv.ctx, tracing.Try{Op: req.Op.String(), Provider: up.Name, Type: up.Config.Type,
@@ -123,7 +199,7 @@ func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target,
 		sv.cause.Store(errFirstTokenTimeout)
 		limit = up.Config.FirstTokenTimeout
 	}
-	sv.timer = time.AfterFunc(limit, func() { sv.cancel(sv.cause.Load()) })
+	sv.timer = time.AfterFunc(limit, sv.fire)
 	sv.t0 = time.Now()
 	return sv
 }
@@ -174,10 +250,20 @@ func (l *Loop) finish(ctx context.Context, r *Run, sv *Served, resp *provider.Re
 		sv.span.End(tracing.Outcome{Model: ResponseModel(resp.Usage, sv.Target), InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens})
 		return sv, nil
 	}
-	if sv.cause.Load() == errFirstTokenTimeout && sv.timer.Stop() {
-		// First content arrived: the rest of the attempt timeout applies.
-		sv.cause.Store(errAttemptTimeout)
-		sv.timer.Reset(max(up.Config.Timeout-time.Since(t0), 0))
+	if sv.timer.Stop() {
+		// First content arrived: the rest of the attempt timeout applies,
+		// and a gap of routing.stream.idle_timeout is a stall (when the
+		// adapter's body is read through act: an adapter that sends no
+		// HTTP request, the simulated one, is not watched).
+		left := max(up.Config.Timeout-time.Since(t0), 0)
+		if r.idle > 0 && r.idle < left && sv.act.Watching() {
+			sv.idle, sv.until = r.idle, time.Now().Add(left)
+			sv.cause.Store(errStreamIdle)
+			sv.timer.Reset(r.idle)
+		} else {
+			sv.cause.Store(errAttemptTimeout)
+			sv.timer.Reset(left)
+		}
 	}
 	sv.firstContent = time.Since(t0)
 	return sv, nil

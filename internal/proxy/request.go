@@ -56,7 +56,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d *Dialect, read 
 // views: it is freed as soon as the attempts are over, before the answer
 // is written, and c.Req.Body cleared to say so, so that a stream does not
 // hold its request's buffer (and its share of limits.body_buffer_bytes)
-// for its whole life (docs/ARCHITECTURE.md, "Memory").
+// for its whole life (docs/ARCHITECTURE.md, "Memory"), unless a
+// continuation may need it (a stream that may be rescued).
 func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 	ctx, cancel := context.WithTimeout(q.r.Context(), q.st.Limits.RequestTimeout)
 	defer cancel()
@@ -85,7 +86,9 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 	defer func() { key.Settle(s.now(), tk, q.Ex.Usage.Total(), q.Ex.Cost) }()
 	q.Ex.Op, q.Ex.Affinity, q.Ex.MaxTokens = c.Req.Op, c.Affinity, c.MaxTokens
 	res := s.walk(ctx, q.Ex, q.st, c.Req, c.Tokens)
-	if body != nil {
+	// A stream that may be rescued keeps the body its continuation is
+	// built from until its end (serve frees it then).
+	if body != nil && (res.Served == nil || !res.Served.CanRescue()) {
 		c.Req.Body = nil
 		s.bodies.Free(body)
 	}

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -138,17 +139,27 @@ type Pinger interface {
 // with one error event and no [DONE], so no client mistakes a truncated
 // answer for a whole one.
 func Stream(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration) End {
-	return relay(w, st, held, writeTimeout, nil)
+	return relay(w, st, held, writeTimeout, nil, nil)
 }
 
 // Translate is Stream with every chunk, the end and a failure written by
 // f instead of as chat chunks, [DONE] and an error event.
 func Translate(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer) End {
-	return relay(w, st, held, writeTimeout, f)
+	return relay(w, st, held, writeTimeout, f, nil)
 }
 
-// relay is Stream (f nil) and Translate.
-func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer) (end End) {
+// Rescued is Stream (f nil) or Translate whose failure after the commit
+// is first offered to rs (docs/ARCHITECTURE.md, "Streaming": rescue): a
+// continuation it gives is relayed into the same client stream, spliced
+// so that the client reads one answer with one ending. Only then does
+// the relay keep the answer's text; with rs nil it is Stream or
+// Translate.
+func Rescued(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer, rs Rescuer) End {
+	return relay(w, st, held, writeTimeout, f, rs)
+}
+
+// relay is Stream (f nil), Translate and Rescued.
+func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer, rs Rescuer) (end End) {
 	h := w.Header()
 	h["Content-Type"] = valEventStream
 	h["Cache-Control"] = valNoCache
@@ -175,9 +186,9 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 			hw.stopPing()
 			end.WriteErr = hw.err
 		}()
-		return run(hw, st, held, f)
+		return run(hw, st, held, f, rs)
 	}
-	end = run(&wr, st, held, f)
+	end = run(&wr, st, held, f, rs)
 	end.WriteErr = wr.err
 	return end
 }
@@ -260,14 +271,10 @@ func (o *writer) stopPing() {
 }
 
 // run writes the held chunks, then every chunk as it arrives, then the
-// stream's end or its failure.
-func run(o *writer, st provider.Stream, held [][]byte, f Framer) (end End) {
+// stream's end or its failure; a failure rs continues goes on with the
+// continuation's chunks, spliced.
+func run(o *writer, st provider.Stream, held [][]byte, f Framer, rs Rescuer) (end End) {
 	buf := make([]byte, 0, 1024)
-	// A stream that can tell whether its next event is already buffered
-	// lets events that arrived together leave in one flush (one syscall)
-	// instead of one each; an event with nothing behind it is flushed at
-	// once, so no token waits.
-	pending, _ := st.(interface{ Pending() bool })
 	// frame appends one chunk as the client's events.
 	frame := func(dst, p []byte) ([]byte, error) {
 		if f == nil {
@@ -275,41 +282,58 @@ func run(o *writer, st provider.Stream, held [][]byte, f Framer) (end End) {
 		}
 		return f.Chunk(dst, p)
 	}
-	var err error
-	for _, p := range held {
-		if buf, err = frame(buf, p); err != nil {
-			break
+	// tr is what the client was sent, kept only when rs could continue
+	// the stream; sp rewrites a continuation's chunks (nil: none).
+	var (
+		tr transcript
+		sp *splice
+	)
+	tr.last = -1
+	// send frames p (through sp) into buf.
+	send := func(buf, p []byte) ([]byte, error) {
+		if sp != nil {
+			pre, out := sp.rewrite(p)
+			var err error
+			if pre != nil {
+				tr.add(pre)
+				if buf, err = frame(buf, pre); err != nil {
+					return buf, err
+				}
+			}
+			if p = out; p == nil {
+				return buf, nil
+			}
 		}
+		if rs != nil {
+			tr.add(p)
+		}
+		return frame(buf, p)
 	}
-	if len(buf) > 0 && !o.write(buf, true) {
-		end.Kind = outcome.Canceled
-		return end
-	}
-	for err == nil {
-		var p []byte
-		if p, err = st.Next(); err != nil {
-			break
-		}
-		if buf, err = frame(buf[:0], p); err != nil {
-			break
-		}
-		if len(buf) > 0 && !o.write(buf, pending == nil || !pending.Pending()) {
-			end.Kind = outcome.Canceled
+	for {
+		var err error
+		end, buf, err = relayOne(o, st, held, f, buf[:0], send)
+		if err == nil {
 			return end
 		}
-	}
-	if err == io.EOF {
-		if f == nil {
-			o.write(sse.Done, true)
-		} else {
-			o.write(f.End(buf[:0]), true)
+		if end.Kind == outcome.Canceled {
+			return end // the client left; nobody to tell
 		}
-		end.Kind = outcome.OK
-		return end
-	}
-	end.Kind, end.Err = outcome.KindOf(err), err
-	if end.Kind == outcome.Canceled {
-		return end // the client left; nobody to tell
+		if rs == nil || !tr.free() {
+			break
+		}
+		prefix, lost := tr.cut()
+		c, ok := rs.Rescue(err, prefix)
+		if !ok {
+			break
+		}
+		if c.Note != "" {
+			if !o.write(sse.AppendComment(buf[:0], c.Note), false) {
+				end.Kind = outcome.Canceled
+				return end
+			}
+		}
+		s := newSplice(&tr, lost)
+		sp, st, held = &s, c.Stream, c.Held
 	}
 	if f != nil {
 		o.write(f.Fail(buf[:0], end.Kind), true)
@@ -322,6 +346,55 @@ func run(o *writer, st provider.Stream, held [][]byte, f Framer) (end End) {
 	o.write(buf, true)
 	return end
 }
+
+// relayOne writes one stream's held chunks, then every chunk as it
+// arrives (each through send), then its end; a non-nil error is the
+// provider's failure (end says its kind; nothing was written for it) or
+// the client gone (Canceled).
+func relayOne(o *writer, st provider.Stream, held [][]byte, f Framer, buf []byte,
+	send func(buf, p []byte) ([]byte, error)) (end End, _ []byte, err error) {
+	// A stream that can tell whether its next event is already buffered
+	// lets events that arrived together leave in one flush (one syscall)
+	// instead of one each; an event with nothing behind it is flushed at
+	// once, so no token waits.
+	pending, _ := st.(interface{ Pending() bool })
+	for _, p := range held {
+		if buf, err = send(buf, p); err != nil {
+			break
+		}
+	}
+	if len(buf) > 0 && !o.write(buf, true) {
+		end.Kind = outcome.Canceled
+		return end, buf, errCanceled
+	}
+	for err == nil {
+		var p []byte
+		if p, err = st.Next(); err != nil {
+			break
+		}
+		if buf, err = send(buf[:0], p); err != nil {
+			break
+		}
+		if len(buf) > 0 && !o.write(buf, pending == nil || !pending.Pending()) {
+			end.Kind = outcome.Canceled
+			return end, buf, errCanceled
+		}
+	}
+	if err == io.EOF {
+		if f == nil {
+			o.write(sse.Done, true)
+		} else {
+			o.write(f.End(buf[:0]), true)
+		}
+		end.Kind = outcome.OK
+		return end, buf, nil
+	}
+	end.Kind, end.Err = outcome.KindOf(err), err
+	return end, buf, err
+}
+
+// errCanceled is relayOne's error for a client that is gone.
+var errCanceled = errors.New("the client went away")
 
 // Shared header values: net/http only reads them.
 var (
