@@ -146,11 +146,10 @@ func (t *transcript) cut() (prefix, lost string) {
 // lost is not repeated, and a Messages stream's block indexes follow the
 // client's.
 type splice struct {
-	// lost is the whitespace the prefix lost, to take off the
-	// continuation's first text where it repeats it; done once its first
-	// text was seen.
+	// lost is the whitespace the prefix lost that the continuation's
+	// text has not yet repeated or departed from: what is left of it is
+	// taken off the continuation's start ("" once done).
 	lost string
-	done bool
 	// A native Messages stream: the client's latest block index and
 	// whether it is open (text), and the continuation's index offset
 	// once its first block decided it (mapped).
@@ -196,11 +195,10 @@ func (s *splice) rewrite(p []byte) (pre, out []byte) {
 		}
 		return nil, p
 	}
-	if s.done {
+	if s.lost == "" {
 		return nil, p
 	}
-	s.done = true
-	text := trimLost(content.Str, s.lost)
+	text := s.trim(content.Str)
 	if text == content.Str {
 		return nil, p
 	}
@@ -252,25 +250,30 @@ func (s *splice) event(p []byte) (pre, out []byte) {
 // text takes the lost whitespace off the continuation's first text
 // delta, p.
 func (s *splice) text(p []byte) []byte {
-	if s.done {
+	if s.lost == "" {
 		return p
 	}
-	s.done = true
 	d := gjson.GetBytes(p, "delta.text")
-	t := trimLost(d.Str, s.lost)
+	t := s.trim(d.Str)
 	if t == d.Str {
 		return p
 	}
 	return replaceRaw(p, d, t)
 }
 
-// trimLost takes off text's start the part of lost (whitespace the
-// client was sent and the prefix left out) that it repeats: "world" after
-// "hello " lost " " stays "world", " world" becomes "world".
-func trimLost(text, lost string) string {
+// trim takes off the start of text, the continuation's next text, what
+// it repeats of the whitespace the client was sent and the prefix left
+// out (s.lost), over as many deltas as that takes: after "hello " sent as
+// "hello", "world" stays "world" and " world" becomes "world".
+func (s *splice) trim(text string) string {
 	i := 0
-	for i < len(lost) && i < len(text) && lost[i] == text[i] {
+	for i < len(s.lost) && i < len(text) && s.lost[i] == text[i] {
 		i++
+	}
+	if i < len(text) {
+		s.lost = "" // the continuation departed from it, or went past it
+	} else {
+		s.lost = s.lost[i:]
 	}
 	return text[i:]
 }
