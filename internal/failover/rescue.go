@@ -16,11 +16,10 @@ import (
 // kept from Walk. Only a stream that some candidate could continue has
 // one (Loop.Rescuable); the others pay nothing for it.
 type rescue struct {
-	ctx       context.Context // the request's
-	r         *Run
-	p         Policy
-	providers func(name string) *Provider
-	tokens    int64
+	ctx         context.Context // the request's
+	r           *Run
+	maxAttempts int   // routing.retry.max_attempts
+	tokens      int64 // the request's token estimate
 	// cur is the attempt whose stream is relayed now: the served one, or
 	// the latest continuation.
 	cur *Served
@@ -65,8 +64,8 @@ var _ relay.Rescuer = (*Served)(nil)
 // routing.stream.rescue is on, the stream is chat chunks or a native
 // Messages stream, and some candidate's provider sets
 // continue_final_message. ctx is the request's (it must outlive the
-// stream); p, providers, req and tokens are what Walk was given.
-func (l *Loop) Rescuable(ctx context.Context, r *Run, p Policy, providers func(name string) *Provider, tokens int64, sv *Served) bool {
+// stream); p and tokens are what Walk was given.
+func (l *Loop) Rescuable(ctx context.Context, r *Run, p *Policy, tokens int64, sv *Served) bool {
 	if !p.Stream.Rescue || sv == nil || sv.Resp == nil || sv.Resp.Stream == nil {
 		return false
 	}
@@ -81,7 +80,7 @@ func (l *Loop) Rescuable(ctx context.Context, r *Run, p Policy, providers func(n
 		}
 	}
 	if can {
-		sv.rs = &rescue{ctx: ctx, r: r, p: p, providers: providers, tokens: tokens, cur: sv}
+		sv.rs = &rescue{ctx: ctx, r: r, maxAttempts: p.Retry.MaxAttempts, tokens: tokens, cur: sv}
 	}
 	return can
 }
@@ -145,7 +144,7 @@ func (sv *Served) Rescue(err error, prefix string) (relay.Continuation, bool) {
 		if !c.p.Config.ContinueFinalMessage || c.req != failed.Req || c.p.prefill.refused(c.tg.Model) {
 			continue
 		}
-		if r.Attempts >= rs.p.Retry.MaxAttempts || rs.ctx.Err() != nil {
+		if r.Attempts >= rs.maxAttempts || rs.ctx.Err() != nil {
 			break
 		}
 		creq, ok := c.req.Continuing(prefix)
@@ -153,7 +152,7 @@ func (sv *Served) Rescue(err error, prefix string) (relay.Continuation, bool) {
 			break
 		}
 		now := l.now()
-		permit := l.admit(r, c, rs.p.Retry.MaxAttempts, now, end.Sub(now), rs.tokens, &w)
+		permit := l.admit(r, c, rs.maxAttempts, now, end.Sub(now), rs.tokens, &w)
 		if permit == nil {
 			continue
 		}

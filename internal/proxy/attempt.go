@@ -21,7 +21,7 @@ func (s *Server) walk(ctx context.Context, ex *answer.Exchange, st *routing.Stat
 	case res.Served != nil:
 		// A stream some candidate could continue keeps what that takes
 		// (docs/ARCHITECTURE.md, "Streaming": rescue).
-		s.loop.Rescuable(ctx, &ex.Run, pol, st.Provider, tokens, res.Served)
+		s.loop.Rescuable(ctx, &ex.Run, &pol, tokens, res.Served)
 		return answer.Result{Served: res.Served}
 	case res.ClientError != nil:
 		return answer.Result{Err: answer.ClientError(res.ClientError), Provider: res.Provider}
