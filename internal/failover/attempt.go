@@ -57,13 +57,19 @@ type Served struct {
 
 	// A stream attempt's context lends act to the adapter
 	// (provider.Activity): its body's bytes keep the stream alive. Once
-	// the first content came, the timer watches for a gap of idle (its
-	// cause errStreamIdle) until the attempt timeout at until; both are
-	// written before the cause is stored.
+	// the first content came, the timer (its cause errStreamIdle) looks
+	// every look at most: reads moved since it last looked means bytes
+	// came by then (quiet is when it last saw them move); quiet for idle
+	// is a stall, noticed within idle plus look. until is the attempt
+	// timeout. All are written before the cause is stored, and then only
+	// by the timer's callback.
 	actx  attemptCtx
 	act   provider.Activity
 	idle  time.Duration
+	look  time.Duration
 	until time.Time
+	quiet time.Time
+	reads uint64
 
 	// rs, when not nil, is what it takes to continue the stream after a
 	// failure (Loop.Rescuable); next is the attempt that did.
@@ -125,7 +131,8 @@ func ResponseModel(u outcome.Usage, tg route.Target) string {
 // fire is the attempt timer's: it ends the attempt with the cause it
 // watches for, or, watching for a stall, only once the provider's body
 // has been silent for idle (or the attempt timeout has come), else looks
-// again when it next could be.
+// again. A look costs the stream nothing per read: it compares the
+// Activity's read count with the one it saw last.
 func (sv *Served) fire() {
 	cause := sv.cause.Load()
 	if cause != errStreamIdle {
@@ -138,15 +145,23 @@ func (sv *Served) fire() {
 		sv.cancel(errAttemptTimeout)
 		return
 	}
-	quiet := sv.act.Since(now)
+	if n := sv.act.Reads(); n != sv.reads {
+		sv.reads, sv.quiet = n, now
+	}
+	quiet := now.Sub(sv.quiet)
 	if quiet >= sv.idle {
 		sv.cancel(errStreamIdle)
 		return
 	}
 	if sv.ctx.Err() == nil {
-		sv.timer.Reset(min(sv.idle-quiet, left))
+		sv.timer.Reset(min(sv.look, sv.idle-quiet, left))
 	}
 }
+
+// stallLook is how often at most a stream's stall watch looks: a stall
+// is noticed within routing.stream.idle_timeout plus this (or plus half
+// the timeout, when that is shorter).
+const stallLook = time.Second
 
 // Stalled reports whether the attempt ended as a stall
 // (routing.stream.idle_timeout).
@@ -257,9 +272,11 @@ func (l *Loop) finish(ctx context.Context, r *Run, sv *Served, resp *provider.Re
 		// HTTP request, the simulated one, is not watched).
 		left := max(up.Config.Timeout-time.Since(t0), 0)
 		if r.idle > 0 && r.idle < left && sv.act.Watching() {
-			sv.idle, sv.until = r.idle, time.Now().Add(left)
+			now := time.Now()
+			sv.idle, sv.look, sv.until = r.idle, min(r.idle/2, stallLook), now.Add(left)
+			sv.quiet, sv.reads = now, sv.act.Reads()
 			sv.cause.Store(errStreamIdle)
-			sv.timer.Reset(r.idle)
+			sv.timer.Reset(sv.look)
 		} else {
 			sv.cause.Store(errAttemptTimeout)
 			sv.timer.Reset(left)

@@ -274,72 +274,39 @@ func (o *writer) stopPing() {
 // stream's end or its failure; a failure rs continues goes on with the
 // continuation's chunks, spliced.
 func run(o *writer, st provider.Stream, held [][]byte, f Framer, rs Rescuer) (end End) {
-	buf := make([]byte, 0, 1024)
-	// frame appends one chunk as the client's events.
-	frame := func(dst, p []byte) ([]byte, error) {
-		if f == nil {
-			return sse.AppendData(dst, p), nil
-		}
-		return f.Chunk(dst, p)
-	}
-	// tr is what the client was sent, kept only when rs could continue
-	// the stream; sp rewrites a continuation's chunks (nil: none).
-	var (
-		tr transcript
-		sp *splice
-	)
-	tr.last = -1
-	// send frames p (through sp) into buf.
-	send := func(buf, p []byte) ([]byte, error) {
-		if sp != nil {
-			pre, out := sp.rewrite(p)
-			var err error
-			if pre != nil {
-				tr.add(pre)
-				if buf, err = frame(buf, pre); err != nil {
-					return buf, err
-				}
-			}
-			if p = out; p == nil {
-				return buf, nil
-			}
-		}
-		if rs != nil {
-			tr.add(p)
-		}
-		return frame(buf, p)
-	}
+	pu := pump{f: f, rs: rs, buf: make([]byte, 0, 1024)}
+	pu.tr.last = -1
 	for {
-		var err error
-		end, buf, err = relayOne(o, st, held, f, buf[:0], send)
+		err := pu.one(o, st, held, &end)
 		if err == nil {
 			return end
 		}
 		if end.Kind == outcome.Canceled {
 			return end // the client left; nobody to tell
 		}
-		if rs == nil || !tr.free() {
+		if rs == nil || !pu.tr.free() {
 			break
 		}
-		prefix, lost := tr.cut()
+		prefix, lost := pu.tr.cut()
 		c, ok := rs.Rescue(err, prefix)
 		if !ok {
 			break
 		}
 		if c.Note != "" {
-			if !o.write(sse.AppendComment(buf[:0], c.Note), false) {
+			if !o.write(sse.AppendComment(pu.buf[:0], c.Note), false) {
 				end.Kind = outcome.Canceled
 				return end
 			}
 		}
-		s := newSplice(&tr, lost)
-		sp, st, held = &s, c.Stream, c.Held
+		s := newSplice(&pu.tr, lost)
+		pu.sp, st, held = &s, c.Stream, c.Held
 	}
+	buf := pu.buf[:0]
 	if f != nil {
-		o.write(f.Fail(buf[:0], end.Kind), true)
+		o.write(f.Fail(buf, end.Kind), true)
 		return end
 	}
-	buf = append(buf[:0], "data: "...)
+	buf = append(buf, "data: "...)
 	buf = openaiwire.AppendError(buf, openaiwire.Error{Type: "server_error", Code: "upstream_error",
 		Message: "the provider's stream failed after it started (" + end.Kind.String() + "); the answer is incomplete"})
 	buf = append(buf, "\n\n"...)
@@ -347,53 +314,113 @@ func run(o *writer, st provider.Stream, held [][]byte, f Framer, rs Rescuer) (en
 	return end
 }
 
-// relayOne writes one stream's held chunks, then every chunk as it
-// arrives (each through send), then its end; a non-nil error is the
-// provider's failure (end says its kind; nothing was written for it) or
-// the client gone (Canceled).
-func relayOne(o *writer, st provider.Stream, held [][]byte, f Framer, buf []byte,
-	send func(buf, p []byte) ([]byte, error)) (end End, _ []byte, err error) {
+// pump is run's state: how it frames, and, while rs could continue the
+// stream, what the client was sent (tr) and how a continuation's chunks
+// are rewritten (sp; nil: none). The writer is not one of its fields: it
+// would then escape to the heap.
+type pump struct {
+	f   Framer
+	rs  Rescuer
+	buf []byte
+	tr  transcript
+	sp  *splice
+}
+
+// frame appends p as the client's events to dst.
+func (pu *pump) frame(dst, p []byte) ([]byte, error) {
+	if pu.f == nil {
+		return sse.AppendData(dst, p), nil
+	}
+	return pu.f.Chunk(dst, p)
+}
+
+// send frames p into dst; a stream that may be rescued goes through
+// sendKept.
+func (pu *pump) send(dst, p []byte) ([]byte, error) {
+	if pu.rs != nil {
+		return pu.sendKept(dst, p)
+	}
+	return pu.frame(dst, p)
+}
+
+// sendKept is send that rewrites a continuation's chunk (sp) and keeps
+// what the client is sent (tr).
+func (pu *pump) sendKept(dst, p []byte) ([]byte, error) {
+	if pu.sp != nil {
+		pre, out := pu.sp.rewrite(p)
+		if pre != nil {
+			pu.tr.add(pre)
+			var err error
+			if dst, err = pu.frame(dst, pre); err != nil {
+				return dst, err
+			}
+		}
+		if p = out; p == nil {
+			return dst, nil
+		}
+	}
+	pu.tr.add(p)
+	return pu.frame(dst, p)
+}
+
+// one writes to o one stream's held chunks, then every chunk as it arrives,
+// then its end, setting end; a non-nil error is the provider's failure
+// (end says its kind; nothing was written for it) or the client gone
+// (Canceled).
+func (pu *pump) one(o *writer, st provider.Stream, held [][]byte, end *End) (err error) {
+	buf := pu.buf[:0]
 	// A stream that can tell whether its next event is already buffered
 	// lets events that arrived together leave in one flush (one syscall)
 	// instead of one each; an event with nothing behind it is flushed at
 	// once, so no token waits.
 	pending, _ := st.(interface{ Pending() bool })
+	kept, f := pu.rs != nil, pu.f
 	for _, p := range held {
-		if buf, err = send(buf, p); err != nil {
+		if buf, err = pu.send(buf, p); err != nil {
 			break
 		}
 	}
 	if len(buf) > 0 && !o.write(buf, true) {
 		end.Kind = outcome.Canceled
-		return end, buf, errCanceled
+		return errCanceled
 	}
 	for err == nil {
 		var p []byte
 		if p, err = st.Next(); err != nil {
 			break
 		}
-		if buf, err = send(buf[:0], p); err != nil {
+		// send, by hand: the hot path pays no call of its own.
+		switch {
+		case kept:
+			buf, err = pu.sendKept(buf[:0], p)
+		case f == nil:
+			buf = sse.AppendData(buf[:0], p)
+		default:
+			buf, err = f.Chunk(buf[:0], p)
+		}
+		if err != nil {
 			break
 		}
 		if len(buf) > 0 && !o.write(buf, pending == nil || !pending.Pending()) {
 			end.Kind = outcome.Canceled
-			return end, buf, errCanceled
+			return errCanceled
 		}
 	}
+	pu.buf = buf // grown, for what comes next
 	if err == io.EOF {
-		if f == nil {
+		if pu.f == nil {
 			o.write(sse.Done, true)
 		} else {
-			o.write(f.End(buf[:0]), true)
+			o.write(pu.f.End(buf[:0]), true)
 		}
 		end.Kind = outcome.OK
-		return end, buf, nil
+		return nil
 	}
 	end.Kind, end.Err = outcome.KindOf(err), err
-	return end, buf, err
+	return err
 }
 
-// errCanceled is relayOne's error for a client that is gone.
+// errCanceled is pump.one's error for a client that is gone.
 var errCanceled = errors.New("the client went away")
 
 // Shared header values: net/http only reads them.
