@@ -35,7 +35,7 @@ func TestRescue(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		aContinues bool
-		stalled    bool // the served attempt ended as a stall
+		stalled    bool                      // the served attempt ended as a stall
 		fails      map[string]*outcome.Error // by target
 		err        *outcome.Error
 		body       string
@@ -50,7 +50,7 @@ func TestRescue(t *testing.T) {
 		{name: "cut, the failed target does not continue", err: &outcome.Error{Kind: outcome.Network}, want: []string{"b"}, continued: true},
 		{name: "a refusal ends it and is remembered", err: &outcome.Error{Kind: outcome.Network},
 			fails: map[string]*outcome.Error{"b": {Kind: outcome.ClientError, Status: 400, Message: "This model does not support assistant message prefill."}},
-			want:   []string{"b"}, refusedB: true},
+			want:  []string{"b"}, refusedB: true},
 		{name: "a failure moves on, any tier", err: &outcome.Error{Kind: outcome.Network},
 			fails: map[string]*outcome.Error{"b": {Kind: outcome.ServerError, Status: 500}}, want: []string{"b", "c"}, continued: true},
 		{name: "the last attempt is kept for the fallback tier", err: &outcome.Error{Kind: outcome.Network}, attempts: 2, want: []string{"c"}, continued: true},
