@@ -42,6 +42,7 @@ targets=(
   "./internal/h1 FuzzAnswer"
   "./internal/openaiwire FuzzChunkEncoding"
   "./internal/sse FuzzReader"
+  "./internal/relay FuzzRescueSplice"
   "./internal/provider FuzzRetryAfter"
   "./internal/provider FuzzParseCount"
   "./internal/provider FuzzAppendBodyCapped"

@@ -157,8 +157,9 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 		ex.status = http.StatusOK
 		end := s.relay(w, ex, sv, res.Framer)
 		// The usage a stream reported by its end (the adapters ask for it
-		// even when the client did not: "Client keys and spend").
-		ex.Usage = sv.Resp.Stream.Usage()
+		// even when the client did not: "Client keys and spend"), and
+		// its continuations' when it was rescued ("Streaming").
+		ex.Usage = sv.StreamUsage()
 		s.price(ex, sv)
 		sv.Done(end)
 	}
@@ -188,11 +189,16 @@ func (s *Writer) write(w http.ResponseWriter, ex *Exchange, p *failover.Provider
 // after the commit (thinned), a client that stopped reading.
 func (s *Writer) relay(w http.ResponseWriter, ex *Exchange, sv *failover.Served, f relay.Framer) outcome.Kind {
 	ex.ttft = time.Since(ex.start)
-	var end relay.End
-	if f != nil {
-		end = relay.Translate(w, sv.Resp.Stream, sv.Held, ex.writeTimeout, f)
-	} else {
-		end = relay.Stream(w, sv.Resp.Stream, sv.Held, ex.writeTimeout)
+	var rs relay.Rescuer
+	if sv.CanRescue() {
+		rs = sv // docs/ARCHITECTURE.md, "Streaming": rescue
+	}
+	end := relay.Rescued(w, sv.Resp.Stream, sv.Held, ex.writeTimeout, f, rs)
+	for c := sv.Next(); c != nil; c = c.Next() {
+		if ex.rescued != "" {
+			ex.rescued += ","
+		}
+		ex.rescued += c.Provider.Name + ":tier" + strconv.Itoa(c.Target.Tier)
 	}
 	if end.Err != nil && end.Kind != outcome.Canceled {
 		s.streamWarn.Do(func() {
@@ -225,6 +231,10 @@ func (s *Writer) writeFailed(ex *Exchange, up *failover.Provider, err error) {
 // counts it; a target without a price costs 0, is counted, and its model
 // warned about once.
 func (s *Writer) price(ex *Exchange, sv *failover.Served) {
+	if sv.Next() != nil {
+		s.priceRescued(ex, sv)
+		return
+	}
 	p, ok := ex.Prices.Lookup(sv.Provider.Name, sv.Target.Model)
 	if !ok {
 		ex.Cost = 0
@@ -235,6 +245,25 @@ func (s *Writer) price(ex *Exchange, sv *failover.Served) {
 	if ex.Cost > 0 && ex.Model != nil {
 		s.m.cost.WithLabelValues(ex.Model.Name, sv.Provider.Name).Add(ex.Cost)
 	}
+}
+
+// priceRescued is price of a rescued stream: each attempt's usage at its
+// own target's price, summed.
+func (s *Writer) priceRescued(ex *Exchange, sv *failover.Served) {
+	ex.Cost = 0
+	for c := sv; c != nil; c = c.Next() {
+		p, ok := ex.Prices.Lookup(c.Provider.Name, c.Target.Model)
+		if !ok {
+			s.unpriced(c.Provider.Name, c.Target.Model)
+			continue
+		}
+		cost := pricing.Round(p.Cost(c.Resp.Stream.Usage()))
+		ex.Cost += cost
+		if cost > 0 && ex.Model != nil {
+			s.m.cost.WithLabelValues(ex.Model.Name, c.Provider.Name).Add(cost)
+		}
+	}
+	ex.Cost = pricing.Round(ex.Cost)
 }
 
 // unpriced counts a request served by a target without a price, and
@@ -343,6 +372,11 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 		}
 		a = append(a, slog.String("failures", b.String()))
 	}
+	if ex.rescued != "" {
+		// The providers that continued the stream after its headers
+		// went out (docs/ARCHITECTURE.md, "Streaming"), with their tier.
+		a = append(a, slog.String("rescued_by", ex.rescued))
+	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", a...)
 }
 
@@ -370,6 +404,7 @@ func (s *Writer) keep(ex *Exchange, api string, elapsed time.Duration) {
 		q.Degraded = ex.Model != nil && ex.target.Tier > ex.Model.BestTier
 		q.Hedged = ex.hedged
 		q.Affinity = ex.AffinityOutcome
+		q.Rescued = ex.rescued != ""
 	}
 	q.TTFT, q.Total, q.CostUSD = ex.ttft, elapsed, ex.Cost
 	s.ring.Add(&q)

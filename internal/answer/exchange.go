@@ -27,6 +27,9 @@ type Exchange struct {
 	target  route.Target
 	ptype   string
 	hedged  bool
+	// rescued lists the attempts that continued a stream after its
+	// commit point ("provider:tierN", comma-separated), for the log line.
+	rescued string
 	// overhead is the router's own time up to the commit point; ttft the
 	// time to the first byte of a stream; committed once either is set.
 	overhead, ttft time.Duration

@@ -21,6 +21,10 @@ import (
 var (
 	errAttemptTimeout    = &outcome.Error{Kind: outcome.Timeout, Message: "attempt timed out (provider timeout)"}
 	errFirstTokenTimeout = &outcome.Error{Kind: outcome.Timeout, Message: "no first token within first_token_timeout"}
+	// errStreamIdle is a stall: no byte from the provider for
+	// routing.stream.idle_timeout after the first content. As the timer's
+	// cause it means the timer watches for one.
+	errStreamIdle = &outcome.Error{Kind: outcome.Timeout, Message: "no byte from the provider within routing.stream.idle_timeout after the first content (a stall)"}
 )
 
 // Served is a provider's answer, admitted and not yet written. Call Done
@@ -50,12 +54,56 @@ type Served struct {
 	cause        atomic.Pointer[outcome.Error] // what the timer's firing means
 	firstContent time.Duration
 	span         tracing.Attempt // ended by finish, abandon or (a stream's) Done
+
+	// A stream attempt's context lends act to the adapter
+	// (provider.Activity): its body's bytes keep the stream alive. Once
+	// the first content came, the timer (its cause errStreamIdle) looks
+	// every look at most: reads moved since it last looked means bytes
+	// came by then (quiet is when it last saw them move); quiet for idle
+	// is a stall, noticed within idle plus look. until is the attempt
+	// timeout. All are written before the cause is stored, and then only
+	// by the timer's callback.
+	actx  attemptCtx
+	act   provider.Activity
+	idle  time.Duration
+	look  time.Duration
+	until time.Time
+	quiet time.Time
+	reads uint64
+
+	// rs, when not nil, is what it takes to continue the stream after a
+	// failure (Loop.Rescuable); next is the attempt that did.
+	rs   *rescue
+	next *Served
+}
+
+// attemptCtx is a stream attempt's context: its own, lending act
+// (provider.ActivityKey) without an allocation of its own.
+type attemptCtx struct {
+	context.Context
+	act *provider.Activity
+}
+
+func (c *attemptCtx) Value(key any) any {
+	if _, ok := key.(provider.ActivityKey); ok {
+		return c.act
+	}
+	return c.Context.Value(key)
 }
 
 // Done ends the attempt: a stream's permit is released with its end (a
 // non-stream answer's was released at once) and the attempt's context
-// ends.
+// ends. A rescued stream's end is its last continuation's (the attempts
+// before it ended when they failed).
 func (sv *Served) Done(end outcome.Kind) {
+	for s := sv; s != nil; s = s.next {
+		s.done(end)
+	}
+}
+
+// done is Done of sv's own attempt; once its permit is released it does
+// nothing.
+func (sv *Served) done(end outcome.Kind) {
 	if sv.permit != nil {
 		sv.Resp.Stream.Close()
 		sv.end()
@@ -79,6 +127,45 @@ func ResponseModel(u outcome.Usage, tg route.Target) string {
 	}
 	return tg.Model
 }
+
+// fire is the attempt timer's: it ends the attempt with the cause it
+// watches for, or, watching for a stall, only once the provider's body
+// has been silent for idle (or the attempt timeout has come), else looks
+// again. A look costs the stream nothing per read: it compares the
+// Activity's read count with the one it saw last.
+func (sv *Served) fire() {
+	cause := sv.cause.Load()
+	if cause != errStreamIdle {
+		sv.cancel(cause)
+		return
+	}
+	now := time.Now()
+	left := sv.until.Sub(now)
+	if left <= 0 {
+		sv.cancel(errAttemptTimeout)
+		return
+	}
+	if n := sv.act.Reads(); n != sv.reads {
+		sv.reads, sv.quiet = n, now
+	}
+	quiet := now.Sub(sv.quiet)
+	if quiet >= sv.idle {
+		sv.cancel(errStreamIdle)
+		return
+	}
+	if sv.ctx.Err() == nil {
+		sv.timer.Reset(min(sv.look, sv.idle-quiet, left))
+	}
+}
+
+// stallLook is how often at most a stream's stall watch looks: a stall
+// is noticed within routing.stream.idle_timeout plus this (or plus half
+// the timeout, when that is shorter).
+const stallLook = time.Second
+
+// Stalled reports whether the attempt ended as a stall
+// (routing.stream.idle_timeout).
+func (sv *Served) Stalled() bool { return context.Cause(sv.ctx) == errStreamIdle }
 
 // end stops the attempt's timer and context.
 func (sv *Served) end() {
@@ -107,6 +194,10 @@ func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target,
 	// says which one fired.
 	sv := &Served{Provider: up, Target: tg, Req: req, Hedged: hedge, l: l, permit: permit}
 	sv.ctx, sv.cancel = context.WithCancelCause(ctx)
+	if req.Stream && r.idle > 0 {
+		sv.actx = attemptCtx{Context: sv.ctx, act: &sv.act}
+		sv.ctx = &sv.actx
+	}
 	// The attempt's span rides its context to the adapter, whose request
 	// carries its traceparent (docs/ARCHITECTURE.md, "Tracing").
 	sv.ctx, sv.span = r.Trace.Attempt(sv.ctx, tracing.Try{Op: req.Op.String(), Provider: up.Name, Type: up.Config.Type,
@@ -123,7 +214,7 @@ func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target,
 		sv.cause.Store(errFirstTokenTimeout)
 		limit = ftt
 	}
-	sv.timer = time.AfterFunc(limit, func() { sv.cancel(sv.cause.Load()) })
+	sv.timer = time.AfterFunc(limit, sv.fire)
 	sv.t0 = time.Now()
 	return sv
 }
@@ -183,10 +274,22 @@ func (l *Loop) finish(ctx context.Context, r *Run, sv *Served, resp *provider.Re
 		sv.span.End(tracing.Outcome{Model: ResponseModel(resp.Usage, sv.Target), InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens})
 		return sv, nil
 	}
-	if sv.cause.Load() == errFirstTokenTimeout && sv.timer.Stop() {
-		// First content arrived: the rest of the attempt timeout applies.
-		sv.cause.Store(errAttemptTimeout)
-		sv.timer.Reset(max(up.Config.Timeout-time.Since(t0), 0))
+	if sv.timer.Stop() {
+		// First content arrived: the rest of the attempt timeout applies,
+		// and a gap of routing.stream.idle_timeout is a stall (when the
+		// adapter's body is read through act: an adapter that sends no
+		// HTTP request, the simulated one, is not watched).
+		left := max(up.Config.Timeout-time.Since(t0), 0)
+		if r.idle > 0 && r.idle < left && sv.act.Watching() {
+			now := time.Now()
+			sv.idle, sv.look, sv.until = r.idle, min(r.idle/2, stallLook), now.Add(left)
+			sv.quiet, sv.reads = now, sv.act.Reads()
+			sv.cause.Store(errStreamIdle)
+			sv.timer.Reset(sv.look)
+		} else {
+			sv.cause.Store(errAttemptTimeout)
+			sv.timer.Reset(left)
+		}
 	}
 	sv.firstContent = time.Since(t0)
 	return sv, nil

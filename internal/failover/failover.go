@@ -33,6 +33,10 @@ type Provider struct {
 	// (docs/ARCHITECTURE.md, "Anthropic Messages API"). A reload builds
 	// new Providers, which forget it.
 	NoCountTokens atomic.Bool
+	// prefill are its targets that refused to continue a stream
+	// (docs/ARCHITECTURE.md, "Streaming"): never asked again while this
+	// Provider is in force (a reload builds it afresh).
+	prefill prefillRefusals
 }
 
 // Policy is what the loop follows for one request: the routing policy in
@@ -158,6 +162,9 @@ type Run struct {
 	// (routing.retry.tier_wait from its first hold); zero: it has not
 	// held.
 	holdEnd time.Time
+	// idle is routing.stream.idle_timeout: a stream attempt's gap after
+	// its first content that is a stall (0: none is watched for).
+	idle time.Duration
 	// aff says what affinity does for the request: on (it has an
 	// identity, the policy and its model allow it), and the target that
 	// served the conversation last, if any.
@@ -222,6 +229,7 @@ func (r *Run) end(ctx context.Context) Result {
 func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name string) *Provider, req *provider.Request, tokens int64) Result {
 	now := l.now()
 	end := deadlineOn(ctx, now)
+	r.idle = p.Stream.IdleTimeout
 	if p.Hedge.On() {
 		l.share.Request()
 	}

@@ -15,6 +15,7 @@ type metrics struct {
 	backoff   prometheus.Histogram
 	fallbacks *prometheus.CounterVec // from_tier, to_tier
 	hedges    *prometheus.CounterVec // model, outcome
+	rescues   *prometheus.CounterVec // model, outcome
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -28,9 +29,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Attempts that moved from one tier to another."}, []string{"from_tier", "to_tier"}),
 		hedges: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "hedges_total",
 			Help: "Hedges sent (routing.hedge), by the model asked for and whether the hedge answered (won) or not (lost)."}, []string{"model", "outcome"}),
+		rescues: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "stream_rescues_total",
+			Help: "Streams that failed after their first content with routing.stream.rescue on and a candidate that continues, by the model asked for and whether a continuation was relayed (continued), a target refused the prefix (refused) or none could continue (impossible)."}, []string{"model", "outcome"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.retries, m.backoff, m.fallbacks, m.hedges)
+		reg.MustRegister(m.retries, m.backoff, m.fallbacks, m.hedges, m.rescues)
 	}
 	return m
 }
@@ -57,18 +60,27 @@ func (m *metrics) fallback(from, to int) {
 // hedgeOutcomes are hedges_total's outcome values.
 var hedgeOutcomes = [...]string{"lost", "won"}
 
-// PrepareModels creates the hedge series of every configured model, both
-// outcomes (so rate() and alerts work before the first hedge), and
+// PrepareModels creates the hedge and stream rescue series of every
+// configured model, every outcome (so rate() and alerts work before the first hedge), and
 // deletes those of models a reload removed.
 func (l *Loop) PrepareModels(models, removed []string) {
 	for _, name := range removed {
 		l.m.hedges.DeletePartialMatch(prometheus.Labels{"model": name})
+		l.m.rescues.DeletePartialMatch(prometheus.Labels{"model": name})
 	}
 	for _, name := range models {
 		for _, o := range hedgeOutcomes {
 			l.m.hedges.WithLabelValues(name, o)
 		}
+		for _, o := range rescueOutcomes {
+			l.m.rescues.WithLabelValues(name, o)
+		}
 	}
+}
+
+// rescued counts one rescue of model's stream, by outcome.
+func (m *metrics) rescued(model, outcome string) {
+	m.rescues.WithLabelValues(model, outcome).Inc()
 }
 
 // hedged counts one hedge of model: won when it answered.

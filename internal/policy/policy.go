@@ -33,7 +33,29 @@ type Config struct {
 	// no first content after `after`, for at most max_share of recent
 	// requests. Default off (after 0s), max_share 0.05.
 	Hedge hedge.Config `mapstructure:"hedge"`
+	// Stream is what happens to a stream after its first content: a stall
+	// and a rescue.
+	Stream Stream `mapstructure:"stream"`
 }
+
+// Stream is `routing.stream` (docs/ARCHITECTURE.md, "Streaming").
+type Stream struct {
+	// IdleTimeout is how long a stream may go without a byte from its
+	// provider after its first content: past it the attempt fails as a
+	// timeout (a stall). The provider's own pings and comments are bytes;
+	// the router's pings to its client are not. 0 means the default, 30s;
+	// must not be negative. Separate from the provider's timeout, which
+	// bounds the whole attempt.
+	IdleTimeout time.Duration `mapstructure:"idle_timeout"`
+	// Rescue continues a stream that failed after its first content on a
+	// target whose provider sets continue_final_message, relayed into the
+	// same client stream. The embedded default turns it on; the zero
+	// value is off.
+	Rescue bool `mapstructure:"rescue"`
+}
+
+// DefaultIdleTimeout is routing.stream.idle_timeout's default.
+const DefaultIdleTimeout = 30 * time.Second
 
 // Retry is `routing.retry`: the attempts a request may make and the waits
 // between retries of one provider (backoff.Config).
@@ -63,6 +85,9 @@ func (c Config) WithDefaults() Config {
 	}
 	c.Affinity = c.Affinity.WithDefaults()
 	c.Hedge = c.Hedge.WithDefaults()
+	if c.Stream.IdleTimeout == 0 {
+		c.Stream.IdleTimeout = DefaultIdleTimeout
+	}
 	return c
 }
 
@@ -71,6 +96,9 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	var errs []error
 	errs = append(errs, c.Weights.Validate(), c.Retry.Validate(), c.Affinity.Validate(), c.Hedge.Validate())
+	if c.Stream.IdleTimeout < 0 {
+		errs = append(errs, fmt.Errorf("routing.stream.idle_timeout: must not be negative (0 is the default, 30s), got %s", c.Stream.IdleTimeout))
+	}
 	if !(c.ShedOpenFraction > 0 && c.ShedOpenFraction <= 1) {
 		errs = append(errs, fmt.Errorf("routing.shed_open_fraction: must be in (0, 1], got %g", c.ShedOpenFraction))
 	}

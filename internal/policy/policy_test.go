@@ -14,7 +14,8 @@ import (
 func TestWithDefaults(t *testing.T) {
 	d := Config{}.WithDefaults()
 	if d.Weights != route.DefaultWeights() || d.Retry.Config != backoff.DefaultConfig() ||
-		d.ShedOpenFraction != DefaultShedOpenFraction || d.Retry.TierWait != 0 || d.Hedge.On() || d.Affinity.Enabled {
+		d.ShedOpenFraction != DefaultShedOpenFraction || d.Retry.TierWait != 0 || d.Hedge.On() || d.Affinity.Enabled ||
+		d.Stream.IdleTimeout != DefaultIdleTimeout || d.Stream.Rescue {
 		t.Errorf("zero Config's defaults: got %+v", d)
 	}
 	if err := d.Validate(); err != nil {
@@ -38,6 +39,8 @@ func TestValidate(t *testing.T) {
 		{name: "defaults", edit: func(*Config) {}},
 		{name: "tier_wait negative", edit: func(c *Config) { c.Retry.TierWait = -time.Second }, keys: []string{"routing.retry.tier_wait"}},
 		{name: "tier_wait set", edit: func(c *Config) { c.Retry.TierWait = 3 * time.Second }},
+		{name: "idle_timeout negative", edit: func(c *Config) { c.Stream.IdleTimeout = -time.Second }, keys: []string{"routing.stream.idle_timeout"}},
+		{name: "stream set", edit: func(c *Config) { c.Stream = Stream{IdleTimeout: time.Second, Rescue: true} }},
 		{name: "shed out of range", edit: func(c *Config) { c.ShedOpenFraction = 1.5 }, keys: []string{"routing.shed_open_fraction"}},
 		{name: "shed zero", edit: func(c *Config) { c.ShedOpenFraction = 0 }, keys: []string{"routing.shed_open_fraction"}},
 		{name: "several", edit: func(c *Config) {

@@ -57,6 +57,13 @@ type Config struct {
 	// failed with no success since), the others of its domain rank below
 	// providers of other domains in the same tier. "" means its own.
 	Domain string `mapstructure:"domain" fingerprint:"-"`
+	// ContinueFinalMessage says the provider's models continue a trailing
+	// assistant message (vLLM, llama.cpp, Claude before 4.6), so its
+	// targets may continue a stream another attempt started
+	// (routing.stream.rescue, docs/ARCHITECTURE.md "Streaming"). false (the
+	// default): never asked to. Not in the fingerprint: what the router
+	// learned of the provider stays true.
+	ContinueFinalMessage bool `mapstructure:"continue_final_message" fingerprint:"-"`
 
 	// MaxResponseBytes bounds a whole (non-stream) answer the adapter
 	// reads (ReadBody). It is limits.max_response_bytes, which the daemon

@@ -198,7 +198,11 @@ func tooLong(what string, max int64) *outcome.Error {
 func Send(c *http.Client, req *http.Request) (*http.Response, error) {
 	tracing.Inject(req.Context(), req.Header)
 	if c.Transport == nil || c.Jar != nil || c.Timeout != 0 {
-		return c.Do(req)
+		resp, err := c.Do(req)
+		if err == nil {
+			watch(req, resp)
+		}
+		return resp, err
 	}
 	resp, err := c.Transport.RoundTrip(req)
 	if err != nil {
@@ -207,5 +211,14 @@ func Send(c *http.Client, req *http.Request) (*http.Response, error) {
 	if resp == nil {
 		return nil, errors.New("transport returned neither a response nor an error")
 	}
+	watch(req, resp)
 	return resp, nil
+}
+
+// watch reads resp's body through the Activity req's context lends, if
+// any (a stream attempt's: docs/ARCHITECTURE.md, "Streaming").
+func watch(req *http.Request, resp *http.Response) {
+	if a, _ := req.Context().Value(ActivityKey{}).(*Activity); a != nil {
+		resp.Body = a.attach(resp.Body)
+	}
 }

@@ -19,6 +19,9 @@ func (s *Server) walk(ctx context.Context, ex *answer.Exchange, st *routing.Stat
 	res := s.loop.Walk(ctx, &ex.Run, pol, st.Provider, req, tokens)
 	switch {
 	case res.Served != nil:
+		// A stream some candidate could continue keeps what that takes
+		// (docs/ARCHITECTURE.md, "Streaming": rescue).
+		s.loop.Rescuable(ctx, &ex.Run, &pol, tokens, res.Served)
 		return answer.Result{Served: res.Served}
 	case res.ClientError != nil:
 		return answer.Result{Err: answer.ClientError(res.ClientError), Provider: res.Provider}

@@ -73,7 +73,8 @@ func (q Request) Dispatch(body *intake.Body, read func(Request, *http.Request, [
 // views: it is freed as soon as the attempts are over, before the answer
 // is written, and c.Req.Body cleared to say so, so that a stream does not
 // hold its request's buffer (and its share of limits.body_buffer_bytes)
-// for its whole life (docs/ARCHITECTURE.md, "Memory").
+// for its whole life (docs/ARCHITECTURE.md, "Memory"), unless a
+// continuation may need it (a stream that may be rescued).
 func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 	ctx, cancel := context.WithTimeout(q.r.Context(), q.st.Limits.RequestTimeout)
 	defer cancel()
@@ -108,7 +109,9 @@ func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
 		q.Ex.Prompt = max(c.Tokens-intake.CompletionBudget(c.MaxTokens), 0)
 	}
 	res := s.walk(ctx, q.Ex, q.st, c.Req, c.Tokens)
-	if body != nil {
+	// A stream that may be rescued keeps the body its continuation is
+	// built from until its end (serve frees it then).
+	if body != nil && (res.Served == nil || !res.Served.CanRescue()) {
 		c.Req.Body = nil
 		s.bodies.Free(body)
 	}

@@ -10,5 +10,13 @@
 // ending a stream the provider broke after the commit with one error event
 // and no [DONE]. Translate is the same relay with a Framer writing the
 // chunks, the end and an after-commit failure as another API's events (the
-// Responses API's, internal/responses/chat).
+// Responses API's, internal/responses/chat). Rescued is either, whose
+// after-commit failure is first offered to a Rescuer (the attempt loop's
+// served attempt): while one could continue the stream, the relay keeps a
+// transcript of what the client was sent (its text, and whether it is
+// free text: one choice, no tool call, not inside a thinking block, not
+// finished), and a continuation it is given is spliced into the same
+// client stream (its opening dropped, the whitespace the prefix lost not
+// repeated, a Messages stream's block indexes following the client's), so
+// the client reads one answer with one ending.
 package relay

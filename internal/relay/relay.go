@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -157,17 +158,27 @@ type Pinger interface {
 // with one error event and no [DONE], so no client mistakes a truncated
 // answer for a whole one.
 func Stream(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration) End {
-	return relay(w, st, held, writeTimeout, nil)
+	return relay(w, st, held, writeTimeout, nil, nil)
 }
 
 // Translate is Stream with every chunk, the end and a failure written by
 // f instead of as chat chunks, [DONE] and an error event.
 func Translate(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer) End {
-	return relay(w, st, held, writeTimeout, f)
+	return relay(w, st, held, writeTimeout, f, nil)
 }
 
-// relay is Stream (f nil) and Translate.
-func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer) (end End) {
+// Rescued is Stream (f nil) or Translate whose failure after the commit
+// is first offered to rs (docs/ARCHITECTURE.md, "Streaming": rescue): a
+// continuation it gives is relayed into the same client stream, spliced
+// so that the client reads one answer with one ending. Only then does
+// the relay keep the answer's text; with rs nil it is Stream or
+// Translate.
+func Rescued(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer, rs Rescuer) End {
+	return relay(w, st, held, writeTimeout, f, rs)
+}
+
+// relay is Stream (f nil), Translate and Rescued.
+func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeout time.Duration, f Framer, rs Rescuer) (end End) {
 	h := w.Header()
 	h["Content-Type"] = valEventStream
 	if ct, ok := f.(ContentTyper); ok {
@@ -197,9 +208,9 @@ func relay(w http.ResponseWriter, st provider.Stream, held [][]byte, writeTimeou
 			hw.stopPing()
 			end.WriteErr = hw.err
 		}()
-		return run(hw, st, held, f)
+		return run(hw, st, held, f, rs)
 	}
-	end = run(&wr, st, held, f)
+	end = run(&wr, st, held, f, rs)
 	end.WriteErr = wr.err
 	return end
 }
@@ -282,68 +293,157 @@ func (o *writer) stopPing() {
 }
 
 // run writes the held chunks, then every chunk as it arrives, then the
-// stream's end or its failure.
-func run(o *writer, st provider.Stream, held [][]byte, f Framer) (end End) {
-	buf := make([]byte, 0, 1024)
-	// A stream that can tell whether its next event is already buffered
-	// lets events that arrived together leave in one flush (one syscall)
-	// instead of one each; an event with nothing behind it is flushed at
-	// once, so no token waits.
-	pending, _ := st.(interface{ Pending() bool })
-	// frame appends one chunk as the client's events.
-	frame := func(dst, p []byte) ([]byte, error) {
-		if f == nil {
-			return sse.AppendData(dst, p), nil
-		}
-		return f.Chunk(dst, p)
-	}
-	var err error
-	for _, p := range held {
-		if buf, err = frame(buf, p); err != nil {
-			break
-		}
-	}
-	if len(buf) > 0 && !o.write(buf, true) {
-		end.Kind = outcome.Canceled
-		return end
-	}
-	for err == nil {
-		var p []byte
-		if p, err = st.Next(); err != nil {
-			break
-		}
-		if buf, err = frame(buf[:0], p); err != nil {
-			break
-		}
-		if len(buf) > 0 && !o.write(buf, pending == nil || !pending.Pending()) {
-			end.Kind = outcome.Canceled
+// stream's end or its failure; a failure rs continues goes on with the
+// continuation's chunks, spliced.
+func run(o *writer, st provider.Stream, held [][]byte, f Framer, rs Rescuer) (end End) {
+	pu := pump{f: f, rs: rs, buf: make([]byte, 0, 1024)}
+	pu.tr.last = -1
+	for {
+		err := pu.one(o, st, held, &end)
+		if err == nil {
 			return end
 		}
-	}
-	if err == io.EOF {
-		if f == nil {
-			o.write(sse.Done, true)
-		} else {
-			o.write(f.End(buf[:0]), true)
+		if end.Kind == outcome.Canceled {
+			return end // the client left; nobody to tell
 		}
-		end.Kind = outcome.OK
-		return end
+		if rs == nil || !pu.tr.free() {
+			break
+		}
+		prefix, lost := pu.tr.cut()
+		c, ok := rs.Rescue(err, prefix)
+		if !ok {
+			break
+		}
+		if c.Note != "" {
+			if !o.write(sse.AppendComment(pu.buf[:0], c.Note), false) {
+				end.Kind = outcome.Canceled
+				return end
+			}
+		}
+		s := newSplice(&pu.tr, lost)
+		pu.sp, st, held = &s, c.Stream, c.Held
 	}
-	end.Kind, end.Err = outcome.KindOf(err), err
-	if end.Kind == outcome.Canceled {
-		return end // the client left; nobody to tell
-	}
+	buf := pu.buf[:0]
 	if f != nil {
-		o.write(f.Fail(buf[:0], end.Kind), true)
+		o.write(f.Fail(buf, end.Kind), true)
 		return end
 	}
-	buf = append(buf[:0], "data: "...)
+	buf = append(buf, "data: "...)
 	buf = openaiwire.AppendError(buf, openaiwire.Error{Type: "server_error", Code: "upstream_error",
 		Message: "the provider's stream failed after it started (" + end.Kind.String() + "); the answer is incomplete"})
 	buf = append(buf, "\n\n"...)
 	o.write(buf, true)
 	return end
 }
+
+// pump is run's state: how it frames, and, while rs could continue the
+// stream, what the client was sent (tr) and how a continuation's chunks
+// are rewritten (sp; nil: none). The writer is not one of its fields: it
+// would then escape to the heap.
+type pump struct {
+	f   Framer
+	rs  Rescuer
+	buf []byte
+	tr  transcript
+	sp  *splice
+}
+
+// frame appends p as the client's events to dst.
+func (pu *pump) frame(dst, p []byte) ([]byte, error) {
+	if pu.f == nil {
+		return sse.AppendData(dst, p), nil
+	}
+	return pu.f.Chunk(dst, p)
+}
+
+// send frames p into dst; a stream that may be rescued goes through
+// sendKept.
+func (pu *pump) send(dst, p []byte) ([]byte, error) {
+	if pu.rs != nil {
+		return pu.sendKept(dst, p)
+	}
+	return pu.frame(dst, p)
+}
+
+// sendKept is send that rewrites a continuation's chunk (sp) and keeps
+// what the client is sent (tr).
+func (pu *pump) sendKept(dst, p []byte) ([]byte, error) {
+	if pu.sp != nil {
+		pre, out := pu.sp.rewrite(p)
+		if pre != nil {
+			pu.tr.add(pre)
+			var err error
+			if dst, err = pu.frame(dst, pre); err != nil {
+				return dst, err
+			}
+		}
+		if p = out; p == nil {
+			return dst, nil
+		}
+	}
+	pu.tr.add(p)
+	return pu.frame(dst, p)
+}
+
+// one writes to o one stream's held chunks, then every chunk as it arrives,
+// then its end, setting end; a non-nil error is the provider's failure
+// (end says its kind; nothing was written for it) or the client gone
+// (Canceled).
+func (pu *pump) one(o *writer, st provider.Stream, held [][]byte, end *End) (err error) {
+	buf := pu.buf[:0]
+	// A stream that can tell whether its next event is already buffered
+	// lets events that arrived together leave in one flush (one syscall)
+	// instead of one each; an event with nothing behind it is flushed at
+	// once, so no token waits.
+	pending, _ := st.(interface{ Pending() bool })
+	kept, f := pu.rs != nil, pu.f
+	for _, p := range held {
+		if buf, err = pu.send(buf, p); err != nil {
+			break
+		}
+	}
+	if len(buf) > 0 && !o.write(buf, true) {
+		end.Kind = outcome.Canceled
+		return errCanceled
+	}
+	for err == nil {
+		var p []byte
+		if p, err = st.Next(); err != nil {
+			break
+		}
+		// send, by hand: the hot path pays no call of its own.
+		switch {
+		case kept:
+			buf, err = pu.sendKept(buf[:0], p)
+		case f == nil:
+			buf = sse.AppendData(buf[:0], p)
+		default:
+			buf, err = f.Chunk(buf[:0], p)
+		}
+		if err != nil {
+			break
+		}
+		if len(buf) > 0 && !o.write(buf, pending == nil || !pending.Pending()) {
+			end.Kind = outcome.Canceled
+			return errCanceled
+		}
+	}
+	pu.buf = buf // grown, for what comes next
+	if err == io.EOF {
+		if pu.f == nil {
+			o.write(sse.Done, true)
+		} else {
+			o.write(pu.f.End(buf[:0]), true)
+		}
+		end.Kind = outcome.OK
+		return nil
+	}
+	end.Kind, end.Err = outcome.KindOf(err), err
+	return err
+}
+
+// errCanceled is pump.one's error for a client that is gone.
+var errCanceled = errors.New("the client went away")
 
 // Shared header values: net/http only reads them.
 var (

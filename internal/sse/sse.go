@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // DefaultMaxEvent bounds one event's data (a tool call's arguments arrive
@@ -209,6 +210,17 @@ func EventName(name string, dots bool) bool {
 		}
 	}
 	return true
+}
+
+// AppendComment appends text as one SSE comment (": text"), which every
+// reader skips; a line break in text ends it there.
+func AppendComment(dst []byte, text string) []byte {
+	if i := strings.IndexAny(text, "\r\n"); i >= 0 {
+		text = text[:i]
+	}
+	dst = append(dst, ": "...)
+	dst = append(dst, text...)
+	return append(dst, '\n', '\n')
 }
 
 // Done is the OpenAI end-of-stream sentinel event.

@@ -22,6 +22,8 @@ func TestBinary(t *testing.T) {
 	t.Run("wire faults", func(t *testing.T) { testBinaryWireFaults(t, bin) })
 	t.Run("messages wire faults", func(t *testing.T) { testBinaryMessagesFaults(t, bin) })
 	t.Run("clean end", func(t *testing.T) { testBinaryCleanEnd(t, bin) })
+	t.Run("stream rescue", func(t *testing.T) { testBinaryRescue(t, bin) })
+	t.Run("stream rescue refused", func(t *testing.T) { testBinaryRescueRefused(t, bin) })
 	t.Run("drain", func(t *testing.T) { testBinaryDrain(t, bin) })
 	t.Run("hostile clients", func(t *testing.T) { testBinaryHostile(t, bin) })
 	t.Run("echoed input", func(t *testing.T) { testBinaryEchoes(t, bin) })
