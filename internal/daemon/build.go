@@ -29,7 +29,7 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 		log.Warn("environment variable " + name + " overrides no config key; ignored")
 	}
 	var errs []error
-	table, err := route.NewTable(route.WithWindows(cfg.Models, pricing.ContextWindow))
+	table, err := route.NewTable(route.WithKnown(cfg.Models, pricing.Known))
 	errs = append(errs, err)
 	opts := routing.Options{
 		Models: table, Limits: cfg.Limits, Logger: log, Pricing: cfg.Pricing, Routing: cfg.Routing.Config,

@@ -25,7 +25,7 @@ func WriteTable(w io.Writer, cfg *config.Config) {
 	for _, p := range cfg.Providers {
 		types[p.Name] = p.Type
 	}
-	models := route.WithWindows(cfg.Models, pricing.ContextWindow)
+	models := route.WithKnown(cfg.Models, pricing.Known)
 	slices.SortStableFunc(models, func(a, b route.ModelConfig) int { return strings.Compare(a.Name, b.Name) })
 	for _, m := range models {
 		targets := slices.Clone(m.Targets)

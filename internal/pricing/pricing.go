@@ -191,6 +191,22 @@ func ContextWindow(model string) int64 {
 	return listWindows[undated(model)]
 }
 
+// MaxOutput is the most output tokens one answer of model may hold, from
+// the embedded table (listMaxOutputs): its name as given, else without a
+// trailing date or version; 0 when the table does not know it.
+func MaxOutput(model string) int64 {
+	if n, ok := listMaxOutputs[model]; ok {
+		return n
+	}
+	return listMaxOutputs[undated(model)]
+}
+
+// Known is what the embedded table knows of model: its context window
+// and its most output tokens, 0 each when unknown.
+func Known(model string) (window, maxOutput int64) {
+	return ContextWindow(model), MaxOutput(model)
+}
+
 // undated strips one trailing date or version from a model name: -latest,
 // -YYYY-MM-DD, -YYYYMMDD, @YYYYMMDD, -NNN (Gemini's -001) or -NNNN
 // (OpenAI's -0125).

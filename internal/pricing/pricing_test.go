@@ -116,3 +116,35 @@ func TestContextWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxOutput: the embedded output limits, found by the name or the
+// undated name; every one belongs to a priced model and fits its window,
+// and a limit a request opts into (Claude 3.7 Sonnet's 128k beta) is not
+// one.
+func TestMaxOutput(t *testing.T) {
+	for _, tt := range []struct {
+		model string
+		want  int64
+	}{
+		{"gpt-4o", 16_384},
+		{"gpt-4o-2024-08-06", 16_384},
+		{"claude-sonnet-4-5-20250929", 64_000},
+		{"claude-3-5-sonnet-20241022", 8_192},
+		{"claude-3-7-sonnet-20250219", 0},
+		{"gemini-2.5-flash", 65_536},
+		{"text-embedding-3-small", 0},
+		{"my-local-model", 0},
+	} {
+		if got := MaxOutput(tt.model); got != tt.want {
+			t.Errorf("MaxOutput(%q) = %d, want %d", tt.model, got, tt.want)
+		}
+	}
+	for m, n := range listMaxOutputs {
+		if _, ok := listPrices[m]; !ok {
+			t.Errorf("%s has an output limit but no price: the table is the price table's models", m)
+		}
+		if w := listWindows[m]; n <= 0 || w > 0 && n > w {
+			t.Errorf("%s: output limit %d, window %d", m, n, w)
+		}
+	}
+}

@@ -125,3 +125,60 @@ var listWindows = map[string]int64{
 	"gemini-1.5-pro":        2_097_152,
 	"gemini-1.5-flash":      1_048_576,
 }
+
+// listMaxOutputs are the most output tokens one answer of each chat model
+// the embedded table prices may hold, as its provider documented them on
+// AsOf: a target's `max_output_tokens` defaults to them and its config
+// overrides them (docs/ARCHITECTURE.md, "Output limits"). A request asking
+// for more is sent this (the provider would refuse it with a 400: Claude
+// Code asks for 32,000 to 128,000, opencode for 32,000). A model whose
+// larger limit a request opts into (Claude 3.7 Sonnet's 128k beta) is
+// left out, so the opt-in is never lowered.
+var listMaxOutputs = map[string]int64{
+	// OpenAI
+	"gpt-5":             128_000,
+	"gpt-5.1":           128_000,
+	"gpt-5-mini":        128_000,
+	"gpt-5-nano":        128_000,
+	"gpt-5-chat-latest": 16_384,
+	"gpt-4.1":           32_768,
+	"gpt-4.1-mini":      32_768,
+	"gpt-4.1-nano":      32_768,
+	"gpt-4o":            16_384,
+	"gpt-4o-mini":       16_384,
+	"chatgpt-4o-latest": 16_384,
+	"gpt-4-turbo":       4_096,
+	"gpt-4":             8_192,
+	"gpt-3.5-turbo":     4_096,
+	"o1":                100_000,
+	"o1-mini":           65_536,
+	"o1-pro":            100_000,
+	"o3":                100_000,
+	"o3-mini":           100_000,
+	"o3-pro":            100_000,
+	"o4-mini":           100_000,
+
+	// Anthropic
+	"claude-opus-4-5":   64_000,
+	"claude-opus-4-1":   32_000,
+	"claude-opus-4-0":   32_000,
+	"claude-opus-4":     32_000,
+	"claude-sonnet-4-5": 64_000,
+	"claude-sonnet-4-0": 64_000,
+	"claude-sonnet-4":   64_000,
+	"claude-3-5-sonnet": 8_192,
+	"claude-haiku-4-5":  64_000,
+	"claude-3-5-haiku":  8_192,
+	"claude-3-opus":     4_096,
+	"claude-3-haiku":    4_096,
+
+	// Google (Gemini API)
+	"gemini-3-pro-preview":  65_536,
+	"gemini-2.5-pro":        65_536,
+	"gemini-2.5-flash":      65_536,
+	"gemini-2.5-flash-lite": 65_536,
+	"gemini-2.0-flash":      8_192,
+	"gemini-2.0-flash-lite": 8_192,
+	"gemini-1.5-pro":        8_192,
+	"gemini-1.5-flash":      8_192,
+}

@@ -23,12 +23,13 @@ type Target struct {
 	// max_output_tokens), or one an adapter would send by default, is sent
 	// to the provider as MaxOutputTokens (docs/ARCHITECTURE.md, "Output
 	// limits"). A limit at or under it, and a request without one, are
-	// sent as they are. 0 means no cap; negative is invalid.
+	// sent as they are. 0 means the embedded model table's value for a
+	// model it knows (WithKnown), else no cap; negative is invalid.
 	MaxOutputTokens int64 `mapstructure:"max_output_tokens"`
 	// ContextWindow is the most tokens the target's model reads: a request
 	// whose prompt estimate alone exceeds it skips the target before any
 	// call (docs/ARCHITECTURE.md, "Context windows"). 0 means the embedded
-	// model table's value for a model it knows (WithWindows), else
+	// model table's value for a model it knows (WithKnown), else
 	// unknown: never skipped. Negative is invalid.
 	ContextWindow int64 `mapstructure:"context_window"`
 	// FirstTokenTimeout bounds the wait for a stream's first content on
@@ -100,16 +101,22 @@ func (m ModelConfig) Validate(providers map[string]bool) error {
 	return errors.Join(errs...)
 }
 
-// WithWindows returns models with each target's unset context_window
-// set to window(its model) (the embedded model table's, pricing.ContextWindow;
-// 0: unknown); models itself is not modified.
-func WithWindows(models []ModelConfig, window func(model string) int64) []ModelConfig {
+// WithKnown returns models with each target's unset context_window and
+// max_output_tokens set to what known says of its model (the embedded
+// model table's, pricing.Known; 0: unknown, left unset); models itself is
+// not modified.
+func WithKnown(models []ModelConfig, known func(model string) (window, maxOutput int64)) []ModelConfig {
 	out := slices.Clone(models)
 	for i := range out {
 		out[i].Targets = slices.Clone(out[i].Targets)
 		for j := range out[i].Targets {
-			if t := &out[i].Targets[j]; t.ContextWindow == 0 {
-				t.ContextWindow = window(t.Model)
+			t := &out[i].Targets[j]
+			window, maxOut := known(t.Model)
+			if t.ContextWindow == 0 {
+				t.ContextWindow = window
+			}
+			if t.MaxOutputTokens == 0 {
+				t.MaxOutputTokens = maxOut
 			}
 		}
 	}

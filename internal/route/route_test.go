@@ -216,24 +216,26 @@ func BenchmarkLookup(b *testing.B) {
 	run("pattern/shortest", withPatterns, "claude-haiku-4-5")
 }
 
-// TestWithWindows: unset windows come from the table, set ones stay, and
-// the models given are not modified.
-func TestWithWindows(t *testing.T) {
-	in := []ModelConfig{{Name: "m", Targets: []Target{{Provider: "a", Model: "known"}, {Provider: "a", Model: "set", ContextWindow: 5}, {Provider: "a", Model: "unknown"}}}}
-	out := WithWindows(in, func(m string) int64 {
+// TestWithKnown: unset windows and output caps come from the table, set
+// ones stay, unknown models stay unknown, and the models given are not
+// modified.
+func TestWithKnown(t *testing.T) {
+	in := []ModelConfig{{Name: "m", Targets: []Target{{Provider: "a", Model: "known"},
+		{Provider: "a", Model: "known", ContextWindow: 5, MaxOutputTokens: 7}, {Provider: "a", Model: "unknown"}}}}
+	out := WithKnown(in, func(m string) (int64, int64) {
 		if m == "unknown" {
-			return 0
+			return 0, 0
 		}
-		return 100
+		return 100, 10
 	})
-	var got []int64
+	var windows, caps []int64
 	for _, tg := range out[0].Targets {
-		got = append(got, tg.ContextWindow)
+		windows, caps = append(windows, tg.ContextWindow), append(caps, tg.MaxOutputTokens)
 	}
-	if !slices.Equal(got, []int64{100, 5, 0}) {
-		t.Errorf("windows %v, want [100 5 0]", got)
+	if !slices.Equal(windows, []int64{100, 5, 0}) || !slices.Equal(caps, []int64{10, 7, 0}) {
+		t.Errorf("windows %v and caps %v, want [100 5 0] and [10 7 0]", windows, caps)
 	}
-	if in[0].Targets[0].ContextWindow != 0 {
-		t.Error("WithWindows modified its input")
+	if in[0].Targets[0].ContextWindow != 0 || in[0].Targets[0].MaxOutputTokens != 0 {
+		t.Error("WithKnown modified its input")
 	}
 }
