@@ -188,7 +188,14 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 // loser of a hedge, abandon) ends it.
 func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target, req *provider.Request, permit *upstream.Permit, hedge bool) *Served {
 	r.Attempts++
-	req.Model, req.MaxOutputTokens = tg.Model, tg.MaxOutputTokens
+	outCap := tg.MaxOutputTokens
+	if outCap > 0 && r.MaxTokens > 0 && r.MaxTokens <= outCap {
+		// The request's own limit fits the target's: nothing to lower,
+		// so no pass over its body (a known model is always capped:
+		// docs/ARCHITECTURE.md, "Output limits").
+		outCap = 0
+	}
+	req.Model, req.MaxOutputTokens = tg.Model, outCap
 	// One context and one timer bound the attempt: first the first-token
 	// deadline (streams), then the attempt timeout. The timer's cause
 	// says which one fired.

@@ -735,6 +735,35 @@ func TestWalkCapsOutputPerTarget(t *testing.T) {
 	})
 }
 
+// TestWalkCapsOnlyWhatExceeds: a target's cap goes on the request only
+// when the request's own limit is above it, or unknown (an adapter's
+// default may be): a limit that fits costs no pass over the body.
+func TestWalkCapsOnlyWhatExceeds(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		maxTokens int64
+		want      int64
+	}{
+		{"above the cap", 64000, 16384},
+		{"at the cap", 16384, 0},
+		{"under the cap", 1024, 0},
+		{"none set", 0, 16384},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a := &fake{do: answers}
+				rg := newRig(t, retryEvery, tgt{name: "a", a: a, maxOut: 16384})
+				if _, res := rg.walkLimited(t.Context(), time.Minute, tt.maxTokens, tt.maxTokens+100); servedBy(res) != "a" {
+					t.Fatalf("not served by a: %+v", res)
+				}
+				if got := a.sent(); len(got) != 1 || got[0] != tt.want {
+					t.Errorf("sent max_output_tokens %v, want [%d]", got, tt.want)
+				}
+			})
+		})
+	}
+}
+
 // TestWalkChargesTheCappedLimit: a provider's buckets are charged the
 // output limit its target is sent, so a request asking more than a whole
 // minute's budget is still served by a target whose cap fits in it.
