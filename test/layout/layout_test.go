@@ -1,10 +1,14 @@
 package layout
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"maps"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -165,5 +169,36 @@ func TestClosures(t *testing.T) {
 			t.Errorf("%s depends on %d packages of the module, more than %d: %s", p, len(seen), limit,
 				strings.Join(slices.Sorted(maps.Keys(seen)), " "))
 		}
+	}
+}
+
+// maxLines bounds a non-test Go file: past it, a file holds more than one
+// thing to read at once, and is split where its parts are.
+const maxLines = 800
+
+// TestFileLength: no non-test Go file of the module is longer than
+// maxLines.
+func TestFileLength(t *testing.T) {
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "../.." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := bytes.Count(b, []byte("\n")); n > maxLines {
+			t.Errorf("%s has %d lines, more than %d: split it where its parts are", strings.TrimPrefix(path, "../../"), n, maxLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
