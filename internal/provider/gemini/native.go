@@ -157,8 +157,9 @@ func ReadNative(raw []byte, model string, now time.Time) (outcome.Usage, error) 
 // nativeStream yields the data payloads of a streamGenerateContent?alt=sse
 // answer unchanged (provider.OpGemini), each a whole
 // GenerateContentResponse, checked to be JSON. Gemini's stream has no
-// terminator: a body that ends after an event with a finishReason (or a
-// blocked prompt's promptFeedback) is a whole answer (io.EOF); one that
+// terminator: a body that ends after every candidate it named has its
+// finishReason (or a blocked prompt's promptFeedback) is a whole answer
+// (io.EOF; provider.Finishes, as the translated stream reads it); one that
 // ends before is a cut (outcome.Network). An error event is the failure
 // it names, with Body its payload.
 type nativeStream struct {
@@ -169,7 +170,7 @@ type nativeStream struct {
 	target   string
 	model    string
 	usage    usage
-	finished bool
+	fin      provider.Finishes
 	err      error // sticky
 	closed   bool
 }
@@ -191,7 +192,7 @@ func (s *nativeStream) Next() ([]byte, error) {
 			switch {
 			case err != io.EOF:
 				s.err = provider.TransportError(s.ctx, readingStream, err)
-			case !s.finished:
+			case !s.fin.Whole():
 				s.err = provider.TransportError(s.ctx, readingStream+": stream ended before a finish reason", io.ErrUnexpectedEOF)
 			default:
 				s.err = io.EOF
@@ -219,13 +220,18 @@ func (s *nativeStream) Next() ([]byte, error) {
 		if s.model == "" {
 			s.model = models.Name(res.Get("modelVersion").String(), s.target)
 		}
-		if res.Get("promptFeedback.blockReason").Exists() {
-			s.finished = true
+		cands := res.Get("candidates")
+		if !cands.Exists() && res.Get("promptFeedback.blockReason").Exists() {
+			s.fin.Finish(0)
 		}
-		res.Get("candidates").ForEach(func(_, c gjson.Result) bool {
-			if c.Get("finishReason").Str != "" {
-				s.finished = true
+		pos := 0
+		cands.ForEach(func(_, c gjson.Result) bool {
+			if idx := candidateIndex(c, pos); c.Get("finishReason").Str != "" {
+				s.fin.Finish(idx)
+			} else {
+				s.fin.Saw(idx)
 			}
+			pos++
 			return true
 		})
 		return ev.Data, nil

@@ -65,6 +65,12 @@ func TestNativeStream(t *testing.T) {
 		{"cut", ev(`{"candidates":[{"content":{"parts":[{"text":"a"}]}}]}`), 1, outcome.Network},
 		{"error event", ev(`{"candidates":[{"content":{"parts":[{"text":"a"}]}}]}`) + ev(`{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}`), 1, outcome.Overloaded},
 		{"not JSON", ev(`{"candidates":`), 0, outcome.ServerError},
+		// Two candidates, one finished: a clean end is a cut (every
+		// candidate seen must finish, as the translated stream reads it).
+		{"one of two finished", ev(`{"candidates":[{"index":0,"content":{"parts":[{"text":"a"}]}},{"index":1,"content":{"parts":[{"text":"b"}]}}]}`) +
+			ev(`{"candidates":[{"index":0,"finishReason":"STOP"}]}`), 2, outcome.Network},
+		{"both finished", ev(`{"candidates":[{"index":0,"content":{"parts":[{"text":"a"}]}},{"index":1,"content":{"parts":[{"text":"b"}]}}]}`) +
+			ev(`{"candidates":[{"index":0,"finishReason":"STOP"},{"index":1,"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2}}`), 2, outcome.OK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewNativeStream(context.Background(), io.NopCloser(strings.NewReader(tc.body)), "gemini-x", time.Now())
