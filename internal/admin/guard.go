@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/llmrouter/llmrouter/internal/openaiwire"
 )
 
 // CookieName is the cookie the status page's login form sets from the
@@ -72,21 +74,7 @@ func guard(token string, next http.Handler) http.Handler {
 func deny(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(appendJSONString([]byte(`{"error":`), msg), "}\n"...))
-}
-
-// appendJSONString appends s as a JSON string (the messages here are the
-// router's own ASCII; quotes and backslashes escaped all the same).
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '"' || c == '\\' {
-			dst = append(dst, '\\', c)
-		} else if c >= 0x20 {
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
+	_, _ = w.Write(append(openaiwire.AppendString([]byte(`{"error":`), msg), "}\n"...))
 }
 
 // authorized reports whether r carries token, as a Bearer credential or
