@@ -50,7 +50,7 @@ func decode(body []byte, count bool) (request, *apierror.Error) {
 	n := 0
 	var aerr *apierror.Error
 	contents.ForEach(func(_, c gjson.Result) bool {
-		aerr = checkContent(c, "contents["+strconv.Itoa(n)+"]")
+		aerr = checkContent(c, loc{content: n, part: -1})
 		n++
 		return aerr == nil && n <= maxItems
 	})
@@ -64,7 +64,7 @@ func decode(body []byte, count bool) (request, *apierror.Error) {
 		return req, bad("contents must not be empty")
 	}
 	if si := doc.Get("systemInstruction"); si.Exists() {
-		if aerr := checkContent(si, "systemInstruction"); aerr != nil {
+		if aerr := checkContent(si, loc{content: -1, part: -1}); aerr != nil {
 			return req, aerr
 		}
 	}
@@ -97,72 +97,88 @@ func decode(body []byte, count bool) (request, *apierror.Error) {
 	return req, err
 }
 
+// loc is where a Content or a Part stands (in contents, or content -1:
+// systemInstruction), written out only for an error: a request's every
+// part costs no string.
+type loc struct{ content, part int }
+
+func (l loc) String() string {
+	s := "systemInstruction"
+	if l.content >= 0 {
+		s = "contents[" + strconv.Itoa(l.content) + "]"
+	}
+	if l.part >= 0 {
+		s += ".parts[" + strconv.Itoa(l.part) + "]"
+	}
+	return s
+}
+
 // checkContent checks one Content: an object with an optional string
 // role and an array of Part objects.
-func checkContent(c gjson.Result, at string) *apierror.Error {
+func checkContent(c gjson.Result, at loc) *apierror.Error {
 	if !c.IsObject() {
-		return bad(at + " must be a Content object")
+		return bad(at.String() + " must be a Content object")
 	}
 	if r := c.Get("role"); r.Exists() && r.Type != gjson.String {
-		return bad(at + ".role must be a string")
+		return bad(at.String() + ".role must be a string")
 	}
 	parts := c.Get("parts")
 	if !parts.Exists() {
 		return nil
 	}
 	if !parts.IsArray() {
-		return bad(at + ".parts must be an array of Part objects")
+		return bad(at.String() + ".parts must be an array of Part objects")
 	}
 	i := 0
 	var aerr *apierror.Error
 	parts.ForEach(func(_, p gjson.Result) bool {
-		aerr = checkPart(p, at+".parts["+strconv.Itoa(i)+"]")
+		aerr = checkPart(p, loc{content: at.content, part: i})
 		i++
 		return aerr == nil && i <= maxItems
 	})
 	if aerr == nil && i > maxItems {
-		aerr = bad(at + ".parts holds more than " + strconv.Itoa(maxItems) + " entries")
+		aerr = bad(at.String() + ".parts holds more than " + strconv.Itoa(maxItems) + " entries")
 	}
 	return aerr
 }
 
 // checkPart checks the fields of a Part the translation reads.
-func checkPart(p gjson.Result, at string) *apierror.Error {
+func checkPart(p gjson.Result, at loc) *apierror.Error {
 	if !p.IsObject() {
-		return bad(at + " must be a Part object")
+		return bad(at.String() + " must be a Part object")
 	}
 	var aerr *apierror.Error
 	p.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "text", "thoughtSignature":
 			if v.Type != gjson.String {
-				aerr = bad(at + "." + k.Str + " must be a string")
+				aerr = bad(at.String() + "." + k.Str + " must be a string")
 			}
 		case "thought":
 			if v.Type != gjson.True && v.Type != gjson.False {
-				aerr = bad(at + ".thought must be a boolean")
+				aerr = bad(at.String() + ".thought must be a boolean")
 			}
 		case "inlineData", "fileData":
 			if !v.IsObject() {
-				aerr = bad(at + "." + k.Str + " must be an object")
+				aerr = bad(at.String() + "." + k.Str + " must be an object")
 				break
 			}
 			for _, f := range [...]string{"mimeType", "data", "fileUri"} {
 				if x := v.Get(f); x.Exists() && x.Type != gjson.String {
-					aerr = bad(at + "." + k.Str + "." + f + " must be a string")
+					aerr = bad(at.String() + "." + k.Str + "." + f + " must be a string")
 				}
 			}
 		case "functionCall", "functionResponse":
 			if !v.IsObject() {
-				aerr = bad(at + "." + k.Str + " must be an object")
+				aerr = bad(at.String() + "." + k.Str + " must be an object")
 				break
 			}
 			if n := v.Get("name"); n.Type != gjson.String || n.Str == "" {
-				aerr = bad(at + "." + k.Str + ".name must be a non-empty string")
+				aerr = bad(at.String() + "." + k.Str + ".name must be a non-empty string")
 				break
 			}
 			if id := v.Get("id"); id.Exists() && id.Type != gjson.String {
-				aerr = bad(at + "." + k.Str + ".id must be a string")
+				aerr = bad(at.String() + "." + k.Str + ".id must be a string")
 				break
 			}
 			field := "args"
@@ -170,7 +186,7 @@ func checkPart(p gjson.Result, at string) *apierror.Error {
 				field = "response"
 			}
 			if x := v.Get(field); x.Exists() && !x.IsObject() {
-				aerr = bad(at + "." + k.Str + "." + field + " must be an object")
+				aerr = bad(at.String() + "." + k.Str + "." + field + " must be an object")
 			}
 		}
 		return aerr == nil
