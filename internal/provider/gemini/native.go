@@ -163,16 +163,16 @@ func ReadNative(raw []byte, model string, now time.Time) (outcome.Usage, error) 
 // ends before is a cut (outcome.Network). An error event is the failure
 // it names, with Body its payload.
 type nativeStream struct {
-	ctx      context.Context
-	body     io.ReadCloser
-	r        *sse.Reader
-	now      time.Time
-	target   string
-	model    string
-	usage    usage
-	fin      provider.Finishes
-	err      error // sticky
-	closed   bool
+	ctx    context.Context
+	body   io.ReadCloser
+	r      *sse.Reader
+	now    time.Time
+	target string
+	model  string
+	usage  usage
+	fin    provider.Finishes
+	err    error // sticky
+	closed bool
 }
 
 var _ provider.Stream = (*nativeStream)(nil)
