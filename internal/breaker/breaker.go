@@ -129,16 +129,20 @@ type Breaker struct {
 	cfg           Config
 	onStateChange func(name string, from, to State)
 
-	mu        sync.Mutex    // guards everything below, and every call into win
-	state     State         // HalfOpen is latched when noticed
-	gen       uint64        // bumped at every transition; tickets carry it
-	win       *window       // the closed spell's outcomes; nil while open or half-open
-	openUntil time.Time     // when the next probe is due; zero while closed
-	trips     int           // consecutive trips and reopens since the last close
-	tripKind  outcome.Kind  // the failure that caused the current trip
-	lastKind  outcome.Kind  // the last counted failure
-	probing   bool          // a probe is running
-	changed   chan struct{} // closed and replaced at each transition and probe end
+	mu        sync.Mutex // guards everything below, and every call into win
+	state     State      // HalfOpen is latched when noticed
+	gen       uint64     // bumped at every transition; tickets carry it
+	win       *window    // the closed spell's outcomes; nil while open or half-open
+	openUntil time.Time  // when the next probe is due; zero while closed
+	// openFor is the cooldown the latest trip started (0 when the open
+	// time came from elsewhere: a restore, the fleet): the most that can
+	// be left of it, whatever now a caller read before the trip.
+	openFor  time.Duration
+	trips    int           // consecutive trips and reopens since the last close
+	tripKind outcome.Kind  // the failure that caused the current trip
+	lastKind outcome.Kind  // the last counted failure
+	probing  bool          // a probe is running
+	changed  chan struct{} // closed and replaced at each transition and probe end
 }
 
 // window counts the outcomes of one closed spell in gobreaker's rolling
@@ -365,7 +369,8 @@ func (b *Breaker) finishProbe(ctx context.Context, err error) {
 func (b *Breaker) tripLocked(now time.Time, kind outcome.Kind, retryAfter time.Duration) {
 	b.trips++
 	b.tripKind = kind
-	b.openUntil = now.Add(b.cfg.Cooldown.cooldown(kind, retryAfter, b.trips))
+	b.openFor = b.cfg.Cooldown.cooldown(kind, retryAfter, b.trips)
+	b.openUntil = now.Add(b.openFor)
 	b.win = nil
 	b.setStateLocked(Open)
 }
@@ -404,7 +409,14 @@ func (b *Breaker) leftLocked(now time.Time) time.Duration {
 	if b.state != Open {
 		return 0
 	}
-	return b.openUntil.Sub(now)
+	left := b.openUntil.Sub(now)
+	if b.openFor > 0 && left > b.openFor {
+		// now was read before the trip that set openUntil (a request
+		// admitted while a probe failed): what is left is at most the
+		// cooldown, and a client told Retry-After must not be told more.
+		left = b.openFor
+	}
+	return left
 }
 
 func (b *Breaker) openErrorLocked(now time.Time) *OpenError {

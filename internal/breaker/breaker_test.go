@@ -626,3 +626,31 @@ func TestLateOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryInStaleNow: a caller whose now was read before the trip (a
+// request admitted while the failure that trips it is recorded) is told at
+// most the cooldown, never the cooldown plus its lag: a client's
+// Retry-After rounds up from it.
+func TestRetryInStaleNow(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FailureThreshold.Consecutive = 1
+	b := New("p", cfg, Options{})
+	t0 := time.Unix(1_000_000, 0)
+	t1 := t0.Add(300 * time.Millisecond) // the failure becomes known after t0
+	tk, err := b.Allow(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Done(t1, tk, outcome.ServerError, 0)
+	_, err = b.Allow(t0)
+	var oe *OpenError
+	if !errors.As(err, &oe) {
+		t.Fatalf("Allow = %v, want open", err)
+	}
+	if want := cfg.Cooldown.Failure; oe.RetryIn != want {
+		t.Errorf("RetryIn = %s at a now before the trip, want the cooldown %s", oe.RetryIn, want)
+	}
+	if _, err := b.Allow(t1.Add(100 * time.Millisecond)); !errors.As(err, &oe) || oe.RetryIn != cfg.Cooldown.Failure-100*time.Millisecond {
+		t.Errorf("RetryIn = %v after the trip, want the cooldown less 100ms", err)
+	}
+}

@@ -61,7 +61,7 @@ func (b *Breaker) Restore(now time.Time, p Persisted) {
 	}
 	b.trips = max(p.Trips, 1)
 	b.tripKind = kindOf(p.TripKind, outcome.Unknown)
-	b.openUntil = now
+	b.openUntil, b.openFor = now, 0
 	if left := untilWall(now, p.OpenUntil); left > 0 {
 		b.openUntil = now.Add(min(left, b.cfg.Cooldown.Max))
 	}

@@ -44,6 +44,7 @@ func (b *Breaker) Sync(now time.Time, m Mirror) {
 		return
 	}
 	until := now.Add(max(m.Left, 0))
+	b.openFor = 0 // the fleet's time, not a trip of this process
 	b.trips, b.tripKind = m.Trips, m.Kind
 	if m.Kind != outcome.OK {
 		b.lastKind = m.Kind
