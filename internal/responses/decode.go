@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
@@ -84,7 +86,11 @@ func Decode(body []byte) (*Decoded, *Error) {
 		return nil, decodeError("", err)
 	}
 	r := &d.Request
-	if r.Model == "" {
+	// encoding/json matches keys without regard to case; OpenAI's API does
+	// not, and the body goes on natively with the model found under
+	// "model" replaced: a model named under any other spelling ("mOdel")
+	// is no model, as OpenAI answers it.
+	if m := gjson.GetBytes(body, "model"); r.Model == "" || m.Type != gjson.String || m.Str != r.Model {
 		return nil, BadRequest("model", "you must provide a model parameter")
 	}
 	d.Native = nativeFields(r)

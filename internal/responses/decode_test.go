@@ -18,6 +18,8 @@ func TestDecodeRefuses(t *testing.T) {
 		wantInMsg  string
 	}{
 		{"no model", `{"input":"hi"}`, "model", "model"},
+		{"model under another case", `{"mOdel":"m","input":"hi"}`, "model", "model"},
+		{"model and a second spelling", `{"model":"a","MODEL":"b","input":"hi"}`, "model", "model"},
 		{"no input", `{"model":"m"}`, "input", "input"},
 		{"wrong type", `{"model":"m","input":"hi","temperature":"hot"}`, "temperature", "a number"},
 		{"nested wrong type", `{"model":"m","input":"hi","text":{"format":{"type":"json_schema","name":"x","schema":{},"strict":"yes"}}}`, "text.format.strict", "a boolean"},
