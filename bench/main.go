@@ -36,10 +36,13 @@ type options struct {
 	modes        []load.Mode
 	only         []string
 	router       string
+	routerBase   string // a second llmrouter binary measured as targets.RouterBase; "" for none
+	pprof        bool   // the routers serve /debug/pprof/ on their admin listeners
 	nginxWorkers string
 	goProcs      int
 	streams      int
 	interval     time.Duration
+	chunks       int // with streams: content chunks per stream
 	upstream     string  // upstreamPlain or upstreamTLS
 	traceRatio   float64 // tracing.sample_ratio of targets.RouterTracing
 	syscalls     bool    // count each proxy's system calls and context switches (perf stat)
@@ -70,11 +73,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	onlyList := fs.String("only", strings.Join(targets.Default, ","), "comma-separated subset of "+strings.Join(targets.All, ",")+" ("+targets.RouterTracing+": llmrouter with tracing on, exporting to the bench's OTLP sink)")
 	traceRatio := fs.String("tracing-ratio", "1", "tracing.sample_ratio of "+targets.RouterTracing+", from 0 to 1 (on: 1)")
 	fs.StringVar(&o.router, "router", "", "llmrouter binary; empty: go build ./cmd/router into a temporary directory")
+	fs.StringVar(&o.routerBase, "router-base", "", "a second llmrouter binary (e.g. built from an older commit), measured as "+targets.RouterBase+" right beside "+targets.Router+" with the same config: before and after in one run")
+	fs.BoolVar(&o.pprof, "pprof", false, "the routers serve Go's profiler at /debug/pprof/ on their admin listeners (the address is printed), for profiles taken by hand during a run")
 	fs.StringVar(&o.nginxWorkers, "nginx-workers", "auto", "nginx worker_processes (auto: one per core)")
 	fs.IntVar(&o.goProcs, "go-procs", 0, "GOMAXPROCS of the Go proxies (httputil, llmrouter); 0: Go's default (the CPU limit, else one per core). With -nginx-workers 1 and -go-procs 1 every proxy gets one core, as a sidecar with a 1-CPU limit does")
 	fs.BoolVar(&o.syscalls, "syscalls", true, "count each proxy's system calls and context switches per request with perf stat (raw_syscalls:sys_enter, context-switches), where perf can attach; perf adds a little CPU to every system call while it counts")
-	fs.IntVar(&o.streams, "streams", 0, "instead of the table: hold this many streams open through each proxy and report RSS")
-	fs.DurationVar(&o.interval, "stream-interval", 100*time.Millisecond, "with -streams: time between the upstream's chunks")
+	fs.IntVar(&o.streams, "streams", 0, "instead of the table: this many closed-loop workers each send streams back to back through each proxy (-stream-chunks chunks -stream-interval apart); report peak RSS")
+	fs.DurationVar(&o.interval, "stream-interval", 100*time.Millisecond, "with -streams: time between the upstream's content chunks")
+	fs.IntVar(&o.chunks, "stream-chunks", 20, "with -streams: content chunks per stream")
 	fs.StringVar(&o.upstream, "upstream", upstreamPlain, upstreamPlain+": the upstream speaks plain HTTP/1.1; "+upstreamTLS+": HTTPS with HTTP/2 (ALPN h2, else HTTP/1.1) and a CA generated at start, which every proxy is told to trust")
 	// Internal: what a re-executed child is.
 	role := fs.String("role", "", "internal: run as "+upstream.Role+", "+targets.BareProxyRole+" or "+collector.Role+" on the listener at fd 3")
@@ -116,12 +122,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench: -tracing-ratio:", err)
 		return 2
 	}
+	if o.routerBase != "" {
+		// Beside llmrouter, in table order.
+		o.only, _ = parseTargets(strings.Join(append(o.only, targets.RouterBase), ","))
+	} else if slices.Contains(o.only, targets.RouterBase) {
+		fmt.Fprintf(stderr, "bench: -only %s needs -router-base PATH\n", targets.RouterBase)
+		return 2
+	}
 	if o.upstream != upstreamPlain && o.upstream != upstreamTLS {
 		fmt.Fprintf(stderr, "bench: -upstream: want %s or %s\n", upstreamPlain, upstreamTLS)
 		return 2
 	}
-	if o.duration <= 0 || o.warmup < 0 || o.interval <= 0 {
-		fmt.Fprintln(stderr, "bench: -duration and -stream-interval must be positive, -warmup not negative")
+	if o.duration <= 0 || o.warmup < 0 || o.interval <= 0 || o.chunks < 1 {
+		fmt.Fprintln(stderr, "bench: -duration, -stream-interval and -stream-chunks must be positive, -warmup not negative")
 		return 2
 	}
 	if err := bench(ctx, o, stdout, stderr); err != nil {
@@ -192,9 +205,7 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	u := upstream.Config{}
 	if o.streams > 0 {
-		// Long enough to outlast opening, settling and holding.
-		hold := targets.StartTimeout + streamOpenTimeout + o.duration + 30*time.Second
-		u = upstream.Config{Interval: o.interval, Chunks: int(hold / o.interval)}
+		u = upstream.Config{Interval: o.interval, Chunks: o.chunks}
 	}
 	var ca string
 	if o.upstream == upstreamTLS {
@@ -231,12 +242,19 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			t, err = targets.StartNginx(ctx, f, tmp, o.nginxWorkers, up.Base(name), ca)
 		case targets.HTTPUtil:
 			t, err = targets.StartBareProxy(ctx, f, self, up.Base(name), ca, o.goEnv())
-		case targets.Router, targets.RouterTracing:
+		case targets.Router, targets.RouterBase, targets.RouterTracing:
 			var tr tracing.Config // off
 			if name == targets.RouterTracing {
 				tr = tracing.Config{OTLPEndpoint: sink.Endpoint(), SampleRatio: o.traceRatio}
 			}
-			t, err = targets.StartRouter(ctx, f, name, o.router, tmp, up.Base(name), ca, tr, o.goEnv())
+			bin := o.router
+			if name == targets.RouterBase {
+				bin = o.routerBase
+			}
+			t, err = targets.StartRouter(ctx, f, name, bin, tmp, up.Base(name), ca, tr, o.pprof, o.goEnv())
+			if err == nil && o.pprof {
+				fmt.Fprintf(stderr, "%s: %s/debug/pprof/\n", name, t.Admin)
+			}
 		}
 		if err != nil {
 			return err
@@ -257,6 +275,7 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprint(stdout, loadTable(rows))
+	fmt.Fprint(stdout, latencyTable(rows))
 	fmt.Fprint(stdout, summary(rows))
 	fmt.Fprint(stdout, traceTable(rows))
 	return traceTotals(ctx, sink, ts, stdout, stderr)
@@ -271,6 +290,12 @@ func machine(o options) string {
 	}
 	if slices.Contains(o.only, targets.RouterTracing) {
 		s += fmt.Sprintf(", %s sample_ratio %v", targets.RouterTracing, o.traceRatio)
+	}
+	if o.routerBase != "" {
+		s += fmt.Sprintf(", %s %s", targets.RouterBase, o.routerBase)
+	}
+	if o.streams > 0 {
+		s += fmt.Sprintf("; %d streams at once of %d chunks %s apart", o.streams, o.chunks, o.interval)
 	}
 	if out, err := exec.Command("nginx", "-v").CombinedOutput(); err == nil {
 		s += ", " + strings.TrimSpace(strings.TrimPrefix(string(out), "nginx version: "))

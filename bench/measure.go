@@ -61,7 +61,7 @@ func sanityCheck(ctx context.Context, ts []targets.Target, modes ...load.Mode) e
 		client := load.NewClient(1, t.TLS)
 		for _, m := range modes {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			err := load.Once(cctx, client, t.URL, m, m.Body(), &buf)
+			_, err := load.Once(cctx, client, t.URL, m, m.Body(), &buf)
 			cancel()
 			if err != nil {
 				client.CloseIdleConnections()
@@ -206,6 +206,46 @@ func loadTable(rows []row) string {
 	return markdownTable(header, cells, map[int]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 11: true, 12: true, 13: true})
 }
 
+// latencyTable is the latency each proxy adds: its percentiles minus
+// direct's in the same (mode, concurrency), of whole requests and, for
+// streams, of the time to the first event (TTFT). At concurrency 1 this
+// is the figure published comparisons of gateways quote.
+func latencyTable(rows []row) string {
+	direct := map[string]row{}
+	for _, r := range rows {
+		if r.target == targets.Direct {
+			direct[fmt.Sprint(r.mode, r.conc)] = r
+		}
+	}
+	if len(direct) == 0 {
+		return ""
+	}
+	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
+	header := []string{"mode", "conc", "target", "p50 µs", "p99 µs", "+p50 µs", "+p99 µs", "TTFT p50 µs", "TTFT p99 µs", "+TTFT p50 µs", "+TTFT p99 µs"}
+	var cells [][]string
+	for _, r := range rows {
+		d, ok := direct[fmt.Sprint(r.mode, r.conc)]
+		if !ok {
+			continue
+		}
+		c := []string{string(r.mode), strconv.Itoa(r.conc), r.target, us(r.p50()), us(r.p99()), "—", "—", "—", "—", "—", "—"}
+		if r.target != targets.Direct {
+			c[5], c[6] = us(r.p50()-d.p50()), us(r.p99()-d.p99())
+		}
+		if r.mode == load.Stream {
+			t50, t99 := load.Percentile(r.res.TTFT, 0.50), load.Percentile(r.res.TTFT, 0.99)
+			c[7], c[8] = us(t50), us(t99)
+			if r.target != targets.Direct {
+				c[9] = us(t50 - load.Percentile(d.res.TTFT, 0.50))
+				c[10] = us(t99 - load.Percentile(d.res.TTFT, 0.99))
+			}
+		}
+		cells = append(cells, c)
+	}
+	return "\nAdded latency (this target minus direct, same mode and concurrency):\n\n" +
+		markdownTable(header, cells, map[int]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true})
+}
+
 // summary compares llmrouter with its two yardsticks: CPU per request
 // against nginx, p50 at concurrency 1 against the bare httputil proxy;
 // and llmrouter+tracing with llmrouter: what tracing adds.
@@ -229,6 +269,14 @@ func summary(rows []row) string {
 			}
 			continue
 		}
+		if r.target == targets.RouterBase {
+			if u, ok := find(r.mode, r.conc, targets.Router); ok && r.cpuPerReq() > 0 {
+				fmt.Fprintf(&b, "- %s c=%d: llmrouter vs %s: CPU/request %.2f× (%s vs %s µs)%s, p50 %+d µs, p99 %+d µs\n",
+					r.mode, r.conc, targets.RouterBase, float64(u.cpuPerReq())/float64(r.cpuPerReq()), cpuCell(u), cpuCell(r),
+					countsDiff(u, r), (u.p50() - r.p50()).Microseconds(), (u.p99() - r.p99()).Microseconds())
+			}
+			continue
+		}
 		if r.target != targets.Router {
 			continue
 		}
@@ -244,4 +292,14 @@ func summary(rows []row) string {
 		return ""
 	}
 	return "\n" + b.String()
+}
+
+// countsDiff is ", syscalls/req A vs B, ctx sw/req A vs B" when both rows
+// were counted.
+func countsDiff(a, b row) string {
+	if a.counts == nil || b.counts == nil {
+		return ""
+	}
+	return fmt.Sprintf(", syscalls/req %.1f vs %.1f, ctx sw/req %.2f vs %.2f",
+		a.perReq(a.counts.Syscalls), b.perReq(b.counts.Syscalls), a.perReq(a.counts.ContextSwitches), b.perReq(b.counts.ContextSwitches))
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/llmrouter/llmrouter/bench/internal/load"
@@ -16,27 +15,30 @@ import (
 )
 
 // streamOpenTimeout bounds how long all streams may take to deliver their
-// first chunk; streamSettle is the pause before measuring, so buffers
+// first event; streamSettle is the pause before measuring, so buffers
 // allocated while opening are in place.
 const (
 	streamOpenTimeout = 60 * time.Second
 	streamSettle      = time.Second
 )
 
-// streamRow is what holding o.streams streams through one proxy measured.
+// streamRow is what o.streams closed-loop stream workers through one
+// proxy measured.
 type streamRow struct {
 	target  string
-	opened  int           // streams that delivered their first chunk
+	opened  int           // workers whose first stream delivered its first event
 	idleRSS int64         // before any stream
-	rss     int64         // with the streams open, after the hold
+	rss     int64         // at the end of the hold
+	peak    int64         // peak RSS from the first stream to the end of the hold (VmHWM)
 	cpu     time.Duration // proxy CPU during the hold
 	hold    time.Duration
-	chunks  int64          // content chunks the clients received during the hold
+	whole   int64          // streams read to their [DONE] during the hold
+	failed  int64          // streams that failed, from the first opened to the end of the hold
 	conns   upstream.Stats // upstream connections: accepted from opening to the end of the hold, open then
 }
 
-// holdStreams opens o.streams slow streams through each proxy in turn,
-// measures it while they are held for o.duration, then closes them.
+// holdStreams runs o.streams closed-loop stream workers through each proxy
+// in turn, measures it for o.duration, then stops them.
 func holdStreams(ctx context.Context, o options, up *upstream.Handle, ts []targets.Target, progress io.Writer) ([]streamRow, error) {
 	var rows []streamRow
 	for _, t := range ts {
@@ -44,8 +46,8 @@ func holdStreams(ctx context.Context, o options, up *upstream.Handle, ts []targe
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(progress, "%-9s %d/%d streams open: RSS %.1f MB (idle %.1f MB), CPU %.1f%% of a core, upstream conns new %s open %s\n",
-			t.Name, r.opened, o.streams, mb(r.rss), mb(r.idleRSS), 100*r.cpu.Seconds()/r.hold.Seconds(),
+		fmt.Fprintf(progress, "%-15s %d/%d workers: peak RSS %.1f MB, at the end %.1f MB (idle %.1f MB), CPU %.1f%% of a core, %d whole streams, %d failed, upstream conns new %s open %s\n",
+			t.Name, r.opened, o.streams, mb(r.peak), mb(r.rss), mb(r.idleRSS), 100*r.cpu.Seconds()/r.hold.Seconds(), r.whole, r.failed,
 			connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy))
 		rows = append(rows, r)
 	}
@@ -64,11 +66,14 @@ func holdOne(ctx context.Context, o options, up *upstream.Handle, t targets.Targ
 	if err != nil {
 		return streamRow{}, fmt.Errorf("%s: %w", t.Name, err)
 	}
+	if err := proc.ResetPeak(t.Proc.PID()); err != nil {
+		return streamRow{}, err
+	}
 	hctx, cancel := context.WithCancel(ctx)
 	client := load.NewClient(o.streams, t.TLS)
 	var (
 		wg     sync.WaitGroup
-		bytesN atomic.Int64
+		counts load.Streams
 		opened = make(chan error, o.streams)
 	)
 	defer func() {
@@ -77,7 +82,7 @@ func holdOne(ctx context.Context, o options, up *upstream.Handle, t targets.Targ
 		client.CloseIdleConnections()
 	}()
 	for range o.streams {
-		wg.Go(func() { load.Hold(hctx, client, t.URL, &bytesN, opened) })
+		wg.Go(func() { load.Loop(hctx, client, t.URL, &counts, opened) })
 	}
 	r := streamRow{target: t.Name, idleRSS: idle.RSS}
 	timeout := time.NewTimer(streamOpenTimeout)
@@ -107,7 +112,7 @@ func holdOne(ctx context.Context, o options, up *upstream.Handle, t targets.Targ
 	if err != nil {
 		return streamRow{}, fmt.Errorf("%s: %w", t.Name, err)
 	}
-	b0, t0 := bytesN.Load(), time.Now()
+	w0, t0 := counts.Whole.Load(), time.Now()
 	if err := pause(ctx, o.duration); err != nil {
 		return streamRow{}, err
 	}
@@ -116,13 +121,13 @@ func holdOne(ctx context.Context, o options, up *upstream.Handle, t targets.Targ
 		return streamRow{}, fmt.Errorf("%s died holding streams (%v)", t.Name, err)
 	}
 	r.hold = time.Since(t0)
-	r.chunks = (bytesN.Load() - b0) / int64(len(upstream.TextEvent))
+	r.whole, r.failed = counts.Whole.Load()-w0, counts.Failed.Load()
 	conns1, err := up.Stats(ctx, t.Name)
 	if err != nil {
 		return streamRow{}, err
 	}
 	r.conns = conns1.Sub(conns0)
-	r.cpu, r.rss = after.CPU-before.CPU, after.RSS
+	r.cpu, r.rss, r.peak = after.CPU-before.CPU, after.RSS, after.Peak
 	return r, nil
 }
 
@@ -140,20 +145,20 @@ func pause(ctx context.Context, d time.Duration) error {
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
 
-// streamsTable reports each proxy's memory with o.streams open streams
-// and its CPU while relaying their chunks.
+// streamsTable reports each proxy's memory with o.streams streams open
+// at once and its CPU while relaying them.
 func streamsTable(o options, rows []streamRow) string {
-	header := []string{"target", "streams", "idle RSS MB", "RSS MB with streams", "KB per stream", "CPU % of a core", "CPU µs/chunk", "new conns", "open conns"}
+	header := []string{"target", "workers", "idle RSS MB", "peak RSS MB", "RSS MB at the end", "KB per stream (peak)", "CPU % of a core", "CPU µs/stream", "whole streams", "failed", "new conns", "open conns"}
 	var cells [][]string
 	for _, r := range rows {
-		perChunk := "—"
-		if r.chunks > 0 {
-			perChunk = fmt.Sprintf("%.1f", float64(r.cpu.Nanoseconds())/1e3/float64(r.chunks))
+		perStream := "—"
+		if r.whole > 0 {
+			perStream = fmt.Sprintf("%.0f", float64(r.cpu.Nanoseconds())/1e3/float64(r.whole))
 		}
 		cells = append(cells, []string{r.target, strconv.Itoa(r.opened), fmt.Sprintf("%.1f", mb(r.idleRSS)),
-			fmt.Sprintf("%.1f", mb(r.rss)), fmt.Sprintf("%.1f", float64(r.rss-r.idleRSS)/1024/float64(o.streams)),
-			fmt.Sprintf("%.1f", 100*r.cpu.Seconds()/r.hold.Seconds()), perChunk,
+			fmt.Sprintf("%.1f", mb(r.peak)), fmt.Sprintf("%.1f", mb(r.rss)), fmt.Sprintf("%.1f", float64(r.peak-r.idleRSS)/1024/float64(o.streams)),
+			fmt.Sprintf("%.1f", 100*r.cpu.Seconds()/r.hold.Seconds()), perStream, strconv.FormatInt(r.whole, 10), strconv.FormatInt(r.failed, 10),
 			connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy)})
 	}
-	return markdownTable(header, cells, map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true})
+	return markdownTable(header, cells, map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 11: true})
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmrouter/llmrouter/bench/internal/collector"
 	"github.com/llmrouter/llmrouter/bench/internal/load"
@@ -150,5 +151,37 @@ func TestTraceTable(t *testing.T) {
 	}
 	if got := traceTable(rows[:1]); got != "" {
 		t.Errorf("without a traced row: got %q, want nothing", got)
+	}
+}
+
+// TestLatencyTable: each proxy's percentiles minus direct's in the same
+// (mode, concurrency); time to first event for streams only.
+func TestLatencyTable(t *testing.T) {
+	us := func(n ...int) []time.Duration {
+		var d []time.Duration
+		for _, v := range n {
+			d = append(d, time.Duration(v)*time.Microsecond)
+		}
+		return d
+	}
+	rows := []row{
+		{mode: load.JSON, conc: 1, target: targets.Direct, res: load.Result{Lat: us(100, 200), TTFT: us(90, 190)}},
+		{mode: load.JSON, conc: 1, target: targets.Router, res: load.Result{Lat: us(150, 400), TTFT: us(140, 390)}},
+		{mode: load.Stream, conc: 1, target: targets.Direct, res: load.Result{Lat: us(1000, 2000), TTFT: us(50, 70)}},
+		{mode: load.Stream, conc: 1, target: targets.RouterBase, res: load.Result{Lat: us(1100, 2300), TTFT: us(80, 170)}},
+		{mode: load.Stream, conc: 16, target: targets.Router, res: load.Result{Lat: us(1, 2)}}, // no direct row: left out
+	}
+	want := "\nAdded latency (this target minus direct, same mode and concurrency):\n\n" +
+		"| mode   | conc | target         | p50 µs | p99 µs | +p50 µs | +p99 µs | TTFT p50 µs | TTFT p99 µs | +TTFT p50 µs | +TTFT p99 µs |\n" +
+		"| ------ | ---: | -------------- | -----: | -----: | ------: | ------: | ----------: | ----------: | -----------: | -----------: |\n" +
+		"| json   |    1 | direct         |    100 |    200 |       — |       — |           — |           — |            — |            — |\n" +
+		"| json   |    1 | llmrouter      |    150 |    400 |      50 |     200 |           — |           — |            — |            — |\n" +
+		"| stream |    1 | direct         |   1000 |   2000 |       — |       — |          50 |          70 |            — |            — |\n" +
+		"| stream |    1 | llmrouter-base |   1100 |   2300 |     100 |     300 |          80 |         170 |           30 |          100 |\n"
+	if got := latencyTable(rows); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := latencyTable(rows[1:2]); got != "" {
+		t.Errorf("without direct: got %q, want nothing", got)
 	}
 }

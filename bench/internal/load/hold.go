@@ -8,45 +8,86 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
+
+	"github.com/llmrouter/llmrouter/bench/internal/upstream"
 )
 
-// Hold opens one stream, reports on opened its first chunk (nil) or its
-// failure, then reads until ctx ends or the stream does, adding the bytes
-// it reads to n.
-func Hold(ctx context.Context, client *http.Client, url string, n *atomic.Int64, opened chan<- error) {
+// Streams counts what Loop's workers did.
+type Streams struct {
+	Bytes  atomic.Int64 // body bytes read
+	Whole  atomic.Int64 // streams read to their [DONE]
+	Failed atomic.Int64 // streams that failed after the first opened (not counting those ctx cut)
+}
+
+// Loop sends streams back to back until ctx ends, each read to its end,
+// as a closed-loop worker does: the first stream's first event (nil) or
+// failure is reported on opened; after that a failed stream is counted in
+// s and the next one sent.
+func Loop(ctx context.Context, client *http.Client, url string, s *Streams, opened chan<- error) {
+	first := func(err error) {
+		if opened != nil {
+			opened <- err
+			opened = nil
+		}
+	}
+	for ctx.Err() == nil {
+		err := stream(ctx, client, url, s, first)
+		if opened != nil {
+			first(err) // failed before its first event
+			return
+		}
+		switch {
+		case err == nil:
+			s.Whole.Add(1)
+		case ctx.Err() == nil:
+			s.Failed.Add(1)
+		}
+	}
+	first(ctx.Err())
+}
+
+// stream sends one stream request and reads it to its end, calling first
+// once its first event has arrived.
+func stream(ctx context.Context, client *http.Client, url string, s *Streams, first func(error)) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader([]byte(StreamRequest)))
 	if err != nil {
-		opened <- err
-		return
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		opened <- err
-		return
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		opened <- fmt.Errorf("status %d: %s", resp.StatusCode, b)
-		return
+		return fmt.Errorf("status %d: %s", resp.StatusCode, b)
 	}
-	br := bufio.NewReaderSize(resp.Body, 4096)
-	line, err := br.ReadSlice('\n')
-	if err != nil || !bytes.HasPrefix(line, []byte("data: ")) {
-		opened <- errors.Join(errors.New("no first chunk"), err)
-		return
+	br := bufio.NewReaderSize(resp.Body, 1024)
+	var last []byte
+	for n := 0; ; n++ {
+		line, err := br.ReadSlice('\n')
+		s.Bytes.Add(int64(len(line)))
+		if n == 0 {
+			if err != nil || !bytes.HasPrefix(line, []byte("data: ")) {
+				return errors.Join(errors.New("no first event"), err)
+			}
+			first(nil)
+		}
+		if bytes.HasPrefix(line, []byte("data: ")) {
+			last = append(last[:0], line...)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
 	}
-	opened <- nil
-	// Until the test cancels ctx (the transport then ends the body).
-	_, _ = io.Copy(counter{n}, br)
-}
-
-// counter counts bytes written to it.
-type counter struct{ n *atomic.Int64 }
-
-func (c counter) Write(b []byte) (int, error) {
-	c.n.Add(int64(len(b)))
-	return len(b), nil
+	if string(last) != strings.TrimSuffix(upstream.DoneEvent, "\n") {
+		return fmt.Errorf("stream without [DONE] (last event %.100q)", last)
+	}
+	return nil
 }

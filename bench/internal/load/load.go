@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -46,6 +47,9 @@ type Result struct {
 	Errs    int           // transport errors, other statuses, cut bodies
 	Elapsed time.Duration // from the first request to the last answer
 	Lat     []time.Duration
+	// TTFT is, per request, the time from sending it to the answer's
+	// first body bytes: for a stream, its first event.
+	TTFT    []time.Duration
 	LastErr string
 }
 
@@ -78,10 +82,11 @@ func Drive(ctx context.Context, client *http.Client, url string, m Mode, conc in
 		wg.Go(func() {
 			r := &results[w]
 			r.Lat = make([]time.Duration, 0, 4096)
+			r.TTFT = make([]time.Duration, 0, 4096)
 			var buf bytes.Buffer
 			for ctx.Err() == nil && time.Now().Before(deadline) {
 				t0 := time.Now()
-				err := Once(ctx, client, url, m, body, &buf)
+				ttft, err := Once(ctx, client, url, m, body, &buf)
 				if err != nil {
 					if ctx.Err() == nil {
 						r.Errs++
@@ -90,6 +95,7 @@ func Drive(ctx context.Context, client *http.Client, url string, m Mode, conc in
 					continue
 				}
 				r.Lat = append(r.Lat, time.Since(t0))
+				r.TTFT = append(r.TTFT, ttft)
 				r.OK++
 			}
 		})
@@ -100,40 +106,62 @@ func Drive(ctx context.Context, client *http.Client, url string, m Mode, conc in
 		out.OK += r.OK
 		out.Errs += r.Errs
 		out.Lat = append(out.Lat, r.Lat...)
+		out.TTFT = append(out.TTFT, r.TTFT...)
 		if r.LastErr != "" {
 			out.LastErr = r.LastErr
 		}
 	}
 	slices.Sort(out.Lat)
+	slices.Sort(out.TTFT)
 	return out
 }
 
-// Once sends one request and reads its whole answer into buf.
-func Once(ctx context.Context, client *http.Client, url string, m Mode, body []byte, buf *bytes.Buffer) error {
+// Once sends one request and reads its whole answer into buf. ttft is
+// the time from sending it to the answer's first body bytes.
+func Once(ctx context.Context, client *http.Client, url string, m Mode, body []byte, buf *bytes.Buffer) (ttft time.Duration, err error) {
+	t0 := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return fmt.Errorf("reading answer: %w", err)
+	n, err := firstBytes(resp.Body, buf)
+	ttft = time.Since(t0)
+	if err == nil && n > 0 {
+		_, err = buf.ReadFrom(resp.Body)
+	}
+	if err != nil && err != io.EOF {
+		return 0, fmt.Errorf("reading answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d: %.200s", resp.StatusCode, buf.Bytes())
+		return 0, fmt.Errorf("status %d: %.200s", resp.StatusCode, buf.Bytes())
 	}
 	if m == Stream && !bytes.HasSuffix(buf.Bytes(), []byte(upstream.DoneEvent)) {
-		return fmt.Errorf("stream without [DONE]: %.200s", buf.Bytes())
+		return 0, fmt.Errorf("stream without [DONE]: %.200s", buf.Bytes())
 	}
 	if m == JSON && !bytes.Contains(buf.Bytes(), []byte(`"finish_reason":"stop"`)) {
-		return fmt.Errorf("answer without finish_reason: %.200s", buf.Bytes())
+		return 0, fmt.Errorf("answer without finish_reason: %.200s", buf.Bytes())
 	}
-	return nil
+	return ttft, nil
+}
+
+// firstBytes reads from r into buf until some bytes arrive or r ends.
+func firstBytes(r io.Reader, buf *bytes.Buffer) (int, error) {
+	buf.Grow(4096)
+	p := buf.AvailableBuffer()[:4096]
+	for {
+		n, err := r.Read(p)
+		if n > 0 || err != nil {
+			buf.Write(p[:n])
+			return n, err
+		}
+	}
 }
 
 // Percentile is the p-quantile (0 < p ≤ 1) of sorted latencies, nearest

@@ -1,14 +1,14 @@
 // Package proc starts the bench's child processes, each the leader of its
 // own process group and killed with the bench (Pdeathsig), stops them
 // (SIGTERM, then SIGKILL after a grace period), and reads what a process
-// group uses from /proc: CPU time (utime+stime) and VmRSS.
+// group uses from /proc: CPU time (utime+stime), VmRSS and its peak
+// (VmHWM).
 //
 // It also holds the child side of a re-executed bench: the listener
 // inherited as a file, and an HTTP server bounded by a context.
 package proc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -123,6 +123,9 @@ func (p *Proc) stop() {
 type Usage struct {
 	CPU time.Duration // utime+stime summed over the group
 	RSS int64         // VmRSS summed over the group, bytes
+	// Peak is VmHWM, each process's peak resident set since it started
+	// (or since ResetPeak), summed over the group, bytes.
+	Peak int64
 }
 
 // GroupUsage reads /proc for every process whose process group is pgid.
@@ -148,13 +151,14 @@ func GroupUsage(pgid int) (Usage, error) {
 		if err != nil || group != pgid {
 			continue
 		}
-		rss, err := readRSS(pid)
+		rss, peak, err := readRSS(pid)
 		if err != nil {
 			continue
 		}
 		found = true
 		u.CPU += cpu
 		u.RSS += rss
+		u.Peak += peak
 	}
 	if !found {
 		return Usage{}, fmt.Errorf("no process in group %d", pgid)
@@ -190,26 +194,66 @@ func parseStat(b []byte) (pgrp int, cpu time.Duration, err error) {
 	return pgrp, time.Duration(ut+st) * ClockTick, nil
 }
 
-// readRSS reads VmRSS from /proc/PID/status, in bytes.
-func readRSS(pid int) (int64, error) {
-	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+// readRSS reads VmRSS and VmHWM from /proc/PID/status, in bytes.
+func readRSS(pid int) (rss, peak int64, err error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "VmRSS:") {
+	return parseStatus(b)
+}
+
+// parseStatus reads VmRSS and VmHWM from the text of /proc/PID/status.
+func parseStatus(b []byte) (rss, peak int64, err error) {
+	found := 0
+	for line := range strings.Lines(string(b)) {
+		var dst *int64
+		switch {
+		case strings.HasPrefix(line, "VmRSS:"):
+			dst = &rss
+		case strings.HasPrefix(line, "VmHWM:"):
+			dst = &peak
+		default:
 			continue
 		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(line[len("VmRSS:"):]), " kB"), 10, 64)
+		name, v, _ := strings.Cut(line, ":")
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("parsing VmRSS of %d: %w", pid, err)
+			return 0, 0, fmt.Errorf("parsing %s: %w", name, err)
 		}
-		return kb << 10, nil
+		*dst = kb << 10
+		found++
 	}
-	return 0, fmt.Errorf("no VmRSS for %d", pid)
+	if found < 2 {
+		return 0, 0, errors.New("no VmRSS and VmHWM in /proc status")
+	}
+	return rss, peak, nil
+}
+
+// ResetPeak resets VmHWM of every process in the group to its current
+// VmRSS (writing 5 to /proc/PID/clear_refs), so a later Peak is the peak
+// since now.
+func ResetPeak(pgid int) error {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return fmt.Errorf("reading /proc: %w", err)
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if group, _, err := parseStat(stat); err != nil || group != pgid {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join("/proc", e.Name(), "clear_refs"), []byte("5"), 0); err != nil {
+			return fmt.Errorf("resetting the peak RSS of %s: %w", e.Name(), err)
+		}
+	}
+	return nil
 }
 
 // FreePort returns a loopback port that was free a moment ago (for nginx

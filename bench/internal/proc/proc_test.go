@@ -20,3 +20,24 @@ func TestParseStat(t *testing.T) {
 		t.Errorf("got pgrp %d cpu %v, want 777 %v", pgrp, cpu, 175*ClockTick)
 	}
 }
+
+func TestParseStatus(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         string
+		rss, peak  int64
+		wantErrors bool
+	}{
+		{"both", "Name:\trouter\nVmPeak:\t 1000 kB\nVmHWM:\t   20480 kB\nVmRSS:\t   10240 kB\nRssAnon:\t 1 kB\n", 10 << 20, 20 << 20, false},
+		{"no peak", "VmRSS:\t 4 kB\n", 0, 0, true},
+		{"garbled", "VmRSS:\t x kB\nVmHWM:\t 4 kB\n", 0, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rss, peak, err := parseStatus([]byte(tt.in))
+			if (err != nil) != tt.wantErrors || rss != tt.rss || peak != tt.peak {
+				t.Errorf("got %d, %d, %v; want %d, %d, error %v", rss, peak, err, tt.rss, tt.peak, tt.wantErrors)
+			}
+		})
+	}
+}

@@ -29,16 +29,21 @@ const (
 	Nginx    = "nginx"
 	HTTPUtil = "httputil"
 	Router   = "llmrouter"
+	// RouterBase is a second llmrouter binary (-router-base, built from
+	// an older commit), configured as Router and measured right beside
+	// it: the before and after of a change in one run.
+	RouterBase = "llmrouter-base"
 	// RouterTracing is llmrouter with its tracing: block on, beside
 	// Router in the same run so that the difference is tracing's.
 	RouterTracing = "llmrouter+tracing"
 )
 
 // All is every target name, in table order.
-var All = []string{Direct, Nginx, HTTPUtil, Router, RouterTracing}
+var All = []string{Direct, Nginx, HTTPUtil, Router, RouterBase, RouterTracing}
 
 // Default is the targets a run measures unless told otherwise: all but
-// RouterTracing, which is asked for by name.
+// RouterTracing, which is asked for by name, and RouterBase, which a
+// binary given with -router-base adds.
 var Default = []string{Direct, Nginx, HTTPUtil, Router}
 
 // StartTimeout bounds how long one child may take to become ready.
@@ -172,7 +177,8 @@ func StartNginx(ctx context.Context, f *proc.Fleet, dir, workers, upBase, caFile
 // retries, tracing off. No client auth.
 var routerConf = template.Must(template.New("router").Parse(`# written by go run ./bench
 listen: {{.Listen}}
-admin_listen: {{.Admin}}{{if .Tracing.On}}
+admin_listen: {{.Admin}}{{if .Pprof}}
+pprof: true{{end}}{{if .Tracing.On}}
 tracing:
   otlp_endpoint: {{.Tracing.OTLPEndpoint}}
   sample_ratio: {{.Tracing.SampleRatio}}{{end}}
@@ -214,8 +220,9 @@ func BuildRouter(ctx context.Context, dir string) (string, error) {
 }
 
 // routerYAML is the config of a router listening on listen and admin,
-// routed to upBase, with the tracing: block tr (written only when on).
-func routerYAML(listen, admin, upBase string, tr tracing.Config) (string, error) {
+// routed to upBase, with the tracing: block tr (written only when on) and
+// Go's profiler on the admin listener when pprof.
+func routerYAML(listen, admin, upBase string, tr tracing.Config, pprof bool) (string, error) {
 	if err := tr.Validate(); err != nil {
 		return "", err
 	}
@@ -223,7 +230,8 @@ func routerYAML(listen, admin, upBase string, tr tracing.Config) (string, error)
 	if err := routerConf.Execute(&b, struct {
 		Listen, Admin, Upstream string
 		Tracing                 tracing.Config
-	}{listen, admin, upBase, tr}); err != nil {
+		Pprof                   bool
+	}{listen, admin, upBase, tr, pprof}); err != nil {
 		return "", fmt.Errorf("router config: %w", err)
 	}
 	return b.String(), nil
@@ -237,8 +245,9 @@ func routerYAML(listen, admin, upBase string, tr tracing.Config) (string, error)
 // client uses the system's roots, and Go on Linux reads them from
 // SSL_CERT_FILE when it is set. The bench's OTEL_* variables reach the
 // router (OTEL_BSP_SCHEDULE_DELAY, OTEL_EXPORTER_OTLP_COMPRESSION, ...);
-// its LLMROUTER_* ones do not (proc.Env).
-func StartRouter(ctx context.Context, f *proc.Fleet, name, bin, dir, upBase, caFile string, tr tracing.Config, goEnv []string) (Target, error) {
+// its LLMROUTER_* ones do not (proc.Env). With pprof the admin listener
+// serves /debug/pprof/ (for profiles taken by hand during a run).
+func StartRouter(ctx context.Context, f *proc.Fleet, name, bin, dir, upBase, caFile string, tr tracing.Config, pprof bool, goEnv []string) (Target, error) {
 	api, err := proc.FreePort()
 	if err != nil {
 		return Target{}, err
@@ -253,7 +262,7 @@ func StartRouter(ctx context.Context, f *proc.Fleet, name, bin, dir, upBase, caF
 	}
 	listen := fmt.Sprintf("127.0.0.1:%d", api)
 	adminAddr := fmt.Sprintf("127.0.0.1:%d", admin)
-	yaml, err := routerYAML(listen, adminAddr, upBase, tr)
+	yaml, err := routerYAML(listen, adminAddr, upBase, tr, pprof)
 	if err != nil {
 		return Target{}, fmt.Errorf("%s config: %w", name, err)
 	}

@@ -34,7 +34,7 @@ func TestRouterYAML(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			yaml, err := routerYAML("127.0.0.1:18080", "127.0.0.1:19090", "http://127.0.0.1:18081", tt.tr)
+			yaml, err := routerYAML("127.0.0.1:18080", "127.0.0.1:19090", "http://127.0.0.1:18081", tt.tr, false)
 			if err != nil {
 				t.Fatalf("routerYAML: %v", err)
 			}
@@ -66,8 +66,30 @@ func TestRouterYAMLRefusesBadTracing(t *testing.T) {
 		{OTLPEndpoint: "http://127.0.0.1:4318", SampleRatio: 1.5},
 		{OTLPEndpoint: "127.0.0.1:4318", SampleRatio: 1},
 	} {
-		if _, err := routerYAML("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3", tr); err == nil || !strings.Contains(err.Error(), "tracing.") {
+		if _, err := routerYAML("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3", tr, false); err == nil || !strings.Contains(err.Error(), "tracing.") {
 			t.Errorf("%+v: got error %v, want one naming its tracing. key", tr, err)
+		}
+	}
+}
+
+// TestRouterYAMLPprof: -pprof turns the router's profiler on; without it
+// the embedded default's (off) stands.
+func TestRouterYAMLPprof(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		yaml, err := routerYAML("127.0.0.1:18080", "127.0.0.1:19090", "http://127.0.0.1:18081", tracing.Config{}, on)
+		if err != nil {
+			t.Fatalf("routerYAML: %v", err)
+		}
+		path := filepath.Join(t.TempDir(), "router.yaml")
+		if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.Load(path)
+		if err != nil {
+			t.Fatalf("the router refuses the bench's config: %v\n%s", err, yaml)
+		}
+		if c.Pprof != on {
+			t.Errorf("pprof %v: the router reads pprof %v", on, c.Pprof)
 		}
 	}
 }
