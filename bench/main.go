@@ -42,7 +42,7 @@ type options struct {
 	goProcs      int
 	streams      int
 	interval     time.Duration
-	chunks       int // with streams: content chunks per stream
+	chunks       int     // with streams: content chunks per stream
 	upstream     string  // upstreamPlain or upstreamTLS
 	traceRatio   float64 // tracing.sample_ratio of targets.RouterTracing
 	syscalls     bool    // count each proxy's system calls and context switches (perf stat)
