@@ -64,7 +64,7 @@ func New(conn *redisconn.Conn) *Client {
 	c := &Client{conn: conn, rdb: conn.Client(), token: hex.EncodeToString(b[:]),
 		queue: make(chan job, queueSize), handle: make(map[*handle]struct{})}
 	c.ctx, c.stop = context.WithCancel(context.Background())
-	conn.Preload("sync", prod.admit, prod.record, prod.probeStart, prod.probeDone, prod.view, prod.enable, prod.disable)
+	conn.Preload("sync", prod().admit, prod().record, prod().probeStart, prod().probeDone, prod().view, prod().enable, prod().disable)
 	c.wg.Add(2)
 	go c.syncLoop()
 	go c.writeLoop()
@@ -128,7 +128,7 @@ func (c *Client) syncAll() {
 	cmds := make([]*redis.Cmd, len(hs))
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, h := range hs {
-			cmds[i] = prod.view.EvalSha(ctx, p, []string{h.key})
+			cmds[i] = prod().view.EvalSha(ctx, p, []string{h.key})
 		}
 		return nil
 	})

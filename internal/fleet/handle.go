@@ -63,7 +63,7 @@ func ms(d time.Duration) int64 {
 func (h *handle) Admit(tokens int64) (shared.Decision, error) {
 	ctx, cancel := h.c.call()
 	defer cancel()
-	cmd := prod.admit.Run(ctx, h.c.rdb, []string{h.key}, admitArgs(h.p, h.lease, h.ttl, tokens)...)
+	cmd := prod().admit.Run(ctx, h.c.rdb, []string{h.key}, admitArgs(h.p, h.lease, h.ttl, tokens)...)
 	d, err := parseDecision(cmd)
 	if err != nil {
 		h.c.fail("admit", err)
@@ -78,7 +78,7 @@ func admitArgs(p shared.Provider, lease time.Duration, ttl, tokens int64) []any 
 
 // Record queues the attempt's lesson for the writer loop.
 func (h *handle) Record(r shared.Record) {
-	h.c.enqueue(job{h: h, s: prod.record, args: recordArgs(h.p, h.ttl, r)})
+	h.c.enqueue(job{h: h, s: prod().record, args: recordArgs(h.p, h.ttl, r)})
 }
 
 // recordArgs are record's ARGV.
@@ -104,11 +104,11 @@ func recordArgs(p shared.Provider, ttl int64, r shared.Record) []any {
 }
 
 func (h *handle) DisableTarget(model, message string) {
-	h.c.enqueue(job{h: h, s: prod.disable, args: []any{model, message, h.ttl}})
+	h.c.enqueue(job{h: h, s: prod().disable, args: []any{model, message, h.ttl}})
 }
 
 func (h *handle) Enable() {
-	h.c.enqueue(job{h: h, s: prod.enable, args: []any{h.ttl}})
+	h.c.enqueue(job{h: h, s: prod().enable, args: []any{h.ttl}})
 }
 
 // Probe takes the fleet's probe lock and probes, or waits for the verdict
@@ -117,7 +117,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 	var res shared.ProbeResult
 	token := h.c.token + ":" + strconv.FormatUint(h.c.seq.Add(1), 10)
 	cctx, cancel := h.c.call()
-	d, err := parseDecision(prod.probeStart.Run(cctx, h.c.rdb, []string{h.key, h.lock}, token, h.lockTTL.Milliseconds()))
+	d, err := parseDecision(prod().probeStart.Run(cctx, h.c.rdb, []string{h.key, h.lock}, token, h.lockTTL.Milliseconds()))
 	cancel()
 	if err != nil {
 		h.c.fail("probe", err)
@@ -153,7 +153,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 		}
 		dctx, cancel := h.c.call()
 		defer cancel()
-		cmd := prod.probeDone.Run(dctx, h.c.rdb, []string{h.key, h.lock},
+		cmd := prod().probeDone.Run(dctx, h.c.rdb, []string{h.key, h.lock},
 			probeDoneArgs(h.p, h.ttl, token, res.Err == nil, kind, retryAfter)...)
 		d, err := parseDecision(cmd)
 		if err != nil {
@@ -168,7 +168,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 	defer t.Stop()
 	for {
 		vctx, cancel := h.c.call()
-		d, err := parseDecision(prod.view.Run(vctx, h.c.rdb, []string{h.key}))
+		d, err := parseDecision(prod().view.Run(vctx, h.c.rdb, []string{h.key}))
 		cancel()
 		if err != nil {
 			h.c.fail("probe", err)

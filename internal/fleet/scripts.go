@@ -2,6 +2,7 @@ package fleet
 
 import (
 	_ "embed"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -65,8 +66,10 @@ type scripts struct {
 	keyAdmit, keyAdjust, keySpend                               *redis.Script
 }
 
-// prod are the scripts on Redis's clock.
-var prod = newScripts(redisClock)
+// prod are the scripts on Redis's clock, built on first use (a router
+// without shared_state never hashes them: 230 KB and the SHA-1 of each at
+// start otherwise).
+var prod = sync.OnceValue(func() *scripts { return newScripts(redisClock) })
 
 // newScripts builds the scripts on clock, a chunk that defines now (ms).
 func newScripts(clock string) *scripts {

@@ -57,7 +57,7 @@ var errSpendDropped = errors.New("fleet: spend not sent")
 // NewSpend starts the writer on conn.
 func NewSpend(conn *redisconn.Conn) *Spend {
 	s := &Spend{conn: conn, rdb: conn.Client(), prefix: conn.KeyPrefix(), queue: make(chan spendJob, queueSize)}
-	conn.Preload("keys", prod.keyAdmit, prod.keyAdjust, prod.keySpend)
+	conn.Preload("keys", prod().keyAdmit, prod().keyAdjust, prod().keySpend)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.writeLoop()
@@ -121,7 +121,7 @@ func (s *Spend) Admit(ctx context.Context, key string, a clientkeys.SharedAdmit)
 	if a.Period != "" {
 		keys = append(keys, s.redisKey(key, a.Period))
 	}
-	v, err := prod.keyAdmit.Run(ctx, s.rdb, keys, max(a.Tokens, 0), a.RPM, a.TPM, a.Limit, clientKeyTTL).Slice()
+	v, err := prod().keyAdmit.Run(ctx, s.rdb, keys, max(a.Tokens, 0), a.RPM, a.TPM, a.Limit, clientKeyTTL).Slice()
 	if err == nil {
 		var vd clientkeys.SharedVerdict
 		if vd, err = parseKeyVerdict(v); err == nil {
@@ -232,12 +232,12 @@ func (s *Spend) write(batch []spendJob) {
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, j := range batch {
 			if j.done == nil {
-				prod.keyAdjust.EvalSha(ctx, p, []string{j.key}, j.args...)
+				prod().keyAdjust.EvalSha(ctx, p, []string{j.key}, j.args...)
 				continue
 			}
 			// keySpend, not INCRBY: the number saturates rather than
 			// refuse an addition past 2^63-1 (spend.lua).
-			incrs[i] = prod.keySpend.EvalSha(ctx, p, []string{j.key}, max(j.amount, 0))
+			incrs[i] = prod().keySpend.EvalSha(ctx, p, []string{j.key}, max(j.amount, 0))
 			p.PExpireAt(ctx, j.key, j.expire)
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -32,7 +33,7 @@ type Config struct {
 }
 
 // regionRE is an AWS region name: us-east-1, eu-central-2, us-gov-west-1.
-var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+var regionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`) })
 
 // Validate reports every invalid field, joined, each naming its key
 // relative to the `bedrock:` block.
@@ -41,7 +42,7 @@ func (c Config) Validate() error {
 	switch {
 	case c.Region == "":
 		errs = append(errs, errors.New("region: required (an AWS region such as us-east-1)"))
-	case !regionRE.MatchString(c.Region):
+	case !regionRE().MatchString(c.Region):
 		errs = append(errs, fmt.Errorf("region: %q is not an AWS region such as us-east-1", c.Region))
 	}
 	if c.ControlPlaneURL != "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -31,8 +32,8 @@ type Config struct {
 var (
 	// projectRE is a project ID (6 to 30 lower-case letters, digits and
 	// hyphens), optionally domain-scoped ("example.com:my-project").
-	projectRE = regexp.MustCompile(`^([a-z0-9.-]+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
-	regionRE  = regexp.MustCompile(`^([a-z]+-[a-z]+[0-9]+|global)$`)
+	projectRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z0-9.-]+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$`) })
+	regionRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z]+-[a-z]+[0-9]+|global)$`) })
 )
 
 // Validate reports every invalid field, joined, each naming its key
@@ -42,13 +43,13 @@ func (c Config) Validate() error {
 	switch {
 	case c.Project == "":
 		errs = append(errs, errors.New("project: required (a Google Cloud project ID)"))
-	case !projectRE.MatchString(c.Project):
+	case !projectRE().MatchString(c.Project):
 		errs = append(errs, fmt.Errorf("project: %q is not a Google Cloud project ID", c.Project))
 	}
 	switch {
 	case c.Region == "":
 		errs = append(errs, errors.New("region: required (a Vertex AI location such as us-central1, or global)"))
-	case !regionRE.MatchString(c.Region):
+	case !regionRE().MatchString(c.Region):
 		errs = append(errs, fmt.Errorf("region: %q is not a Vertex AI location such as us-central1 or global", c.Region))
 	}
 	if c.APIVersion != "" && c.APIVersion != "v1" && c.APIVersion != "v1beta1" {
