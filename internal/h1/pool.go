@@ -25,7 +25,7 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 		if c == nil {
 			break
 		}
-		if alive(c.nc) {
+		if c.alive() {
 			c.br = t.reader(c.nc)
 			return c, nil
 		}
@@ -35,7 +35,7 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{nc: nc, br: t.reader(nc), key: addr}, nil
+	return newConn(nc, t.reader(nc), addr), nil
 }
 
 // A connection holds a read buffer only while it carries an answer, and a
@@ -143,42 +143,52 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
+// newConn is nc, to addr, reading through br.
+func newConn(nc net.Conn, br *bufio.Reader, addr string) *conn {
+	c := &conn{nc: nc, br: br, key: addr}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.raw, c.rawErr = sc.SyscallConn()
+		// Made once per connection, not per look: a closure passed to
+		// RawConn.Read escapes.
+		c.peekFn = func(fd uintptr) bool {
+			n, _, err := syscall.Recvfrom(int(fd), c.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			switch {
+			case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+				c.peeked = 0
+			case err != nil || n == 0:
+				c.peeked = -1
+			default:
+				c.peeked = 1
+			}
+			return true
+		}
+	}
+	return c
+}
+
 // alive says whether an idle connection is still open: the upstream has
 // neither closed it nor sent anything unasked (both make it unusable).
-func alive(nc net.Conn) bool { return peek(nc) == 0 }
+func (c *conn) alive() bool { return c.peek() == 0 }
 
-// readable says whether a read on nc would return bytes at once.
-func readable(nc net.Conn) bool { return peek(nc) > 0 }
+// readable says whether a read on the connection would return bytes at
+// once.
+func (c *conn) readable() bool { return c.peek() > 0 }
 
 // peek looks at the socket without waiting or consuming: 0 when nothing
 // has arrived, 1 when bytes have, -1 when the upstream closed it or it
-// failed. A connection that cannot be asked (not a socket) reports 0.
-func peek(nc net.Conn) int {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
+// failed. A connection that cannot be asked (not a socket) reports 0. It
+// allocates nothing (one system call, recvfrom with MSG_PEEK).
+func (c *conn) peek() int {
+	if c.peekFn == nil {
 		return 0
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
+	if c.rawErr != nil {
 		return -1
 	}
-	state := 0
-	var buf [1]byte
-	err = raw.Read(func(fd uintptr) bool {
-		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		switch {
-		case rerr == syscall.EAGAIN || rerr == syscall.EWOULDBLOCK:
-		case rerr != nil || n == 0:
-			state = -1
-		default:
-			state = 1
-		}
-		return true
-	})
-	if err != nil {
+	if err := c.raw.Read(c.peekFn); err != nil {
 		return -1
 	}
-	return state
+	return c.peeked
 }
 
 // body is an answer's body on a pooled connection: its end returns the
@@ -238,7 +248,7 @@ func (b *body) Close() error {
 // any read that would wait fail at once. Bounded to 32 KiB.
 func (b *body) drain() bool {
 	br := b.c.br
-	if br.Buffered() < br.Size() && readable(b.c.nc) {
+	if br.Buffered() < br.Size() && b.c.readable() {
 		br.Peek(br.Buffered() + 1)
 	}
 	b.c.nc.SetReadDeadline(aLongTimeAgo)

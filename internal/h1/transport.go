@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -50,6 +51,13 @@ type conn struct {
 	key    string
 	idleAt time.Time
 	used   bool // has carried a request before this one
+
+	// The socket, looked at without reading (peek): made once.
+	raw     syscall.RawConn // nil when nc is not a socket
+	rawErr  error
+	peekFn  func(fd uintptr) bool
+	peekBuf [1]byte
+	peeked  int // what peekFn saw last
 }
 
 // RoundTrip sends req on an idle connection to its host (or a new one) and

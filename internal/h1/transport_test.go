@@ -32,7 +32,7 @@ type rawServer struct {
 	seen   chan *http.Request
 }
 
-func newRawServer(t *testing.T, answer func(c, i int, req *http.Request) (string, bool)) *rawServer {
+func newRawServer(t testing.TB, answer func(c, i int, req *http.Request) (string, bool)) *rawServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -244,7 +244,7 @@ func TestUpstreamClosedIdleConnection(t *testing.T) {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
 		list := tr.idle[s.ln.Addr().String()]
-		return len(list) == 1 && peek(list[0].nc) != 0
+		return len(list) == 1 && list[0].peek() != 0
 	})
 	resp, err = post(t, tr, context.Background(), s.url(), `{}`)
 	if err != nil {
