@@ -4,7 +4,8 @@
 //
 //	go run ./bench                          # the table (about 2 minutes)
 //	go run ./bench -duration 3s -only nginx,llmrouter -concurrency 1,64
-//	go run ./bench -streams 1000            # RSS with 1,000 streams held open
+//	go run ./bench -streams 1000            # peak RSS, 1,000 streams of 20 chunks 100 ms apart at once
+//	go run ./bench -router-base OLD         # OLD, a router built from an older commit, beside this one
 //	go run ./bench -syscalls=false          # without perf stat's count of syscalls and context switches
 //	go run ./bench -upstream tls            # the upstream speaks HTTPS, HTTP/2 when offered
 //	go run ./bench -only llmrouter,llmrouter+tracing  # what tracing costs llmrouter
@@ -39,6 +40,15 @@
 // plain control port; the bench reads them around each run. With -upstream
 // tls it serves HTTPS from a CA generated into the temporary directory,
 // offering h2 then http/1.1 (ALPN); each proxy is told to trust that CA.
+//
+// llmrouter-base (-router-base PATH) is a second router binary, built
+// from an older commit, configured as llmrouter and measured right after
+// it in every (mode, concurrency) and in -streams: before and after in
+// one run.
+//
+// With -streams N, N closed-loop workers each send streams of
+// -stream-chunks chunks -stream-interval apart back to back, so N are open
+// at once; the proxy's peak RSS is its VmHWM, reset when they start.
 //
 // For each (mode, concurrency, target) the bench warms up, reads the CPU
 // time (utime+stime in /proc/PID/stat) of every process in the target's
