@@ -56,6 +56,7 @@ func stream(ctx context.Context, client *http.Client, url string, s *Streams, fi
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+Key)
 	resp, err := client.Do(req)
 	if err != nil {
 		return err

@@ -25,6 +25,15 @@ const (
 	StreamRequest = `{"model":"` + upstream.Model + `","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello in five words please."}],"temperature":0.3,"max_tokens":64}`
 )
 
+// Key is the client key every request carries (Authorization: Bearer),
+// the router's named key "bench" (bench/internal/targets); nginx and the
+// bare proxy pass it on, the upstream ignores it. KeySHA256 is its
+// SHA-256, as the router's config names it.
+const (
+	Key       = "sk-llmrouter-bench-0123456789abcdef"
+	KeySHA256 = "4c2028e84971afca05b20d8c709d08e346d0a7e0838c247ace2ab9d11026b388"
+)
+
 // Mode is non-stream ("json") or stream.
 type Mode string
 
@@ -125,6 +134,7 @@ func Once(ctx context.Context, client *http.Client, url string, m Mode, body []b
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+Key)
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err

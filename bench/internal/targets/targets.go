@@ -18,6 +18,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/llmrouter/llmrouter/bench/internal/load"
 	"github.com/llmrouter/llmrouter/bench/internal/proc"
 	"github.com/llmrouter/llmrouter/bench/internal/upstream"
 	"github.com/llmrouter/llmrouter/internal/tracing"
@@ -174,7 +175,10 @@ func StartNginx(ctx context.Context, f *proc.Fleet, dir, workers, upBase, caFile
 // routerConf points one model at the upstream through one
 // openai_compatible provider. Everything else is the embedded default:
 // breaker, learned RPM/TPM buckets (rpm/tpm 0), adaptive throttling,
-// retries, tracing off. No client auth.
+// retries, tracing off. The load's requests carry a named client key with
+// RPM, TPM and a budget (limits it never reaches) and the model is priced:
+// the key's limits and spend are on every request's path, as in
+// production.
 var routerConf = template.Must(template.New("router").Parse(`# written by go run ./bench
 listen: {{.Listen}}
 admin_listen: {{.Admin}}{{if .Pprof}}
@@ -184,6 +188,10 @@ tracing:
   sample_ratio: {{.Tracing.SampleRatio}}{{end}}
 auth:
   api_keys_env: ""
+  keys:
+    - {name: bench, key_sha256: ` + load.KeySHA256 + `, rpm: 100000000, tpm: 1000000000000, budget_usd: 100000000}
+pricing:
+  - {model: ` + upstream.Model + `, input: 1, output: 2}
 log:
   level: warn
 providers:
