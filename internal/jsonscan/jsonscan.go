@@ -150,7 +150,7 @@ func IsString(v string) bool { return v != "" && v[0] == '"' }
 // in Val), or walks it itself and Resumes at its end. The zero Walker
 // has nothing to walk.
 //
-// A checked Walker (Checked, and the Walk of a checked Walker) checks
+// A checked Walker (a Doc's, and the Walk of a checked Walker) checks
 // what it walks as Check does, as it goes: its members' syntax, the
 // values Skip reads, nesting, and the top level's keys. It ends as the
 // text ends early (At -1) at the first problem, without saying which:
@@ -161,9 +161,9 @@ type Walker struct {
 	obj      bool // an object's members, not an array's elements
 	done     bool
 	checked  bool
-	depth    int   // checked: the objects and arrays around the values walked (1: the top level's)
-	n        int   // checked: the members read so far
-	keys     *Keys // checked, the top level: its keys so far
+	depth    int  // checked: the objects and arrays around the values walked (1: the top level's)
+	n        int  // checked: the members read so far
+	kspan    span // checked: where the current member's key is
 	key, val string
 }
 

@@ -168,17 +168,17 @@ func FuzzScan(f *testing.F) {
 // stepping over the values at the levels skip names (by depth) with Skip
 // and into the others, and reports whether the walk ended well.
 func walkChecked(s string, skip func(depth int) bool) bool {
-	var keys Keys
-	w := Checked(s, &keys)
-	if w.At() < 0 {
+	var d Doc
+	d.Start(s)
+	if d.At() < 0 {
 		return false
 	}
-	var walk func(w *Walker, depth int) bool
-	walk = func(w *Walker, depth int) bool {
-		for w.Member() {
+	var walk func(w *Walker, member func() bool, depth int) bool
+	walk = func(w *Walker, member func() bool, depth int) bool {
+		for member() {
 			if c := w.First(); (c == '{' || c == '[') && !skip(depth) {
 				sub := w.Walk()
-				if !walk(&sub, depth+1) {
+				if !walk(&sub, sub.Member, depth+1) {
 					return false
 				}
 				w.Resume(sub.At())
@@ -193,7 +193,7 @@ func walkChecked(s string, skip func(depth int) bool) bool {
 		}
 		return w.At() >= 0
 	}
-	return walk(&w, 1)
+	return walk(&d.Walker, d.Member, 1)
 }
 
 // sameAsCheck: a checked walk of s, whatever it steps over and walks
@@ -202,8 +202,9 @@ func walkChecked(s string, skip func(depth int) bool) bool {
 func sameAsCheck(t testing.TB, s string) {
 	t.Helper()
 	if i := ws(s, 0); i >= len(s) || s[i] != '{' && s[i] != '[' {
-		if w := Checked(s, new(Keys)); w.Member() || w.At() >= 0 {
-			t.Fatalf("Checked(%q) walks a document that is not an object or an array", s)
+		var d Doc
+		if d.Start(s); d.Member() || d.At() >= 0 {
+			t.Fatalf("Doc.Start(%q) walks a document that is not an object or an array", s)
 		}
 		return
 	}

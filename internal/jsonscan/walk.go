@@ -14,54 +14,62 @@ import (
 // has read text Check accepts, and a reader that walks every byte of a
 // body needs no check before it.
 
-// Keys are the top-level keys of a checked walk, to refuse a repeated
-// one (Check's DuplicateKey) and more than MaxTopLevelKeys. The zero
-// Keys is empty and ready; it lives on its caller's frame.
-type Keys struct {
-	small [smallKeys]string
+// Doc is the checked walk of a whole document (Start): the walker of its
+// top-level object's members (its array's elements), which also keeps
+// the object's keys, to refuse a repeated one and more than
+// MaxTopLevelKeys as Check does. Its keys are kept in the Doc itself,
+// not behind a pointer in its Walker, so a Doc lives on its caller's
+// frame; walk the document with Doc's Member and hand &Doc.Walker to
+// whatever walks a value of it (Walker.Walk).
+type Doc struct {
+	Walker
+	small [smallKeys]span
 	n     int
-	more  map[string]struct{} // past smallKeys, every key
+	more  []span // every key, once they are more than smallKeys
 }
 
-// add records k; false when it was seen or the keys are too many.
-func (ks *Keys) add(k string) bool {
-	if ks.n == MaxTopLevelKeys {
-		return false
-	}
-	if ks.n < smallKeys {
-		for _, x := range ks.small[:ks.n] {
-			if x == k {
-				return false
-			}
-		}
-		ks.small[ks.n] = k
-		ks.n++
-		return true
-	}
-	if ks.more == nil {
-		ks.more = make(map[string]struct{}, 2*smallKeys)
-		for _, x := range ks.small {
-			ks.more[x] = struct{}{}
-		}
-	}
-	if _, dup := ks.more[k]; dup {
-		return false
-	}
-	ks.more[k] = struct{}{}
-	ks.n++
-	return true
-}
-
-// Checked returns the checked walker of the document s: the members of
-// its top-level object (elements of its array), whose keys keys records.
-// A document that is not an object or an array has nothing to walk: the
-// walker is done, its At -1.
-func Checked(s string, keys *Keys) Walker {
+// Start begins the checked walk of the document s. A document that is
+// not an object or an array has nothing to walk: the walk is done, its At
+// -1.
+func (d *Doc) Start(s string) {
+	d.n, d.more = 0, nil
 	i := ws(s, 0)
 	if i < len(s) && (s[i] == '{' || s[i] == '[') {
-		return Walker{s: s, i: i + 1, obj: s[i] == '{', checked: true, depth: 1, keys: keys}
+		d.Walker = Walker{s: s, i: i + 1, obj: s[i] == '{', checked: true, depth: 1}
+		return
 	}
-	return Walker{s: s, i: -1, done: true}
+	d.Walker = Walker{s: s, i: -1, done: true}
+}
+
+// Member is Walker's Member that keeps the top-level keys of a checked
+// walk: at the end of the object a repeated one ends the walk as the
+// text ending would.
+func (d *Doc) Member() bool {
+	if !d.checked || !d.obj {
+		return d.Walker.Member()
+	}
+	if d.Walker.Member() {
+		switch {
+		case d.n == MaxTopLevelKeys:
+			return d.fail()
+		case d.n < smallKeys:
+			d.small[d.n] = d.kspan
+		case d.n == smallKeys:
+			d.more = append(append(make([]span, 0, 4*smallKeys), d.small[:]...), d.kspan)
+		default:
+			d.more = append(d.more, d.kspan)
+		}
+		d.n++
+		return true
+	}
+	keys := d.more
+	if d.n <= smallKeys {
+		keys = d.small[:d.n]
+	}
+	if d.i >= 0 && duplicates(bytesOf(d.s), keys) != nil {
+		d.fail()
+	}
+	return false
 }
 
 // Walk returns the walker of the current value, checked when w is (one
@@ -133,9 +141,7 @@ func (w *Walker) member() bool {
 	if esc {
 		w.key = gjson.Parse(s[i:end]).Str
 	}
-	if w.keys != nil && !w.keys.add(w.key) {
-		return w.fail()
-	}
+	w.kspan = span{start: i + 1, end: end - 1, esc: esc}
 	i = ws(s, end)
 	if i >= len(s) || s[i] != ':' {
 		return w.fail()

@@ -30,12 +30,21 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, count := range []bool{false, true} {
-			got, e := decode(body, count)
+			got, e := decode(body, count, true)
 			if e != nil && (e.Status != 400 || e.Type != "invalid_request_error" || e.Message == "") {
 				t.Fatalf("refusal %+v", e)
 			}
+			lax, le := decode(body, count, false)
 			if jsonscan.Check(body) != nil {
+				if e == nil {
+					t.Fatalf("%q (count %v): the checked walk took a body Check refuses", body, count)
+				}
 				continue
+			}
+			// On a body Check accepts, the checked walk reads what the
+			// walk alone reads.
+			if !reflect.DeepEqual(e, le) || !reflect.DeepEqual(got, lax) {
+				t.Fatalf("%s (count %v): checked walk %+v, %v; unchecked %+v, %v", body, count, got, e, lax, le)
 			}
 			want, we := gjsonDecode(body, count)
 			if (e == nil) != (we == nil) || e != nil && !reflect.DeepEqual(e, we) {
