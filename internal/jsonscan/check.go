@@ -96,25 +96,43 @@ const (
 const smallKeys = 32
 
 func run(b []byte, dupKeys bool) *Error {
-	var (
-		stack   [MaxDepth]byte
-		depth   int
-		keysBuf [smallKeys]span
-	)
+	var keysBuf [smallKeys]span
 	keys := keysBuf[:0]
 	i := skipWS(b, 0)
 	if i == len(b) {
 		return &Error{Offset: i, Reason: "empty document"}
 	}
+	i, keys, err := value(b, i, 0, keys, dupKeys)
+	if err != nil {
+		return err
+	}
+	if i = skipWS(b, i); i != len(b) {
+		return &Error{Offset: i, Reason: "unexpected data after the JSON value"}
+	}
+	if dupKeys {
+		return duplicates(b, keys)
+	}
+	return nil
+}
+
+// value checks the value that begins at b[i] (whitespace skipped),
+// inside outer objects and arrays, and returns the index just past it.
+// When record is set (outer is 0), the keys of the value's own members
+// are appended to keys, at most MaxTopLevelKeys, and returned.
+func value(b []byte, i, outer int, keys []span, record bool) (int, []span, *Error) {
+	var (
+		stack [MaxDepth]byte
+		depth int // inside the value: stack[:depth]
+	)
 value:
 	// A value starts at b[i] (whitespace skipped).
 	if i >= len(b) {
-		return &Error{Offset: i, Reason: "unexpected end of the document"}
+		return i, keys, &Error{Offset: i, Reason: "unexpected end of the document"}
 	}
 	switch b[i] {
 	case '{', '[':
-		if depth == MaxDepth {
-			return &Error{Problem: Depth, Offset: i, Reason: "nesting deeper than " + strconv.Itoa(MaxDepth) + " levels"}
+		if outer+depth == MaxDepth {
+			return i, keys, &Error{Problem: Depth, Offset: i, Reason: "nesting deeper than " + strconv.Itoa(MaxDepth) + " levels"}
 		}
 		stack[depth] = b[i]
 		depth++
@@ -131,45 +149,38 @@ value:
 	case '"':
 		end, _, err := scanString(b, i)
 		if err != nil {
-			return err
+			return i, keys, err
 		}
 		i = end
 	case 't':
 		if !hasLiteral(b, i, "true") {
-			return invalidAt(b, i)
+			return i, keys, invalidAt(b, i)
 		}
 		i += 4
 	case 'f':
 		if !hasLiteral(b, i, "false") {
-			return invalidAt(b, i)
+			return i, keys, invalidAt(b, i)
 		}
 		i += 5
 	case 'n':
 		if !hasLiteral(b, i, "null") {
-			return invalidAt(b, i)
+			return i, keys, invalidAt(b, i)
 		}
 		i += 4
 	default:
 		end, err := scanNumber(b, i)
 		if err != nil {
-			return err
+			return i, keys, err
 		}
 		i = end
 	}
 after:
 	// A value ended just before b[i].
-	i = skipWS(b, i)
 	if depth == 0 {
-		if i != len(b) {
-			return &Error{Offset: i, Reason: "unexpected data after the JSON value"}
-		}
-		if dupKeys {
-			return duplicates(b, keys)
-		}
-		return nil
+		return i, keys, nil
 	}
-	if i >= len(b) {
-		return &Error{Offset: i, Reason: "unexpected end of the document"}
+	if i = skipWS(b, i); i >= len(b) {
+		return i, keys, &Error{Offset: i, Reason: "unexpected end of the document"}
 	}
 	switch top := stack[depth-1]; {
 	case b[i] == ',':
@@ -183,7 +194,7 @@ after:
 		i++
 		goto after
 	}
-	return invalidAt(b, i)
+	return i, keys, invalidAt(b, i)
 member:
 	// An object member starts at b[i]: its key, recorded at the top
 	// level, then its value.
@@ -193,11 +204,11 @@ member:
 			err *Error
 		)
 		if i, k, err = key(b, i); err != nil {
-			return err
+			return i, keys, err
 		}
-		if depth == 1 && dupKeys {
+		if depth == 1 && record {
 			if len(keys) == MaxTopLevelKeys {
-				return &Error{Problem: TooManyKeys, Offset: k.start - 1, Reason: "more than " + strconv.Itoa(MaxTopLevelKeys) + " top-level keys"}
+				return i, keys, &Error{Problem: TooManyKeys, Offset: k.start - 1, Reason: "more than " + strconv.Itoa(MaxTopLevelKeys) + " top-level keys"}
 			}
 			keys = append(keys, k)
 		}

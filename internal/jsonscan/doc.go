@@ -17,6 +17,9 @@
 //	Walk(s, i)       the members of the object (elements of the array)
 //	                 at s[i]: Member/Skip/Next, Key and Val
 //	Unquote(v)       the string a string's text denotes (gjson's Str)
+//	Doc.Start(s)     a checked walk: Walk that also makes Check's check as
+//	                 it goes (its Skip and Walk check what they pass);
+//	                 it ends well only on text Check accepts
 //
 // Invariants:
 //   - One bounded pass: nothing recurses, so no input can overflow the
@@ -28,5 +31,6 @@
 //     top-level object has more than a few dozen keys.
 //   - On text that is not valid JSON a walk ends early (Val "", End -1)
 //     or reads nonsense, but never reads out of bounds and never panics.
-//     Validity is jsoncheck's to decide, before.
+//     Validity is Check's to decide, before, or a checked walk's as it
+//     goes.
 package jsonscan

@@ -149,11 +149,21 @@ func IsString(v string) bool { return v != "" && v[0] == '"' }
 // its value begins; the caller then reads the value with Skip (its text
 // in Val), or walks it itself and Resumes at its end. The zero Walker
 // has nothing to walk.
+//
+// A checked Walker (a Doc's, and the Walk of a checked Walker) checks
+// what it walks as Check does, as it goes: its members' syntax, the
+// values Skip reads, nesting, and the top level's keys. It ends as the
+// text ends early (At -1) at the first problem, without saying which:
+// Check says, and a caller whose checked walk failed asks it.
 type Walker struct {
 	s        string
 	i        int  // the next byte to read; once done, just past the value walked, or -1
 	obj      bool // an object's members, not an array's elements
 	done     bool
+	checked  bool
+	depth    int  // checked: the objects and arrays around the values walked (1: the top level's)
+	n        int  // checked: the members read so far
+	kspan    span // checked: where the current member's key is
 	key, val string
 }
 
@@ -192,6 +202,9 @@ func (w *Walker) Member() bool {
 	if w.done {
 		return false
 	}
+	if w.checked {
+		return w.member()
+	}
 	s := w.s
 	i := Space(s, w.i)
 	if i < len(s) && s[i] == ',' {
@@ -227,6 +240,10 @@ func (w *Walker) Member() bool {
 
 // Skip reads the current value's extent into Val.
 func (w *Walker) Skip() {
+	if w.checked {
+		w.skip()
+		return
+	}
 	end := End(w.s, w.i)
 	if end < 0 {
 		w.fail()

@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -144,6 +145,7 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("String(%q) = %d, %v, want %d, %v", s, got, gotEsc, want, esc)
 			}
 		}
+		sameAsCheck(t, s)
 		for i := range min(len(s), 16) {
 			_ = End(s, i)
 			w := Walk(s, i)
@@ -160,4 +162,91 @@ func FuzzScan(f *testing.F) {
 		}
 		same(t, v)
 	})
+}
+
+// walkChecked walks every level of the document s with a checked walker,
+// stepping over the values at the levels skip names (by depth) with Skip
+// and into the others, and reports whether the walk ended well.
+func walkChecked(s string, skip func(depth int) bool) bool {
+	var d Doc
+	d.Start(s)
+	if d.At() < 0 {
+		return false
+	}
+	var walk func(w *Walker, member func() bool, depth int) bool
+	walk = func(w *Walker, member func() bool, depth int) bool {
+		for member() {
+			if c := w.First(); (c == '{' || c == '[') && !skip(depth) {
+				sub := w.Walk()
+				if !walk(&sub, sub.Member, depth+1) {
+					return false
+				}
+				w.Resume(sub.At())
+				continue
+			}
+			if skip(depth) {
+				w.Skip()
+			} else {
+				sub := w.Walk() // a scalar's walker: checked, done
+				w.Resume(sub.At())
+			}
+		}
+		return w.At() >= 0
+	}
+	return walk(&d.Walker, d.Member, 1)
+}
+
+// sameAsCheck: a checked walk of s, whatever it steps over and walks
+// into, ends well exactly when Check accepts s (for an object or an
+// array: Checked walks nothing else).
+func sameAsCheck(t testing.TB, s string) {
+	t.Helper()
+	if i := ws(s, 0); i >= len(s) || s[i] != '{' && s[i] != '[' {
+		var d Doc
+		if d.Start(s); d.Member() || d.At() >= 0 {
+			t.Fatalf("Doc.Start(%q) walks a document that is not an object or an array", s)
+		}
+		return
+	}
+	want := Check([]byte(s)) == nil
+	for name, skip := range map[string]func(int) bool{
+		"all skipped":  func(int) bool { return true },
+		"all walked":   func(int) bool { return false },
+		"odd skipped":  func(d int) bool { return d%2 == 1 },
+		"even skipped": func(d int) bool { return d%2 == 0 },
+	} {
+		if got := walkChecked(s, skip); got != want {
+			t.Fatalf("%s: checked walk of %q ended well %v, Check accepts it %v", name, s, got, want)
+		}
+	}
+}
+
+// TestChecked: a checked walk refuses what Check refuses and nothing
+// else, however it reads the document.
+func TestChecked(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	deepObj := func(n int) string { return strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n) }
+	many := func(n int, last string) string {
+		var b strings.Builder
+		b.WriteByte('{')
+		for i := range n {
+			fmt.Fprintf(&b, `"k%d":1,`, i)
+		}
+		return b.String() + `"` + last + `":2}`
+	}
+	for _, s := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		" \t\r\n{ \"a\" : [ 1 , 2.5e-3 , -0 , true , false , null ] }\n ",
+		`{"a":"\" \\ \/ \b \f \n \r \t \u00e9 \uD83D\uDE00"}`, `{"a":"héllo 日本 😀"}`,
+		`{"a":{},"b":[],"c":[[],{}]}`, `{"a":{"x":1,"x":2}}`, `[1,[2,{"a":[3]}]]`, `[]`, `{}`,
+		deep(MaxDepth), deepObj(MaxDepth), deep(MaxDepth + 1), deepObj(MaxDepth + 1),
+		`{"model":"a","model":"b"}`, `{"model":"a","mod\u0065l":"b"}`, `[{"a":1},{"a":1}]`,
+		many(31, "k3"), many(31, "z"), many(40, "k35"), many(40, "k3"), many(40, "z"), many(MaxTopLevelKeys-1, "z"), many(MaxTopLevelKeys, "z"),
+		"{\"a\":\"\xff\"}", "{\"a\":1\xff}", "{\"a\":\"x\ny\"}", "{\"\xff\":1}", `{"a":"\x"}`, `{"a":"\u12g4"}`,
+		`{"a":1,}`, `[1,]`, `{"a" 1}`, `{a:1}`, `{"a":1`, `{"a":"x`, `{"a":[1}`, `{} {}`, `{}]`, `[}`, `{]`,
+		`[01]`, `[-]`, `[1.]`, `[1e+]`, `[tru]`, `{'a':1}`, `{"a":1 "b":2}`, `[1 2]`, `{,"a":1}`, `[,1]`, `{"a":}`, `{"a"`,
+		`{"a":1}x`, `{"a":1} `, `"x"`, `12`, ``, `  `,
+	} {
+		sameAsCheck(t, s)
+	}
 }

@@ -8,19 +8,19 @@ import (
 // Anthropic makes them (docs/ARCHITECTURE.md, "Anthropic Messages API"):
 // decode walks the body once and hands each message here.
 
-// checkMessages checks the messages that begin at s[at] where they stand,
-// counting their tokens into c, and returns the index past them.
-func checkMessages(s string, at int, c *counter) (int, *Error) {
-	if at >= len(s) || s[at] != '[' {
+// checkMessages checks the messages that begin where p is, where they
+// stand, counting their tokens into c, and returns the index past them.
+func checkMessages(p *jsonscan.Walker, c *counter) (int, *Error) {
+	if s, at := p.Text(), p.At(); at >= len(s) || s[at] != '[' {
 		if jsonscan.End(s, at) < 0 {
 			return -1, notJSON
 		}
 		return -1, invalid("messages", msgList)
 	}
 	n := 0
-	w := jsonscan.Walk(s, at)
+	w := p.Walk()
 	for w.Member() {
-		end, e := checkMessage(loc{base: "messages"}.at(n), s, w.At(), c)
+		end, e := checkMessage(loc{base: "messages"}.at(n), &w, c)
 		if e != nil {
 			return -1, e
 		}
@@ -36,11 +36,12 @@ func checkMessages(s string, at int, c *counter) (int, *Error) {
 	return w.At(), nil
 }
 
-// checkMessage checks the message that begins at s[at], its content's
+// checkMessage checks the message that begins where p is, its content's
 // blocks where they stand, and returns the index past it. Its errors come
 // in a fixed order whatever the order of its keys: the role's, then the
 // content's.
-func checkMessage(l loc, s string, at int, c *counter) (int, *Error) {
+func checkMessage(l loc, p *jsonscan.Walker, c *counter) (int, *Error) {
+	s, at := p.Text(), p.At()
 	if at >= len(s) || s[at] != '{' {
 		if jsonscan.End(s, at) < 0 {
 			return -1, notJSON
@@ -53,12 +54,12 @@ func checkMessage(l loc, s string, at int, c *counter) (int, *Error) {
 		blocksErr     *Error
 		blocks        bool // content is a list, checked where it stands
 	)
-	w := jsonscan.Walk(s, at)
+	w := p.Walk()
 	for w.Member() {
 		switch k := w.Key(); {
 		case k == "content" && content == "" && w.First() == '[':
 			start := w.At()
-			end, e := checkBlocks(l, s, start, true, c)
+			end, e := checkBlocks(l, w.Walk(), true, c)
 			if e != nil {
 				if e == notJSON {
 					return -1, e
@@ -104,14 +105,13 @@ func checkMessage(l loc, s string, at int, c *counter) (int, *Error) {
 	return w.At(), blocksErr
 }
 
-// checkBlocks checks the list of content blocks that begins at s[at] (a
-// message's, or a tool_result's whose blocks nest is false), counting
-// their tokens into c, and returns the index past it.
-func checkBlocks(l loc, s string, at int, nest bool, c *counter) (int, *Error) {
+// checkBlocks checks the list of content blocks w walks (a message's, or
+// a tool_result's whose blocks nest is false), counting their tokens into
+// c, and returns the index past it.
+func checkBlocks(l loc, w jsonscan.Walker, nest bool, c *counter) (int, *Error) {
 	j := 0
-	w := jsonscan.Walk(s, at)
 	for w.Member() {
-		end, e := checkBlock(l.at(j), s, w.At(), nest, c)
+		end, e := checkBlock(l.at(j), &w, nest, c)
 		if e != nil {
 			return -1, e
 		}
@@ -170,20 +170,20 @@ func (b *block) set(k string, v string) {
 	}
 }
 
-// checkBlock checks the content block that begins at s[at]: an object
+// checkBlock checks the content block that begins where p is: an object
 // with a string type, and the required fields of the known types; nest
 // is whether a tool_result's content blocks are checked in turn (false:
 // this is one of them). It counts the block's tokens into c and returns
 // the index past it.
-func checkBlock(l loc, s string, at int, nest bool, c *counter) (int, *Error) {
-	if at >= len(s) || s[at] != '{' {
+func checkBlock(l loc, p *jsonscan.Walker, nest bool, c *counter) (int, *Error) {
+	if s, at := p.Text(), p.At(); at >= len(s) || s[at] != '{' {
 		if jsonscan.End(s, at) < 0 {
 			return -1, notJSON
 		}
 		return -1, invalid(l.String(), msgDict)
 	}
 	var b block
-	w := jsonscan.Walk(s, at)
+	w := p.Walk()
 	for w.Next() {
 		b.set(w.Key(), w.Val())
 	}
@@ -265,7 +265,8 @@ func checkBlock(l loc, s string, at int, nest bool, c *counter) (int, *Error) {
 		case !isArray(b.content):
 			return -1, invalid(l.field("content"), msgList)
 		case nest:
-			if _, e := checkBlocks(l, b.content, 0, false, c); e != nil {
+			// Text the walk has read (and checked) already.
+			if _, e := checkBlocks(l, jsonscan.Walk(b.content, 0), false, c); e != nil {
 				return -1, e
 			}
 		}

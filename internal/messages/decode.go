@@ -46,10 +46,13 @@ type Form struct {
 }
 
 // Decode checks body as Anthropic checks a Messages request and reads the
-// fields the router needs. body has been validated as one JSON object
-// (syntax, UTF-8, depth, distinct top-level keys) by the caller; it must
-// not change while Decode runs. A refusal is a 400 invalid_request_error
-// naming the field path.
+// fields the router needs, in one walk that also makes the bounded check
+// (jsonscan's: syntax, UTF-8, depth, distinct top-level keys): a body the
+// check refuses is refused, but not said why, since the walk may meet a
+// problem of the request's first; the caller asks the check (intake.Check)
+// on any refusal, and answers its refusal first. body must not change
+// while Decode runs. A refusal is a 400 invalid_request_error naming the
+// field path.
 //
 // Checked: model (a non-empty string), max_tokens (an integer from 1 to
 // pricing.MaxTokens), messages (a non-empty list of {role:
@@ -60,25 +63,28 @@ type Form struct {
 // tool_choice (auto|any|tool|none), metadata.user_id and thinking, each
 // by its type. Unknown top-level fields and block types are accepted.
 func Decode(body []byte) (Request, *Error) {
-	f, e := decode(body, false)
+	f, e := decode(body, false, true)
 	return f.Request, e
 }
 
 // DecodeForm is Decode that returns the whole of its walk.
-func DecodeForm(body []byte) (Form, *Error) { return decode(body, false) }
+func DecodeForm(body []byte) (Form, *Error) { return decode(body, false, true) }
 
 // DecodeCount is Decode for POST /v1/messages/count_tokens: max_tokens is
 // not required, and max_tokens and stream are not read (a client may send
 // the same body it would send to /v1/messages).
 func DecodeCount(body []byte) (Request, *Error) {
-	f, e := decode(body, true)
+	f, e := decode(body, true, true)
 	return f.Request, e
 }
 
 // DecodeCountForm is DecodeCount that returns the whole of its walk.
-func DecodeCountForm(body []byte) (Form, *Error) { return decode(body, true) }
+func DecodeCountForm(body []byte) (Form, *Error) { return decode(body, true, true) }
 
-func decode(body []byte, count bool) (Form, *Error) {
+// decode is the walk of Decode and DecodeCount (count); checked is
+// whether it checks the body as it goes (jsonscan.Checked), which
+// the tests turn off to compare the two walks.
+func decode(body []byte, count, checked bool) (Form, *Error) {
 	var r Form
 	// body is not modified while s is in use; strings kept are cloned.
 	s := unsafe.String(unsafe.SliceData(body), len(body))
@@ -92,15 +98,21 @@ func decode(body []byte, count bool) (Form, *Error) {
 		hasModel, hasMax, hasMsgs bool
 	)
 	// One walk of the body: the containers that hold most of it
-	// (messages, tools) are walked where they stand, not skipped first.
-	w := jsonscan.Walk(s, i)
+	// (messages, tools) are walked where they stand, not skipped first;
+	// the bounded check is made by the same walk.
+	var w jsonscan.Doc
+	if checked {
+		w.Start(s)
+	} else {
+		w.Walker = jsonscan.Walk(s, i)
+	}
 	for e == nil && w.Member() {
 		k, at := w.Key(), w.At()
 		switch k {
 		case "messages":
 			hasMsgs = true
 			var end int
-			end, e = checkMessages(s, at, &c)
+			end, e = checkMessages(&w.Walker, &c)
 			if e == nil {
 				r.Messages = body[at:end]
 				w.Resume(end)
@@ -108,7 +120,7 @@ func decode(body []byte, count bool) (Form, *Error) {
 			continue
 		case "tools":
 			var end int
-			end, e = checkTools(s, at, &c)
+			end, e = checkTools(&w.Walker, &c)
 			if e == nil {
 				if s[at] != 'n' {
 					r.Tools = body[at:end]
@@ -366,15 +378,17 @@ func checkStopSequences(v string) *Error {
 	return nil
 }
 
-// checkTools checks the tools that begin at s[at] where they stand,
+// checkTools checks the tools that begin where p is, where they stand,
 // counting their bytes into c, and returns the index past them: a custom
 // tool (no type, or "custom") needs a name Anthropic takes and an
 // input_schema object; a tool of another type is a server tool
 // (web_search_20250305, bash_20250124…) whose fields are its own.
-func checkTools(s string, at int, c *counter) (int, *Error) {
+func checkTools(p *jsonscan.Walker, c *counter) (int, *Error) {
+	s, at := p.Text(), p.At()
 	switch {
 	case at < len(s) && s[at] == 'n':
-		end := jsonscan.End(s, at)
+		sub := p.Walk()
+		end := sub.At()
 		if end < 0 {
 			return -1, notJSON
 		}
@@ -389,10 +403,10 @@ func checkTools(s string, at int, c *counter) (int, *Error) {
 		return -1, invalid("tools", msgList)
 	}
 	i := 0
-	w := jsonscan.Walk(s, at)
+	w := p.Walk()
 	for w.Member() {
 		start := w.At()
-		end, e := checkTool(loc{base: "tools"}.at(i), s, start)
+		end, e := checkTool(loc{base: "tools"}.at(i), &w)
 		if e != nil {
 			return -1, e
 		}
@@ -406,10 +420,10 @@ func checkTools(s string, at int, c *counter) (int, *Error) {
 	return w.At(), nil
 }
 
-// checkTool checks the tool that begins at s[at] and returns the index
+// checkTool checks the tool that begins where p is and returns the index
 // past it.
-func checkTool(l loc, s string, at int) (int, *Error) {
-	if at >= len(s) || s[at] != '{' {
+func checkTool(l loc, p *jsonscan.Walker) (int, *Error) {
+	if s, at := p.Text(), p.At(); at >= len(s) || s[at] != '{' {
 		if jsonscan.End(s, at) < 0 {
 			return -1, notJSON
 		}
@@ -417,7 +431,7 @@ func checkTool(l loc, s string, at int) (int, *Error) {
 	}
 	// The first of each, as gjson's Get finds it.
 	var typ, name, desc, schema string
-	w := jsonscan.Walk(s, at)
+	w := p.Walk()
 	for w.Next() {
 		var f *string
 		switch w.Key() {

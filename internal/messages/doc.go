@@ -13,9 +13,11 @@
 //	                          cannot count
 //
 // Invariants:
-//   - The caller has checked the body as one JSON object (syntax, UTF-8,
-//     depth, distinct top-level keys); Decode never panics on any input
-//     all the same.
+//   - Decode's walk is also the body's bounded check (syntax, UTF-8,
+//     depth, distinct top-level keys: jsonscan's checked walk): a body
+//     the check refuses is refused, and the caller asks the check why
+//     (its answer comes before the request's own problems). Decode never
+//     panics on any input.
 //   - A refusal is an *Error in Anthropic's terms: 400
 //     invalid_request_error and a message naming the field path the way
 //     Anthropic's own validation does ("max_tokens: Field required").

@@ -57,6 +57,18 @@ func refusal(e *messages.Error) *apierror.Error {
 	return &apierror.Error{Status: e.Status, Type: e.Type, Code: e.Type, Message: e.Message}
 }
 
+// refusalOf is the refusal of a body Decode refused: the bounded check's
+// (intake.Check) when the body fails it, as the check came first when it
+// was a walk of its own (its status, type and message: which limit), else
+// the walk's. The walk stops at its first problem, so the check runs
+// over the whole body again, on this path only.
+func refusalOf(body []byte, merr *messages.Error) *apierror.Error {
+	if aerr := intake.Check(body); aerr != nil {
+		return aerr
+	}
+	return refusal(merr)
+}
+
 // readMessages reads POST /v1/messages (docs/ARCHITECTURE.md, "Anthropic
 // Messages API"): checked as Anthropic checks it; sent natively to the
 // model's Anthropic-format targets and translated onto chat completions
@@ -65,14 +77,12 @@ func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (pr
 	if merr := messages.CheckBetas(betas(r.Header)); merr != nil {
 		return proxy.Call{}, refusal(merr)
 	}
-	if aerr := intake.Check(body); aerr != nil {
-		return proxy.Call{}, aerr
-	}
-	// One walk reads what the router, the translation, the estimate and
-	// the affinity identity need (messages.Form).
+	// One walk checks the body (jsonscan's bounded check) and reads what
+	// the router, the translation, the estimate and the affinity identity
+	// need (messages.Form).
 	f, merr := messages.DecodeForm(body)
 	if merr != nil {
-		return proxy.Call{}, refusal(merr)
+		return proxy.Call{}, refusalOf(body, merr)
 	}
 	m := f.Request
 	if aerr := q.UseModel(m.Model); aerr != nil {
@@ -175,13 +185,9 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 		q.Answer(answer.Result{Err: refusal(merr)})
 		return
 	}
-	if aerr := intake.Check(body.B); aerr != nil {
-		q.Answer(answer.Result{Err: aerr})
-		return
-	}
 	f, merr := messages.DecodeCountForm(body.B)
 	if merr != nil {
-		q.Answer(answer.Result{Err: refusal(merr)})
+		q.Answer(answer.Result{Err: refusalOf(body.B, merr)})
 		return
 	}
 	m := f.Request

@@ -17,6 +17,8 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/backoff"
+	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/policy"
@@ -513,5 +515,52 @@ func TestAffinity(t *testing.T) {
 				t.Errorf("conversations' homes %v, want both providers", homes)
 			}
 		})
+	}
+}
+
+// TestCheckComesFirst: a body the bounded check refuses is refused as the
+// check refuses it (status, type, message: which limit), though the walk
+// that checks it also reads the request and may meet a problem of the
+// request's first: the check's answer comes first, as when it was a walk
+// of its own.
+func TestCheckComesFirst(t *testing.T) {
+	var many strings.Builder
+	many.WriteString(`{"model":7,`)
+	for i := range jsonscan.MaxTopLevelKeys {
+		fmt.Fprintf(&many, `"k%d":1,`, i)
+	}
+	many.WriteString(`"z":1}`)
+	tests := []struct{ name, body string }{
+		{"syntax after a bad model", `{"model":7,"max_tokens":5,"messages":[{"role":"user","content":"hi"}],"x":[1,]}`},
+		{"syntax after a bad message", `{"model":"claude-opus-5-5","max_tokens":5,"messages":[{"role":"robot","content":"hi"}],"x":tru}`},
+		{"a missing comma", `{"model":"claude-opus-5-5" "max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`},
+		{"trailing data", hello + `{}`},
+		{"depth", `{"model":1,"x":` + strings.Repeat("[", jsonscan.MaxDepth+1) + strings.Repeat("]", jsonscan.MaxDepth+1) + `}`},
+		{"depth in messages", `{"model":"claude-opus-5-5","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_use","id":"a","name":"f","input":{"a":` +
+			strings.Repeat("[", jsonscan.MaxDepth) + strings.Repeat("]", jsonscan.MaxDepth) + `}}]}]}`},
+		{"a repeated key after a bad one", `{"model":7,"max_tokens":5,"model":"claude-opus-5-5","messages":[{"role":"user","content":"hi"}]}`},
+		{"a repeated key", `{"model":"claude-opus-5-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"mod\u0065l":"x"}`},
+		{"too many keys", many.String()},
+		{"not UTF-8", "{\"model\":7,\"system\":\"\xff\"}"},
+		{"a control character", "{\"model\":7,\"system\":\"a\nb\"}"},
+		{"not an object", `[{"model":"claude-opus-5-5"}]`},
+		{"a string", `"hi"`},
+		{"spaces", `   `},
+	}
+	h := router(t, nil, sim(t), nil)
+	for _, tt := range tests {
+		for _, path := range []string{"/v1/messages", "/v1/messages/count_tokens"} {
+			t.Run(tt.name+path, func(t *testing.T) {
+				want := intake.Check([]byte(tt.body))
+				if want == nil {
+					t.Fatalf("the check takes %q", tt.body)
+				}
+				w := send(h, "POST", path, tt.body)
+				typ, msg := anthropicError(t, w)
+				if w.Code != want.Status || typ != want.Type || msg != want.Message {
+					t.Errorf("got %d %s %q, want the check's %d %s %q", w.Code, typ, msg, want.Status, want.Type, want.Message)
+				}
+			})
+		}
 	}
 }
