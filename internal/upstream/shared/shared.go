@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
@@ -85,6 +86,21 @@ const (
 	// Quota: the provider is out of quota.
 	Quota
 )
+
+var reasonNames = [...]string{Open: "open", Limited: "limited", TooLarge: "too_large", Quota: "quota"}
+
+// String is the reason's name, as the runtime's refusal of the same kind
+// names it (upstream.Reason): "open", "limited", "too_large", "quota";
+// "admitted" for 0 and "reason(n)" for a code the fleet should never send.
+func (r Reason) String() string {
+	switch {
+	case r == 0:
+		return "admitted"
+	case int(r) < len(reasonNames):
+		return reasonNames[r]
+	}
+	return "reason(" + strconv.Itoa(int(r)) + ")"
+}
 
 // Handle is one provider's state as the whole fleet sees it. Every method
 // is safe for concurrent use. An error from Admit or Probe means the
