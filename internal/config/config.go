@@ -28,7 +28,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/tracing"
-	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 // EnvPrefix prefixes environment overrides: LLMROUTER_LISTEN,
@@ -362,7 +362,7 @@ func (c *Config) Validate() error {
 	add(c.Limits.Validate())
 	add(c.Routing.Config.Validate())
 	// The same check proxy.Update runs on the providers' shared policy.
-	add(upstream.Policy{Breaker: c.Breaker.Config, ThrottleK: c.Routing.AdaptiveThrottleK, QuotaRecheck: c.Breaker.QuotaRecheck}.Validate())
+	add(shared.Policy{Breaker: c.Breaker.Config, ThrottleK: c.Routing.AdaptiveThrottleK, QuotaRecheck: c.Breaker.QuotaRecheck}.Validate())
 	add(c.Responses.Validate())
 	add(c.SharedState.Validate())
 	add(c.Tracing.Validate())

@@ -13,7 +13,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/responses/store"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/tracing"
-	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 // TestEmbeddedDefaultsAreThePackagesDefaults: every default has one
@@ -39,8 +39,8 @@ func TestEmbeddedDefaultsAreThePackagesDefaults(t *testing.T) {
 	if c.Limits != want {
 		t.Errorf("limits: embedded %+v, package defaults %+v", c.Limits, want)
 	}
-	if c.Breaker.QuotaRecheck != upstream.DefaultQuotaRecheck {
-		t.Errorf("breaker.quota_recheck: embedded %v, package default %v", c.Breaker.QuotaRecheck, upstream.DefaultQuotaRecheck)
+	if c.Breaker.QuotaRecheck != shared.DefaultQuotaRecheck {
+		t.Errorf("breaker.quota_recheck: embedded %v, package default %v", c.Breaker.QuotaRecheck, shared.DefaultQuotaRecheck)
 	}
 	if got, want := c.Responses, store.DefaultConfig(); got != want {
 		t.Errorf("responses: embedded %+v, package default %+v", got, want)

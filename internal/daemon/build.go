@@ -14,7 +14,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/tracing"
-	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 // Build turns a loaded config into the routing state's options: it resolves
@@ -33,7 +33,7 @@ func Build(cfg *config.Config, types provider.Types, log *slog.Logger) (routing.
 	errs = append(errs, err)
 	opts := routing.Options{
 		Models: table, Limits: cfg.Limits, Logger: log, Pricing: cfg.Pricing, Routing: cfg.Routing.Config,
-		Policy: upstream.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
+		Policy: shared.Policy{Breaker: cfg.Breaker.Config, ThrottleK: cfg.Routing.AdaptiveThrottleK, QuotaRecheck: cfg.Breaker.QuotaRecheck},
 	}
 	resolved, err := cfg.ResolveTypes(types)
 	errs = append(errs, err)

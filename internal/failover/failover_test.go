@@ -24,6 +24,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them.
@@ -253,13 +254,13 @@ func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
 		cfg := tg.cfg
 		cfg.Name, cfg.Type = tg.name, "fake"
 		cfg = cfg.WithDefaults()
-		pol := upstream.Policy{}.WithDefaults()
+		pol := shared.Policy{}.WithDefaults()
 		if tg.trip1 {
 			pol.Breaker.FailureThreshold.Consecutive = 1
 		}
-		up := upstream.New(upstream.Spec{Settings: upstream.Settings{Provider: cfg, Policy: pol}},
-			upstream.Options{Freed: freed, Observer: observer{tg.name, rg.done}})
-		rg.provs[tg.name] = &Provider{Descriptor: provider.Descriptor{Name: tg.name, Adapter: tg.a, Config: cfg}, Up: up}
+		d := provider.Descriptor{Name: tg.name, Adapter: tg.a, Config: cfg}
+		up := upstream.New(d, pol, upstream.Options{Freed: freed, Observer: observer{tg.name, rg.done}})
+		rg.provs[tg.name] = &Provider{Descriptor: d, Up: up}
 		mc.Targets = append(mc.Targets, route.Target{Provider: tg.name, Model: tg.name + "-model", Tier: tg.tier, MaxOutputTokens: tg.maxOut, FirstTokenTimeout: tg.ftt, ContextWindow: tg.window})
 	}
 	table, err := route.NewTable([]route.ModelConfig{mc})

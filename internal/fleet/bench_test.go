@@ -8,6 +8,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/pool"
+	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/redistest"
 	"github.com/llmrouter/llmrouter/internal/upstream"
@@ -27,9 +28,9 @@ func BenchmarkSharedAttempt(b *testing.B) {
 	defer c.Close()
 	set := pool.New(upstream.Options{Fleet: c}, nil)
 	defer set.Close()
-	sp := upstream.Spec{Settings: upstream.Settings{Provider: testSpec(0, nil).Provider, Policy: policy()}}
-	sp.Provider.MaxConcurrency = 0
-	ups, err := set.Update([]upstream.Spec{sp})
+	sp := testSpec(0, nil)
+	sp.Config.MaxConcurrency = 0
+	ups, err := set.Update([]provider.Descriptor{sp}, policy())
 	if err != nil {
 		b.Fatal(err)
 	}

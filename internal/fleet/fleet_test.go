@@ -19,6 +19,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/redisconn"
 	"github.com/llmrouter/llmrouter/internal/redistest"
 	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them.
@@ -33,21 +34,37 @@ type replica struct {
 	reg *prometheus.Registry
 }
 
-func policy() upstream.Policy {
+func policy() shared.Policy {
 	b := breaker.DefaultConfig()
 	b.FailureThreshold = breaker.Threshold{Consecutive: 4, Window: 10 * time.Second}
 	b.Cooldown.Failure = 400 * time.Millisecond
 	b.Cooldown.Timeout = 400 * time.Millisecond
-	return upstream.Policy{Breaker: b}
+	return shared.Policy{Breaker: b}
 }
 
-func testSpec(rpm int64, probe func(context.Context) error) upstream.Spec {
-	return upstream.Spec{Settings: upstream.Settings{
-		Provider: provider.Config{Name: "p", Type: "fake", MaxConcurrency: 100, RPM: rpm, FirstTokenTimeout: time.Second},
-		Policy:   policy()}, Probe: probe}
+// prober is an adapter with a probe (nil: none) and nothing else.
+type prober struct{ probe func(context.Context) error }
+
+func (prober) Do(context.Context, *provider.Request) (*provider.Response, error) {
+	return nil, errors.New("not called")
+}
+func (prober) Supports(provider.Op) bool { return false }
+
+// probing has a Probe; prober does not.
+type probing struct{ prober }
+
+func (p probing) Probe(ctx context.Context) error { return p.probe(ctx) }
+
+func testSpec(rpm int64, probe func(context.Context) error) provider.Descriptor {
+	d := provider.Descriptor{Name: "p", Type: "fake", Adapter: prober{},
+		Config: provider.Config{Name: "p", Type: "fake", MaxConcurrency: 100, RPM: rpm, FirstTokenTimeout: time.Second}}
+	if probe != nil {
+		d.Adapter = probing{prober{probe}}
+	}
+	return d
 }
 
-func newReplica(t *testing.T, url string, spec upstream.Spec) *replica {
+func newReplica(t *testing.T, url string, spec provider.Descriptor) *replica {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	conn, err := redisconn.New(redisconn.Config{RedisURL: url, Timeout: 500 * time.Millisecond}, nil, reg)
@@ -56,7 +73,7 @@ func newReplica(t *testing.T, url string, spec upstream.Spec) *replica {
 	}
 	c := New(conn)
 	set := pool.New(upstream.Options{Fleet: c}, nil)
-	ups, err := set.Update([]upstream.Spec{spec})
+	ups, err := set.Update([]provider.Descriptor{spec}, policy())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
@@ -20,7 +21,8 @@ type handle struct {
 	// key is the provider's hash; lock and targets live beside it, in the
 	// same Cluster slot.
 	key, lock, targets string
-	p                  shared.Provider
+	d                  provider.Descriptor // what it reads of the provider: its name, rpm, tpm and timeouts
+	pol                shared.Policy
 	sink               func(shared.View)
 	lockTTL            time.Duration
 	lease              time.Duration // a quota check's: the longest an attempt may take
@@ -28,15 +30,16 @@ type handle struct {
 	targetsGen         atomic.Uint64
 }
 
-// For returns the shared state of the provider configured as s; sink
-// receives its view whenever the fleet reads it.
-func (c *Client) For(p shared.Provider, sink func(shared.View)) shared.Handle {
-	key := c.conn.KeyPrefix() + "{" + p.Name + "}:" + p.Key
-	h := &handle{c: c, key: key, lock: key + ":probe", targets: key + ":targets", p: p, sink: sink,
+// For returns the shared state of the provider d, named key, under pol
+// (shared.Fleet); sink receives its view whenever the fleet reads it.
+func (c *Client) For(d provider.Descriptor, key string, pol shared.Policy, sink func(shared.View)) shared.Handle {
+	key = c.conn.KeyPrefix() + "{" + d.Config.Name + "}:" + key
+	timeouts := d.Config.WithDefaults()
+	h := &handle{c: c, key: key, lock: key + ":probe", targets: key + ":targets", d: d, pol: pol, sink: sink,
 		// A process that dies holding the lock wedges nothing: it expires a
 		// little after the longest a probe may take.
-		lockTTL: p.ProbeTimeout + time.Second,
-		lease:   p.AttemptTimeout + time.Second,
+		lockTTL: timeouts.FirstTokenTimeout + time.Second,
+		lease:   timeouts.Timeout + time.Second,
 		ttl:     keyTTL.Milliseconds()}
 	c.mu.Lock()
 	c.handle[h] = struct{}{}
@@ -63,7 +66,7 @@ func ms(d time.Duration) int64 {
 func (h *handle) Admit(tokens int64) (shared.Decision, error) {
 	ctx, cancel := h.c.call()
 	defer cancel()
-	cmd := prod().admit.Run(ctx, h.c.rdb, []string{h.key}, admitArgs(h.p, h.lease, h.ttl, tokens)...)
+	cmd := prod().admit.Run(ctx, h.c.rdb, []string{h.key}, admitArgs(h.d.Config, h.lease, h.ttl, tokens)...)
 	d, err := parseDecision(cmd)
 	if err != nil {
 		h.c.fail("admit", err)
@@ -71,19 +74,20 @@ func (h *handle) Admit(tokens int64) (shared.Decision, error) {
 	return d, err
 }
 
-// admitArgs are admit's ARGV.
-func admitArgs(p shared.Provider, lease time.Duration, ttl, tokens int64) []any {
-	return []any{max(tokens, 0), p.RPM, p.TPM, lease.Milliseconds(), ttl}
+// admitArgs are admit's ARGV: the provider's ceilings are c's (0: learn
+// them from headers).
+func admitArgs(c provider.Config, lease time.Duration, ttl, tokens int64) []any {
+	return []any{max(tokens, 0), c.RPM, c.TPM, lease.Milliseconds(), ttl}
 }
 
 // Record queues the attempt's lesson for the writer loop.
 func (h *handle) Record(r shared.Record) {
-	h.c.enqueue(job{h: h, s: prod().record, args: recordArgs(h.p, h.ttl, r)})
+	h.c.enqueue(job{h: h, s: prod().record, args: recordArgs(h.d.Config, h.pol, h.ttl, r)})
 }
 
 // recordArgs are record's ARGV.
-func recordArgs(p shared.Provider, ttl int64, r shared.Record) []any {
-	b := p.Breaker
+func recordArgs(c provider.Config, pol shared.Policy, ttl int64, r shared.Record) []any {
+	b := pol.Breaker
 	th := b.FailureThreshold
 	health := int64(-1)
 	if r.Health.Counts() {
@@ -97,10 +101,10 @@ func recordArgs(p shared.Provider, ttl int64, r shared.Record) []any {
 	return []any{b2i(r.ObserveOnly), r.Gen, health,
 		ms(r.Cooldown), strconv.FormatFloat(b.Cooldown.Multiplier, 'g', -1, 64), ms(b.Cooldown.Max),
 		th.Consecutive, strconv.FormatFloat(th.Ratio, 'g', -1, 64), th.MinRequests, ms(th.Window),
-		int64(r.LastKind), r.TokensDelta, p.RPM, p.TPM,
+		int64(r.LastKind), r.TokensDelta, c.RPM, c.TPM,
 		rl.LimitRequests, rl.RemainingRequests, ms(rl.ResetRequests),
 		rl.LimitTokens, rl.RemainingTokens, ms(rl.ResetTokens), ms(rl.RetryAfter),
-		b2i(r.Quota), ms(r.QuotaReset), b2i(r.QuotaCheck), ms(p.QuotaRecheck), ttl, instant}
+		b2i(r.Quota), ms(r.QuotaReset), b2i(r.QuotaCheck), ms(pol.QuotaRecheck), ttl, instant}
 }
 
 func (h *handle) DisableTarget(model, message string) {
@@ -154,7 +158,7 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 		dctx, cancel := h.c.call()
 		defer cancel()
 		cmd := prod().probeDone.Run(dctx, h.c.rdb, []string{h.key, h.lock},
-			probeDoneArgs(h.p, h.ttl, token, res.Err == nil, kind, retryAfter)...)
+			probeDoneArgs(h.pol, h.ttl, token, res.Err == nil, kind, retryAfter)...)
 		d, err := parseDecision(cmd)
 		if err != nil {
 			h.c.fail("probe", err)
@@ -188,8 +192,8 @@ func (h *handle) Probe(ctx context.Context, probe func(context.Context) error) (
 
 // probeDoneArgs are probeDone's ARGV: the probe's verdict (ok, else its
 // kind and the provider's Retry-After).
-func probeDoneArgs(p shared.Provider, ttl int64, token string, ok bool, kind outcome.Kind, retryAfter time.Duration) []any {
-	cd := p.Breaker.Cooldown
+func probeDoneArgs(pol shared.Policy, ttl int64, token string, ok bool, kind outcome.Kind, retryAfter time.Duration) []any {
+	cd := pol.Breaker.Cooldown
 	return []any{token, b2i(ok), int64(kind), ms(cd.For(kind, retryAfter, 1)),
 		strconv.FormatFloat(cd.Multiplier, 'g', -1, 64), ms(cd.Max), ttl}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/quota"
 	"github.com/llmrouter/llmrouter/internal/ratelimit"
 	"github.com/llmrouter/llmrouter/internal/redistest"
@@ -177,7 +178,8 @@ func ceilMs(d time.Duration) int64 {
 	return int64(math.Ceil(float64(d) / float64(time.Millisecond)))
 }
 
-func (c stepConfig) provider() shared.Provider {
+// described is the provider's settings and policy the case runs under.
+func (c stepConfig) described() (provider.Config, shared.Policy) {
 	or := func(v, d int64) time.Duration {
 		if v == 0 {
 			v = d
@@ -189,8 +191,7 @@ func (c stepConfig) provider() shared.Provider {
 		Window: or(c.WindowMs, 10000)}
 	b.Cooldown = breaker.Cooldown{Failure: or(c.FailureMs, 1000), Timeout: or(c.TimeoutMs, 1000),
 		RateLimit: or(c.RateLimitMs, 1000), Multiplier: max(c.Multiplier, 1), Max: or(c.MaxMs, 60000)}
-	return shared.Provider{Name: "p", Key: "k", RPM: c.RPM, TPM: c.TPM, Breaker: b,
-		QuotaRecheck: or(c.QuotaRecheckMs, 1000)}
+	return provider.Config{Name: "p", RPM: c.RPM, TPM: c.TPM}, shared.Policy{Breaker: b, QuotaRecheck: or(c.QuotaRecheckMs, 1000)}
 }
 
 // --- Lua ---
@@ -208,7 +209,8 @@ type luaSide struct {
 	t    *testing.T
 	rdb  *redis.Client
 	s    *scripts
-	p    shared.Provider
+	cfg  provider.Config
+	pol  shared.Policy
 	key  string
 	lock string
 	gen  map[string]uint64
@@ -245,14 +247,14 @@ func (l *luaSide) reply(v []int64) got {
 }
 
 func (l *luaSide) record(at int64, r shared.Record) {
-	l.run(l.s.record, at, []string{l.key, l.key + ":targets"}, recordArgs(l.p, 3600000, r)...)
+	l.run(l.s.record, at, []string{l.key, l.key + ":targets"}, recordArgs(l.cfg, l.pol, 3600000, r)...)
 }
 
 func (l *luaSide) step(s step) got {
-	cd := l.p.Breaker.Cooldown
+	cd := l.pol.Breaker.Cooldown
 	switch s.Event {
 	case "admit":
-		v := l.run(l.s.admit, s.At, []string{l.key}, admitArgs(l.p, time.Minute, 3600000, s.Tokens)...)
+		v := l.run(l.s.admit, s.At, []string{l.key}, admitArgs(l.cfg, time.Minute, 3600000, s.Tokens)...)
 		l.gen[s.ID], l.chk[s.ID], l.tok[s.ID] = uint64(v[2]), v[9] == 1, s.Tokens
 		g := l.reply(v)
 		look := l.look(s.At)
@@ -270,7 +272,7 @@ func (l *luaSide) step(s step) got {
 			if !s.OK {
 				k = kindOf(l.t, s.Kind)
 			}
-			l.run(l.s.probeDone, s.At, []string{l.key, l.lock}, probeDoneArgs(l.p, 3600000, token, s.OK, k, msOf(s.RetryAfter))...)
+			l.run(l.s.probeDone, s.At, []string{l.key, l.lock}, probeDoneArgs(l.pol, 3600000, token, s.OK, k, msOf(s.RetryAfter))...)
 		}
 	case "observe":
 		l.record(s.At, shared.Record{ObserveOnly: true, Health: outcome.Canceled, RateLimit: s.Headers.rateLimit()})
@@ -301,7 +303,8 @@ func runLua(t *testing.T, table string) {
 	s := newScripts(argClock)
 	for n, c := range loadSteps(t, table) {
 		key := fmt.Sprintf("%s{%d}", table, n)
-		l := &luaSide{t: t, rdb: rdb, s: s, p: c.Config.provider(), key: key, lock: key + ":probe",
+		cfg, pol := c.Config.described()
+		l := &luaSide{t: t, rdb: rdb, s: s, cfg: cfg, pol: pol, key: key, lock: key + ":probe",
 			gen: map[string]uint64{}, chk: map[string]bool{}, tok: map[string]int64{}}
 		for i, st := range c.Steps {
 			st.Want.compare(t, "lua", c, i, l.step(st))
@@ -323,8 +326,8 @@ func TestBreakerSteps(t *testing.T) {
 // goBreaker runs c against internal/breaker inside a synctest bubble: its
 // rolling window and its probes read time.Now().
 func goBreaker(t *testing.T, c stepCase) {
-	p := c.Config.provider()
-	b := breaker.New("p", p.Breaker, breaker.Options{})
+	_, pol := c.Config.described()
+	b := breaker.New("p", pol.Breaker, breaker.Options{})
 	start := time.Now()
 	tickets := map[string]breaker.Ticket{}
 	for i, s := range c.Steps {
@@ -402,7 +405,8 @@ func TestQuotaSteps(t *testing.T) {
 
 // goQuota runs c against internal/quota's Block.
 func goQuota(t *testing.T, c stepCase) {
-	q := quota.New(c.Config.provider().QuotaRecheck)
+	_, pol := c.Config.described()
+	q := quota.New(pol.QuotaRecheck)
 	start := time.Now()
 	for i, s := range c.Steps {
 		now := start.Add(msOf(s.At))

@@ -12,7 +12,7 @@ import (
 )
 
 // Config is the `routing:` block but adaptive_throttle_k, which belongs to
-// every provider's runtime (upstream.Policy). The zero Config takes every
+// every provider's runtime (shared.Policy). The zero Config takes every
 // default (WithDefaults).
 type Config struct {
 	// Weights weigh success rate, latency and recency in a provider's

@@ -1,7 +1,8 @@
 // Package pool owns the provider runtimes (internal/upstream) of the
 // configuration in force (docs/ARCHITECTURE.md, "Reload and shutdown"):
-// Update builds one per provider and keeps the state of those whose
-// settings did not change across a reload; the pool runs their probers,
+// Update builds one per provider (its provider.Descriptor, under the
+// runtime policy) and keeps the state of those whose description is Equal
+// and whose policy did not change across a reload; the pool runs their probers,
 // tells the state-file saver when something worth keeping changed
 // (Changed), shares one freed-slot signal among their bulkheads (Freed),
 // and counts and shows them: the per-provider metric families (each
@@ -10,7 +11,7 @@
 //
 // Invariants:
 //   - One goroutine per runtime, its prober loop (upstream.RunProber),
-//     owned by the pool: Update restarts every one with its spec's probe,
+//     owned by the pool: Update restarts every one with its Descriptor's Probe,
 //     Close stops them all and waits.
 //   - Every series of a provider exists from the moment it is configured
 //     and is deleted when a reload removes it.

@@ -11,7 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmrouter/llmrouter/internal/bulkhead"
+	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 // Pool owns the provider runtimes of the configuration in force: it
@@ -75,20 +77,22 @@ func (p *Pool) notify() {
 	}
 }
 
-// Update replaces the Pool's runtimes with one per spec, in order. A
-// runtime whose Settings did not change is kept with all it has learned
-// (breaker, buckets, stats); the others start fresh. Every prober restarts
-// with its spec's Probe; the series of providers no longer configured are
-// deleted. Names must be unique; every Breaker must pass Validate (the
-// caller's config checks ran it; upstream.New panics otherwise).
-func (p *Pool) Update(specs []upstream.Spec) ([]*upstream.Upstream, error) {
-	seen := make(map[string]bool, len(specs))
+// Update replaces the Pool's runtimes with one per provider of ds, in
+// order, under pol. A runtime whose description is Equal and whose policy
+// did not change is kept with all it has learned (breaker, buckets,
+// stats), renewed with the new description (its adapter, its secrets);
+// the others start fresh. Every prober restarts with its Descriptor's
+// Probe; the series of providers no longer configured are deleted. Names
+// must be unique; pol.Breaker must pass Validate (the caller's config
+// checks ran it; upstream.New panics otherwise).
+func (p *Pool) Update(ds []provider.Descriptor, pol shared.Policy) ([]*upstream.Upstream, error) {
+	seen := make(map[string]bool, len(ds))
 	var errs []error
-	for _, sp := range specs {
-		if seen[sp.Provider.Name] {
-			errs = append(errs, fmt.Errorf("providers: duplicate provider %q", sp.Provider.Name))
+	for _, d := range ds {
+		if seen[d.Config.Name] {
+			errs = append(errs, fmt.Errorf("providers: duplicate provider %q", d.Config.Name))
 		}
-		seen[sp.Provider.Name] = true
+		seen[d.Config.Name] = true
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -102,16 +106,16 @@ func (p *Pool) Update(specs []upstream.Spec) ([]*upstream.Upstream, error) {
 	for _, m := range p.list {
 		prev[m.up.Name()] = m
 	}
-	next := make([]*member, 0, len(specs))
-	for _, sp := range specs {
-		m := prev[sp.Provider.Name]
-		if m == nil || m.up.Settings() != sp.Settings {
-			pm := p.m.forProvider(sp.Provider.Name)
+	next := make([]*member, 0, len(ds))
+	for _, d := range ds {
+		m := prev[d.Config.Name]
+		if m == nil || !m.up.Same(d, pol) {
+			pm := p.m.forProvider(d.Config.Name)
 			opts := p.opts
 			opts.Observer = pm
-			m = &member{up: upstream.New(sp, opts), m: pm}
+			m = &member{up: upstream.New(d, pol, opts), m: pm}
 		} else {
-			m.up.SetSecrets(sp.Secrets) // same state; maybe a new key
+			m.up.Renew(d) // same state; a new adapter, maybe a new key
 		}
 		next = append(next, m)
 	}
@@ -119,7 +123,7 @@ func (p *Pool) Update(specs []upstream.Spec) ([]*upstream.Upstream, error) {
 		m.stopProber()
 	}
 	for i, m := range next {
-		next[i] = p.start(m, specs[i].Probe)
+		next[i] = p.start(m, ds[i].Probe())
 	}
 	kept := make(map[*upstream.Upstream]bool, len(next))
 	for _, m := range next {
@@ -248,7 +252,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			quota = 1
 		}
 		ch <- prometheus.MustNewConstMetric(descQuota, prometheus.GaugeValue, quota, name)
-		pc := u.Settings().Provider
+		pc := u.Descriptor().Config
 		ch <- prometheus.MustNewConstMetric(descInfo, prometheus.GaugeValue, 1, name, pc.Type, pc.Domain)
 	}
 }

@@ -1,6 +1,8 @@
 package pool
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -12,16 +14,28 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 	"github.com/llmrouter/llmrouter/internal/warm/record"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func spec(name string, maxConc int) upstream.Spec {
-	return upstream.Spec{Settings: upstream.Settings{Provider: provider.Config{Name: name, Type: "fake", MaxConcurrency: maxConc},
-		Policy: upstream.Policy{Breaker: breaker.DefaultConfig()}}}
+func spec(name string, maxConc int) provider.Descriptor {
+	return provider.Descriptor{Name: name, Type: "fake", Config: provider.Config{Name: name, Type: "fake", MaxConcurrency: maxConc}}
 }
+
+var pol = shared.Policy{Breaker: breaker.DefaultConfig()}
+
+// cloud is an adapter that names where it goes beyond base_url, as
+// Bedrock's and Vertex's do (provider.Endpointer).
+type cloud struct{ endpoint string }
+
+func (cloud) Do(context.Context, *provider.Request) (*provider.Response, error) {
+	return nil, errors.New("not called")
+}
+func (cloud) Supports(provider.Op) bool { return false }
+func (c cloud) Endpoint() string        { return c.endpoint }
 
 // TestKeepsStateAcrossUpdate: a runtime whose settings did not change
 // is kept with what it learned; one whose settings changed starts fresh;
@@ -32,7 +46,7 @@ func TestKeepsStateAcrossUpdate(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	s := New(upstream.Options{}, reg)
 	defer s.Close()
-	ups, err := s.Update([]upstream.Spec{spec("a", 10), spec("b", 10), spec("gone", 10)})
+	ups, err := s.Update([]provider.Descriptor{spec("a", 10), spec("b", 10), spec("gone", 10)}, pol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,13 +60,22 @@ func TestKeepsStateAcrossUpdate(t *testing.T) {
 		}
 	}
 	// b changes its max_concurrency; a cloud provider would change its
-	// region the same way, through Settings.Endpoint (the next update).
-	next, err := s.Update([]upstream.Spec{spec("a", 10), spec("b", 20)})
+	// region the same way, through its adapter's Endpoint (the next update).
+	// a keeps its settings and reads a new key (and gets a new adapter).
+	rotated := spec("a", 10)
+	rotated.Adapter, rotated.Secrets = cloud{}, []string{"sk-rotated-key"}
+	next, err := s.Update([]provider.Descriptor{rotated, spec("b", 20)}, pol)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if next[0] != ups[0] || next[0].Status(t0).State != "open" {
 		t.Errorf("a (unchanged): kept %v, state %s; want the same runtime, still open", next[0] == ups[0], next[0].Status(t0).State)
+	}
+	if got := next[0].Redact("bad key sk-rotated-key"); got != "bad key [redacted]" {
+		t.Errorf("a kept with a new key redacts %q, want the new key hidden", got)
+	}
+	if d := next[0].Descriptor(); d.Adapter != rotated.Adapter {
+		t.Errorf("a kept: its description holds the old adapter %v, want the reload's", d.Adapter)
 	}
 	if next[1] == ups[1] || next[1].Status(t0).State != "closed" {
 		t.Errorf("b (max_concurrency changed): kept %v, state %s; want a fresh runtime, closed", next[1] == ups[1], next[1].Status(t0).State)
@@ -82,11 +105,18 @@ func TestKeepsStateAcrossUpdate(t *testing.T) {
 		}
 	}
 	moved := spec("a", 10)
-	moved.Endpoint = "https://bedrock-runtime.us-west-2.amazonaws.com region=us-west-2 profile="
-	if again, err := s.Update([]upstream.Spec{moved, spec("b", 20)}); err != nil || again[0] == next[0] || again[0].Status(t0).State != "closed" {
+	moved.Adapter = cloud{"https://bedrock-runtime.us-west-2.amazonaws.com region=us-west-2 profile="}
+	if again, err := s.Update([]provider.Descriptor{moved, spec("b", 20)}, pol); err != nil || again[0] == next[0] || again[0].Status(t0).State != "closed" {
 		t.Errorf("a (endpoint changed): kept %v, state %s, err %v; want a fresh runtime, closed", again[0] == next[0], again[0].Status(t0).State, err)
 	}
-	if _, err := s.Update([]upstream.Spec{spec("a", 1), spec("a", 1)}); err == nil {
+	tighter := pol
+	tighter.Breaker.FailureThreshold.Consecutive++
+	if again, err := s.Update([]provider.Descriptor{spec("a", 10), spec("b", 20)}, pol); err != nil {
+		t.Fatal(err)
+	} else if last, err := s.Update([]provider.Descriptor{spec("a", 10), spec("b", 20)}, tighter); err != nil || last[1] == again[1] {
+		t.Errorf("the breaker policy changed: b kept %v, err %v; want a fresh runtime", last[1] == again[1], err)
+	}
+	if _, err := s.Update([]provider.Descriptor{spec("a", 1), spec("a", 1)}, pol); err == nil {
 		t.Error("duplicate names accepted")
 	}
 }
@@ -99,7 +129,7 @@ func TestRestoredOpenCountsAsATransition(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	set := New(upstream.Options{}, reg)
 	defer set.Close()
-	ups, err := set.Update([]upstream.Spec{spec("p", 10)})
+	ups, err := set.Update([]provider.Descriptor{spec("p", 10)}, pol)
 	if err != nil {
 		t.Fatal(err)
 	}

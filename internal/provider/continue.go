@@ -58,7 +58,7 @@ func (r *Request) Continuing(prefix string) (c *Request, ok bool) {
 	}
 	body = append(body, '}')
 	c = &Request{Op: r.Op, Stream: true, IncludeUsage: r.IncludeUsage, Model: r.Model, Body: body,
-		MaxOutputTokens: r.MaxOutputTokens, AnthropicVersion: r.AnthropicVersion, AnthropicBeta: r.AnthropicBeta}
+		MaxOutputTokens: r.MaxOutputTokens, Native: r.Native}
 	if end > start {
 		c.ModelStart, c.ModelEnd = start, end
 	}

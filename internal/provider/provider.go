@@ -99,16 +99,34 @@ type Request struct {
 	// none (docs/ARCHITECTURE.md, "Output limits"). 0 means no cap.
 	MaxOutputTokens int64
 
-	// AnthropicVersion and AnthropicBeta are the client's anthropic-version
-	// and anthropic-beta headers, forwarded as sent by adapters serving
-	// OpMessages ("" means the client sent none).
-	AnthropicVersion, AnthropicBeta string
+	// Native are the client's headers of a native API that its front door
+	// forwards, as sent, to the adapters serving that API natively (the
+	// Messages API's anthropic-version and anthropic-beta): each dialect
+	// fills its own, the adapters of its API read them (NativeHeader), the
+	// others ignore them. Never the client's credentials; nil: none.
+	Native []Header
 
 	// Alt, when not nil, is the same request translated for the targets
 	// whose adapter does not serve Op (a Messages request sent natively
 	// to Anthropic-format targets and as chat completions to the
 	// others); the attempt loop picks per target.
 	Alt *Request
+}
+
+// Header is one request header: Name canonical (as
+// http.CanonicalHeaderKey writes it), Value as the client sent it (a
+// header sent on several lines joined by commas).
+type Header struct{ Name, Value string }
+
+// NativeHeader is the value of r's native header name (canonical); "" when
+// the client sent none.
+func (r *Request) NativeHeader(name string) string {
+	for _, h := range r.Native {
+		if h.Name == name {
+			return h.Value
+		}
+	}
+	return ""
 }
 
 // AppendBody appends Body with the model value replaced by r.Model to dst

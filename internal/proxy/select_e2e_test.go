@@ -12,7 +12,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
-	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 // tripAtOnce opens a breaker on the first failure and keeps it open.
@@ -33,7 +33,7 @@ func TestPriorityShedding(t *testing.T) {
 		provs = append(provs, provider.Descriptor{Name: []string{"p1", "p2", "p3", "p4"}[i], Adapter: a})
 	}
 	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
-		Routing: policy.Config{Retry: policy.Retry{Config: backoff4()}}, Policy: upstream.Policy{Breaker: tripAtOnce}})
+		Routing: policy.Config{Retry: policy.Retry{Config: backoff4()}}, Policy: shared.Policy{Breaker: tripAtOnce}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestFailingProviderWarnsItsDomain(t *testing.T) {
 	}
 	table, _ := route.NewTable([]route.ModelConfig{mc})
 	s, err := Open(routing.Options{Providers: provs, Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second},
-		Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}}, Policy: upstream.Policy{Breaker: never}})
+		Routing: policy.Config{Retry: policy.Retry{Config: fastRetry}}, Policy: shared.Policy{Breaker: never}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ type Options struct {
 	Routing policy.Config
 	// Policy is what every provider's runtime shares: the breaker,
 	// adaptive throttling, the quota recheck; zero fields take defaults.
-	Policy upstream.Policy
+	Policy shared.Policy
 	// ClientKeys are the accepted anonymous client API keys; with no
 	// NamedKeys either, client authentication is off.
 	ClientKeys []string
@@ -223,36 +223,30 @@ func (rt *Routes) Update(opts Options) error {
 		}
 	}
 	named := make([]clientauth.Named, len(opts.NamedKeys))
-	specs0 := make([]clientkeys.Spec, len(opts.NamedKeys))
+	keySpecs := make([]clientkeys.Spec, len(opts.NamedKeys))
 	for i, k := range opts.NamedKeys {
 		named[i] = k.Named
-		specs0[i] = clientkeys.Spec{Name: k.Name, Limits: k.Limits}
+		keySpecs[i] = clientkeys.Spec{Name: k.Name, Limits: k.Limits}
 	}
 	st.Keys = clientauth.NewKeys(opts.ClientKeys, named)
 
-	specs := make([]upstream.Spec, len(st.Order))
+	ds := make([]provider.Descriptor, len(st.Order))
 	for i, p := range st.Order {
-		specs[i] = upstream.Spec{
-			Settings: upstream.Settings{Provider: p.Config, Endpoint: provider.EndpointOf(p.Adapter), Policy: opts.Policy},
-			Secrets:  p.Secrets,
-		}
-		if pr, ok := p.Adapter.(provider.Prober); ok {
-			specs[i].Probe = pr.Probe
-		}
+		ds[i] = p.Descriptor
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
 		return errors.New("routing: closed")
 	}
-	ups, err := rt.set.Update(specs)
+	ups, err := rt.set.Update(ds, opts.Policy)
 	if err != nil {
 		return err
 	}
 	for i, p := range st.Order {
 		p.Up = ups[i]
 	}
-	st.Clients = rt.keys.Update(specs0)
+	st.Clients = rt.keys.Update(keySpecs)
 	prev := rt.st.Load()
 	for _, f := range rt.onUpdate {
 		f(prev, st)

@@ -16,7 +16,7 @@ import (
 func TestQuotaBlockAndRecheck(t *testing.T) {
 	sp := spec("p", 10)
 	sp.QuotaRecheck = time.Minute
-	u := New(sp, Options{})
+	u := build(sp, Options{})
 	now := t0
 	p, _ := u.Acquire(now, 1)
 	p.Release(now, Result{Kind: outcome.Quota})
@@ -56,7 +56,7 @@ func TestQuotaBlockAndRecheck(t *testing.T) {
 // TestQuotaResetNamedAndEnable: a quota answer that names its reset lifts
 // at the reset; an operator's Enable lifts at once.
 func TestQuotaResetNamedAndEnable(t *testing.T) {
-	u := New(spec("p", 10), Options{})
+	u := build(spec("p", 10), Options{})
 	p, _ := u.Acquire(t0, 1)
 	p.Release(t0, Result{Kind: outcome.Quota, RetryAfter: 10 * time.Second})
 	if _, err := u.Acquire(t0.Add(9*time.Second), 1); !errors.Is(err, ErrQuota) {
@@ -82,7 +82,7 @@ func TestQuotaResetNamedAndEnable(t *testing.T) {
 // the provider until then but never trip the breaker; without a hint
 // they count.
 func TestRateLimitWithResetIsNotAFailure(t *testing.T) {
-	u := New(spec("p", 10), Options{})
+	u := build(spec("p", 10), Options{})
 	now := t0
 	for range 10 {
 		p, err := u.Acquire(now, 1)
@@ -110,7 +110,7 @@ func TestRateLimitWithResetIsNotAFailure(t *testing.T) {
 // TestTargetsOff: a disabled target is reported off, others are not, the
 // provider is untouched, and Enable turns it back on.
 func TestTargetsOff(t *testing.T) {
-	u := New(spec("p", 10), Options{})
+	u := build(spec("p", 10), Options{})
 	if !u.DisableTarget("gpt-4o-mni", "The model `gpt-4o-mni` does not exist") {
 		t.Fatal("first disable reported no change")
 	}

@@ -9,10 +9,11 @@ import (
 	"github.com/llmrouter/llmrouter/internal/warm/record"
 )
 
-// fingerprintOf is the record.Fingerprint of s.
-func fingerprintOf(s Settings) record.Fingerprint {
-	p := s.Policy.WithDefaults()
-	return record.FingerprintOf(s.Provider, s.Endpoint, p.Breaker, p.QuotaRecheck)
+// fingerprint is the record.Fingerprint of the provider's description
+// and policy (defaults applied).
+func (u *Upstream) fingerprint() record.Fingerprint {
+	d, p := u.desc.Load(), u.pol.WithDefaults()
+	return record.FingerprintOf(d.Config, d.Endpoint(), p.Breaker, p.QuotaRecheck)
 }
 
 // ChangedError is Restore's refusal: the state was learned under another
@@ -36,7 +37,7 @@ func (e *ChangedError) Error() string {
 // monotonic), for Restore after a restart.
 func (u *Upstream) Export(now time.Time) record.State {
 	l := u.limits.Snapshot(now)
-	fp := fingerprintOf(u.spec.Settings)
+	fp := u.fingerprint()
 	b := u.breaker.Export(now)
 	lim := u.limits.Export(now)
 	st := record.State{
@@ -83,7 +84,7 @@ func (u *Upstream) Restore(now time.Time, s record.State, configured func(model 
 		u.restoreLimitSizes(now, s)
 		return nil
 	}
-	if keys := s.Fingerprint.Changed(fingerprintOf(u.spec.Settings)); len(keys) > 0 {
+	if keys := s.Fingerprint.Changed(u.fingerprint()); len(keys) > 0 {
 		return &ChangedError{Provider: u.name, Keys: keys}
 	}
 	u.stats.Restore(now, s.Stats)

@@ -19,7 +19,7 @@ import (
 // of its models missing.
 func learned(t *testing.T) *Upstream {
 	t.Helper()
-	u := New(spec("p", 10), Options{})
+	u := build(spec("p", 10), Options{})
 	var permits []*Permit
 	for range 7 {
 		p, err := u.Acquire(t0, 1)
@@ -62,7 +62,7 @@ func roundTrip(t *testing.T, u *Upstream, at time.Time) record.State {
 // its last error kind.
 func TestRestoreKeepsWhatIsStillTrue(t *testing.T) {
 	s := roundTrip(t, learned(t), t0.Add(10*time.Second))
-	u := New(spec("p", 10), Options{})
+	u := build(spec("p", 10), Options{})
 	if err := u.Restore(t0.Add(20*time.Second), s, func(m string) bool { return m == "typo" }); err != nil {
 		t.Fatalf("Restore() = %v, want nil", err)
 	}
@@ -97,7 +97,7 @@ func statusEqual(a, b Status) bool {
 // (due at once), and the quota check is due: the next request checks.
 func TestRestoreDropsPastDeadlines(t *testing.T) {
 	s := roundTrip(t, learned(t), t0.Add(10*time.Second))
-	u := New(spec("p", 10), Options{})
+	u := build(spec("p", 10), Options{})
 	now := t0.Add(2 * time.Hour)
 	if err := u.Restore(now, s, nil); err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestRestoreDropsPastDeadlines(t *testing.T) {
 // TestRestoreQuotaResetPassed: a quota block whose named reset passed
 // while the router was down is lifted.
 func TestRestoreQuotaResetPassed(t *testing.T) {
-	a := New(spec("p", 10), Options{})
+	a := build(spec("p", 10), Options{})
 	p, _ := a.Acquire(t0, 1)
 	p.Release(t0, Result{Kind: outcome.Quota, RetryAfter: 30 * time.Second})
 	s := roundTrip(t, a, t0)
@@ -127,7 +127,7 @@ func TestRestoreQuotaResetPassed(t *testing.T) {
 		at   time.Duration
 		want bool
 	}{{29 * time.Second, true}, {30 * time.Second, false}} {
-		u := New(spec("p", 10), Options{})
+		u := build(spec("p", 10), Options{})
 		if err := u.Restore(t0.Add(tc.at), s, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -145,18 +145,18 @@ func TestRestoreOnChangedConfig(t *testing.T) {
 	s := roundTrip(t, learned(t), t0)
 	tests := []struct {
 		name   string
-		change func(*Spec)
+		change func(*built)
 		keys   string // "" restores
 	}{
-		{"base_url", func(sp *Spec) { sp.Provider.BaseURL = "http://fixed.example/v1" }, "base_url"},
-		{"type", func(sp *Spec) { sp.Provider.Type = "openai" }, "type"},
-		{"rpm and tpm", func(sp *Spec) { sp.Provider.RPM, sp.Provider.TPM = 60, 1000 }, "rpm, tpm"},
-		{"breaker cooldown", func(sp *Spec) { sp.Breaker.Cooldown.Failure = time.Minute }, "breaker"},
-		{"quota recheck", func(sp *Spec) { sp.QuotaRecheck = 2 * time.Hour }, "breaker"},
-		{"key source", func(sp *Spec) { sp.Provider.APIKeyEnv = "OTHER_ACCOUNT_KEY" }, "api_key_env/api_key_file"},
-		{"max_concurrency, timeouts, domain, throttling and a rotated key", func(sp *Spec) {
-			sp.Provider.MaxConcurrency, sp.Provider.Timeout, sp.Provider.FirstTokenTimeout = 3, time.Second, time.Second
-			sp.Provider.Domain, sp.Secrets = "eu", []string{"sk-new"}
+		{"base_url", func(sp *built) { sp.Config.BaseURL = "http://fixed.example/v1" }, "base_url"},
+		{"type", func(sp *built) { sp.Config.Type = "openai" }, "type"},
+		{"rpm and tpm", func(sp *built) { sp.Config.RPM, sp.Config.TPM = 60, 1000 }, "rpm, tpm"},
+		{"breaker cooldown", func(sp *built) { sp.Breaker.Cooldown.Failure = time.Minute }, "breaker"},
+		{"quota recheck", func(sp *built) { sp.QuotaRecheck = 2 * time.Hour }, "breaker"},
+		{"key source", func(sp *built) { sp.Config.APIKeyEnv = "OTHER_ACCOUNT_KEY" }, "api_key_env/api_key_file"},
+		{"max_concurrency, timeouts, domain, throttling and a rotated key", func(sp *built) {
+			sp.Config.MaxConcurrency, sp.Config.Timeout, sp.Config.FirstTokenTimeout = 3, time.Second, time.Second
+			sp.Config.Domain, sp.Secrets = "eu", []string{"sk-new"}
 			sp.ThrottleK = 2
 		}, ""},
 	}
@@ -164,7 +164,7 @@ func TestRestoreOnChangedConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sp := spec("p", 10)
 			tt.change(&sp)
-			u := New(sp, Options{})
+			u := build(sp, Options{})
 			err := u.Restore(t0.Add(time.Second), s, nil)
 			st := u.Status(t0.Add(time.Second))
 			if tt.keys == "" {
@@ -192,8 +192,8 @@ func TestRestoreVersion1(t *testing.T) {
 	full := roundTrip(t, a, t0)
 	s := record.State{Stats: full.Stats, RequestsLimit: 100}
 	sp := spec("p", 10)
-	sp.Provider.BaseURL = "http://elsewhere.example/v1" // version 1 cannot tell
-	u := New(sp, Options{})
+	sp.Config.BaseURL = "http://elsewhere.example/v1" // version 1 cannot tell
+	u := build(sp, Options{})
 	if err := u.Restore(t0, s, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -207,11 +207,11 @@ func TestRestoreVersion1(t *testing.T) {
 // loaded 5s later, is half way through its slow start.
 func TestRestoreRamp(t *testing.T) {
 	clock := t0
-	a := New(spec("p", 10), Options{Now: func() time.Time { return clock }})
+	a := build(spec("p", 10), Options{Now: func() time.Time { return clock }})
 	a.closedAt.Store(int64(clock.Sub(a.epoch)) + 1)
 	s := roundTrip(t, a, t0.Add(10*time.Second))
 	clock = t0.Add(15 * time.Second)
-	u := New(spec("p", 10), Options{Now: func() time.Time { return clock }})
+	u := build(spec("p", 10), Options{Now: func() time.Time { return clock }})
 	if err := u.Restore(clock, s, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestRestoreRamp(t *testing.T) {
 func TestExportRedactsTargetMessages(t *testing.T) {
 	sp := spec("p", 10)
 	sp.Secrets = []string{"sk-secret-123"}
-	u := New(sp, Options{})
+	u := build(sp, Options{})
 	u.DisableTarget("m", "no model m for key sk-secret-123")
 	data, _ := json.Marshal(u.Export(t0))
 	if strings.Contains(string(data), "sk-secret-123") {
@@ -240,7 +240,7 @@ func TestExportRedactsTargetMessages(t *testing.T) {
 // routine traffic does not.
 func TestChangeSignal(t *testing.T) {
 	sig := make(chan struct{}, 1)
-	u := New(spec("p", 10), Options{Changed: func() {
+	u := build(spec("p", 10), Options{Changed: func() {
 		select {
 		case sig <- struct{}{}:
 		default:

@@ -8,20 +8,31 @@ import (
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
-func spec(name string, maxConc int) Spec {
-	return Spec{Settings: Settings{Provider: provider.Config{Name: name, Type: "fake", MaxConcurrency: maxConc},
-		Policy: Policy{Breaker: breaker.DefaultConfig()}}}
+// built is what a test builds an Upstream from: the provider's
+// description and the policy.
+type built struct {
+	provider.Descriptor
+	shared.Policy
 }
+
+func spec(name string, maxConc int) built {
+	return built{Descriptor: provider.Descriptor{Name: name, Type: "fake",
+		Config: provider.Config{Name: name, Type: "fake", MaxConcurrency: maxConc}},
+		Policy: shared.Policy{Breaker: breaker.DefaultConfig()}}
+}
+
+func build(b built, opts Options) *Upstream { return New(b.Descriptor, b.Policy, opts) }
 
 // TestThrottledRefusalHoldsNothing: a refusal by adaptive throttling gives
 // back the bulkhead slot and the bucket charge.
 func TestThrottledRefusalHoldsNothing(t *testing.T) {
 	sp := spec("p", 1)
-	sp.Provider.RPM = 100
+	sp.Config.RPM = 100
 	sp.ThrottleK = 2
-	u := New(sp, Options{Rand: func() float64 { return 0 }}) // always below the reject probability
+	u := build(sp, Options{Rand: func() float64 { return 0 }}) // always below the reject probability
 	now := t0
 	for range 10 { // teach the throttle the provider refuses everything
 		p, err := u.Acquire(now, 1)
@@ -46,7 +57,7 @@ func TestThrottledRefusalHoldsNothing(t *testing.T) {
 func TestRampOnInjectedClock(t *testing.T) {
 	clock := t0
 	sp := spec("p", 10)
-	u := New(sp, Options{Now: func() time.Time { return clock }})
+	u := build(sp, Options{Now: func() time.Time { return clock }})
 	for range 5 {
 		p, err := u.Acquire(clock, 1)
 		if err != nil {

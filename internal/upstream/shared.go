@@ -9,13 +9,12 @@ import (
 	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
-// sharedProvider is what the fleet needs to know of the provider.
-func (u *Upstream) sharedProvider() shared.Provider {
-	p := u.spec.Provider
-	d := p.WithDefaults()
-	return shared.Provider{Name: p.Name, Key: fingerprintOf(u.spec.Settings).Key(p.Name), RPM: p.RPM, TPM: p.TPM,
-		Breaker: u.spec.Breaker, QuotaRecheck: u.quota.Recheck(),
-		ProbeTimeout: d.FirstTokenTimeout, AttemptTimeout: d.Timeout}
+// fleetPolicy is the policy the fleet's state of the provider follows:
+// the runtime's, with the quota recheck in force.
+func (u *Upstream) fleetPolicy() shared.Policy {
+	pol := u.pol
+	pol.QuotaRecheck = u.quota.Recheck()
+	return pol
 }
 
 // acquireShared admits an attempt through the fleet's state: the bulkhead

@@ -71,7 +71,7 @@ func (u *Upstream) Status(now time.Time) Status {
 	sn := u.stats.Snapshot(now)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	st := Status{
-		Name: u.name, Type: u.spec.Provider.Type,
+		Name: u.name, Type: u.desc.Load().Config.Type,
 		State:               b.State.String(),
 		CooldownLeftSeconds: b.CooldownLeft.Seconds(),
 		ConsecutiveTrips:    b.ConsecutiveTrips,
@@ -93,7 +93,7 @@ func (u *Upstream) Status(now time.Time) Status {
 			st.LastErrorAgoSeconds = max(0, now.Sub(time.Unix(0, at)).Seconds())
 		}
 	}
-	st.Domain = u.spec.Provider.Domain
+	st.Domain = u.desc.Load().Config.Domain
 	st.Shared = u.shared != nil && u.shared.Up()
 	var left time.Duration
 	st.OutOfQuota, left, st.DisabledTargets = u.offState(now)

@@ -32,71 +32,6 @@ const (
 	rampFloor    = 0.1
 )
 
-// Spec is what one Upstream is built from. Two Specs whose Settings are
-// equal describe the same provider state: a reload keeps it.
-type Spec struct {
-	Settings
-	// Probe is the breaker's probe on a free endpoint; nil means the
-	// provider is trusted again once its cooldown has passed.
-	Probe func(context.Context) error
-	// Secrets are strings (the provider's API key) that must never reach
-	// a log line: probe errors that echo them are redacted.
-	Secrets []string
-}
-
-// Settings are a provider's comparable settings.
-type Settings struct {
-	// Provider is the provider's config (name, type, limits, timeouts);
-	// MaxConcurrency <= 0 means no cap, RPM/TPM 0 mean learn from headers.
-	Provider provider.Config
-	// Endpoint is what the adapter says about where it goes beyond
-	// base_url (provider.EndpointOf): Bedrock's region, Vertex's project
-	// and location; "" for the other types.
-	Endpoint string
-	Policy
-}
-
-// Policy is what every provider's runtime takes from the config's
-// breaker and routing blocks.
-type Policy struct {
-	// Breaker configures the circuit breaker; the zero value means
-	// breaker.DefaultConfig.
-	Breaker breaker.Config
-	// ThrottleK is the adaptive throttling multiplier; 0 disables it.
-	ThrottleK float64
-	// QuotaRecheck is how often a provider out of quota gets one real
-	// request to check whether it is back (breaker.quota_recheck); 0 means
-	// DefaultQuotaRecheck.
-	QuotaRecheck time.Duration
-}
-
-// WithDefaults fills zero fields with their defaults.
-func (p Policy) WithDefaults() Policy {
-	if p.Breaker == (breaker.Config{}) {
-		p.Breaker = breaker.DefaultConfig()
-	}
-	if p.QuotaRecheck == 0 {
-		p.QuotaRecheck = DefaultQuotaRecheck
-	}
-	return p
-}
-
-// Validate reports every invalid field, each naming its key.
-func (p Policy) Validate() error {
-	var errs []error
-	errs = append(errs, p.Breaker.Validate())
-	if k := p.ThrottleK; k != 0 && !(k >= 1 && k < 1e6) {
-		errs = append(errs, fmt.Errorf("routing.adaptive_throttle_k: must be 0 (off) or at least 1, got %g", k))
-	}
-	if d := p.QuotaRecheck; d != 0 && d < time.Second {
-		errs = append(errs, fmt.Errorf("breaker.quota_recheck: must be at least 1s, got %s", d))
-	}
-	return errors.Join(errs...)
-}
-
-// DefaultQuotaRecheck is Settings.QuotaRecheck's default.
-const DefaultQuotaRecheck = time.Hour
-
 // Options are an Upstream's seams. The zero Options is valid.
 type Options struct {
 	// Now is the clock; nil means time.Now. Durations are measured on
@@ -194,7 +129,11 @@ func (r *Refusal) Unwrap() error { return r.err }
 // Upstream is one provider's runtime. Build it with New (or through an
 // internal/pool Pool); all methods are safe for concurrent use.
 type Upstream struct {
-	spec     Spec
+	// desc is the provider's description in force: replaced (Renew) when
+	// a reload keeps the runtime with an Equal one (a new adapter, maybe a
+	// new key); pol is the policy the runtime was built with.
+	desc     atomic.Pointer[provider.Descriptor]
+	pol      shared.Policy
 	name     string
 	now      func() time.Time
 	rnd      func() float64
@@ -215,9 +154,6 @@ type Upstream struct {
 	// after a warm restart).
 	lastKind atomic.Uint32
 	lastAt   atomic.Int64
-	// secrets are the spec's Secrets, replaced when a reload keeps the
-	// runtime with a new key.
-	secrets atomic.Pointer[[]string]
 
 	// quota is the out-of-quota block (docs/ARCHITECTURE.md,
 	// "Classification"): the breaker's models-list probe cannot tell
@@ -237,11 +173,13 @@ type Upstream struct {
 	shared shared.Handle
 }
 
-// New returns the runtime of one provider. spec.Breaker must pass
-// Validate.
-func New(spec Spec, opts Options) *Upstream {
-	u := &Upstream{spec: spec, name: spec.Provider.Name, now: opts.Now, rnd: opts.Rand, log: opts.Logger,
-		throttle: throttle.New(spec.ThrottleK, spec.Breaker.FailureThreshold.MinRequests), stats: stats.New(stats.Config{})}
+// New returns the runtime of the provider d (its Config's defaults
+// applied, as the routing state applies them) under pol. pol.Breaker must
+// pass Validate.
+func New(d provider.Descriptor, pol shared.Policy, opts Options) *Upstream {
+	u := &Upstream{pol: pol, name: d.Config.Name, now: opts.Now, rnd: opts.Rand, log: opts.Logger,
+		throttle: throttle.New(pol.ThrottleK, pol.Breaker.FailureThreshold.MinRequests), stats: stats.New(stats.Config{})}
+	u.desc.Store(&d)
 	if u.now == nil {
 		u.now = time.Now
 	}
@@ -258,9 +196,8 @@ func New(spec Spec, opts Options) *Upstream {
 	if u.changed == nil {
 		u.changed = func() {}
 	}
-	u.secrets.Store(&spec.Secrets)
 	u.epoch = u.now()
-	u.breaker = breaker.New(u.name, spec.Breaker, breaker.Options{
+	u.breaker = breaker.New(u.name, pol.Breaker, breaker.Options{
 		// Runs under the breaker's lock: a counter and an atomic only.
 		OnStateChange: func(_ string, from, to breaker.State) {
 			u.obs.Transition(to)
@@ -270,20 +207,20 @@ func New(spec Spec, opts Options) *Upstream {
 			}
 		},
 	})
-	u.bulk = bulkhead.New(spec.Provider.MaxConcurrency, opts.Freed)
-	u.limits = ratelimit.New(spec.Provider.RPM, spec.Provider.TPM)
-	recheck := spec.QuotaRecheck
+	u.bulk = bulkhead.New(d.Config.MaxConcurrency, opts.Freed)
+	u.limits = ratelimit.New(d.Config.RPM, d.Config.TPM)
+	recheck := pol.QuotaRecheck
 	if recheck <= 0 {
-		recheck = DefaultQuotaRecheck
+		recheck = shared.DefaultQuotaRecheck
 	}
 	u.quota = quota.New(recheck)
-	every := spec.Breaker.Cooldown.Failure
+	every := pol.Breaker.Cooldown.Failure
 	if every <= 0 {
 		every = breaker.DefaultConfig().Cooldown.Failure
 	}
 	u.confirms = confirm.New(every)
 	if opts.Fleet != nil {
-		u.shared = opts.Fleet.For(u.sharedProvider(), u.applyView)
+		u.shared = opts.Fleet.For(d, u.fingerprint().Key(u.name), u.fleetPolicy(), u.applyView)
 	}
 	return u
 }
@@ -291,8 +228,20 @@ func New(spec Spec, opts Options) *Upstream {
 // Name is the provider's configured name.
 func (u *Upstream) Name() string { return u.name }
 
-// Settings are what the Upstream was built from.
-func (u *Upstream) Settings() Settings { return u.spec.Settings }
+// Descriptor is the provider's description in force.
+func (u *Upstream) Descriptor() provider.Descriptor { return *u.desc.Load() }
+
+// Same reports whether the runtime describes the provider d under pol:
+// a reload keeps it (with all it learned) then, and builds a new one
+// otherwise.
+func (u *Upstream) Same(d provider.Descriptor, pol shared.Policy) bool {
+	return u.desc.Load().Equal(d) && u.pol == pol
+}
+
+// Renew replaces the runtime's description with d, which must be Same:
+// the adapter of a reload and its secrets (a key read anew), which Redact
+// hides from then on.
+func (u *Upstream) Renew(d provider.Descriptor) { u.desc.Store(&d) }
 
 // Permit is one admitted attempt. Release it exactly once.
 type Permit struct {
@@ -477,7 +426,7 @@ func (p *Permit) Release(now time.Time, r Result) {
 			u.quotaResult(now, r)
 		}
 		rec := shared.Record{Gen: p.gen, Health: health, LastKind: last, RateLimit: rl,
-			Cooldown: u.spec.Breaker.Cooldown.For(health, r.RetryAfter, 1),
+			Cooldown: u.pol.Breaker.Cooldown.For(health, r.RetryAfter, 1),
 			Quota:    r.Kind == outcome.Quota, QuotaReset: r.RetryAfter, QuotaCheck: p.quotaCheck}
 		if used := r.Usage.Total(); used > 0 {
 			rec.TokensDelta = used - p.tokens
@@ -634,17 +583,13 @@ func (u *Upstream) Failing(now time.Time) bool { return u.stats.Failing(now) }
 
 // Redact replaces the provider's secrets in a provider-supplied text.
 func (u *Upstream) Redact(msg string) string {
-	for _, sec := range *u.secrets.Load() {
+	for _, sec := range u.desc.Load().Secrets {
 		if len(sec) >= 4 && strings.Contains(msg, sec) {
 			msg = strings.ReplaceAll(msg, sec, "[redacted]")
 		}
 	}
 	return msg
 }
-
-// SetSecrets replaces the strings Redact hides (a reload that keeps the
-// runtime with a new key).
-func (u *Upstream) SetSecrets(secrets []string) { u.secrets.Store(&secrets) }
 
 // RunProber is the provider's prober loop; its owner runs it in a
 // goroutine of its own and stops it by ending ctx. Whenever the breaker's
@@ -666,7 +611,7 @@ func (u *Upstream) RunProber(ctx context.Context, probe func(context.Context) er
 		}
 		return probe(ctx)
 	}
-	prober.Run(ctx, u.breaker, fleetwide, u.spec.Provider.WithDefaults().FirstTokenTimeout)
+	prober.Run(ctx, u.breaker, fleetwide, u.desc.Load().Config.WithDefaults().FirstTokenTimeout)
 }
 
 // Gauges are a provider's gauges (docs/ARCHITECTURE.md, "Metrics").

@@ -9,13 +9,14 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/ratelimit"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newGuard(maxConc int, rpm, tpm int64) *Upstream {
-	return New(Spec{Settings: Settings{Provider: provider.Config{Name: "p", MaxConcurrency: maxConc, RPM: rpm, TPM: tpm},
-		Policy: Policy{Breaker: breaker.DefaultConfig()}}}, Options{})
+	return New(provider.Descriptor{Name: "p", Config: provider.Config{Name: "p", MaxConcurrency: maxConc, RPM: rpm, TPM: tpm}},
+		shared.Policy{Breaker: breaker.DefaultConfig()}, Options{})
 }
 
 func TestAcquireRollsBackOnRefusal(t *testing.T) {
@@ -218,9 +219,9 @@ func TestDown(t *testing.T) {
 		}
 	})
 	t.Run("open", func(t *testing.T) {
-		u := New(Spec{Settings: Settings{Provider: provider.Config{Name: "p"},
-			Policy: Policy{Breaker: breaker.Config{FailureThreshold: breaker.Threshold{Consecutive: 1, Window: time.Minute},
-				Cooldown: breaker.Cooldown{Failure: time.Hour, RateLimit: time.Hour, Timeout: time.Hour, Multiplier: 1, Max: time.Hour}}}}}, Options{})
+		u := New(provider.Descriptor{Name: "p", Config: provider.Config{Name: "p"}},
+			shared.Policy{Breaker: breaker.Config{FailureThreshold: breaker.Threshold{Consecutive: 1, Window: time.Minute},
+				Cooldown: breaker.Cooldown{Failure: time.Hour, RateLimit: time.Hour, Timeout: time.Hour, Multiplier: 1, Max: time.Hour}}}, Options{})
 		attempt(u, t0, Result{Kind: outcome.Auth})
 		if open, _ := u.IsOpen(t0); !open || !u.Down(t0) {
 			t.Errorf("open %v, down %v: want both", open, u.Down(t0))

@@ -19,6 +19,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/routing"
 	"github.com/llmrouter/llmrouter/internal/statefile"
 	"github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 func TestDecode(t *testing.T) {
@@ -140,7 +141,7 @@ func BenchmarkStateSave(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := proxy.Open(routing.Options{Providers: ps, Models: table, Policy: upstream.Policy{ThrottleK: 2},
+			s, err := proxy.Open(routing.Options{Providers: ps, Models: table, Policy: shared.Policy{ThrottleK: 2},
 				Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 5 * time.Second}})
 			if err != nil {
 				b.Fatal(err)

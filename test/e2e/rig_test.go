@@ -26,7 +26,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/proxy"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
-	rtupstream "github.com/llmrouter/llmrouter/internal/upstream"
+	"github.com/llmrouter/llmrouter/internal/upstream/shared"
 )
 
 // fastRetry is routing.retry scaled down so backoffs never slow a test.
@@ -116,7 +116,7 @@ func newRig(t testing.TB, o rigOptions, provs ...prov) *rig {
 		Models:    table,
 		Limits:    limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: o.requestTimeout},
 		Routing:   policy.Config{Retry: policy.Retry{Config: fastRetry}},
-		Policy:    rtupstream.Policy{Breaker: o.breaker, ThrottleK: o.throttleK},
+		Policy:    shared.Policy{Breaker: o.breaker, ThrottleK: o.throttleK},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -88,8 +88,8 @@ func (s *Server) readMessages(q proxy.Request, r *http.Request, body []byte) (pr
 	if aerr := q.UseModel(m.Model); aerr != nil {
 		return proxy.Call{}, aerr
 	}
-	req := &provider.Request{Op: provider.OpMessages, Body: body, ModelStart: m.ModelStart, ModelEnd: m.ModelEnd,
-		Stream: m.Stream, AnthropicVersion: r.Header.Get("Anthropic-Version"), AnthropicBeta: betas(r.Header)}
+	req := withHeaders(r.Header, provider.Request{Op: provider.OpMessages, Body: body, ModelStart: m.ModelStart, ModelEnd: m.ModelEnd,
+		Stream: m.Stream})
 	var tr *chat.Translation
 	if !allNative(q, q.Ex.Model) {
 		var merr *messages.Error
@@ -216,8 +216,8 @@ func (s *Server) serveCountTokens(q proxy.Request, w http.ResponseWriter, r *htt
 		if !ok {
 			break // the provider is busy with real requests: the estimate
 		}
-		req := &provider.Request{Op: provider.OpMessages, Model: tg.Model, Body: body.B, ModelStart: m.ModelStart, ModelEnd: m.ModelEnd,
-			AnthropicVersion: r.Header.Get("Anthropic-Version"), AnthropicBeta: betas(r.Header)}
+		req := withHeaders(r.Header, provider.Request{Op: provider.OpMessages, Model: tg.Model, Body: body.B,
+			ModelStart: m.ModelStart, ModelEnd: m.ModelEnd})
 		ctx, cancel := context.WithTimeout(r.Context(), p.Config.Timeout)
 		resp, err := tc.CountTokens(ctx, req)
 		cancel()

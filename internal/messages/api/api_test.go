@@ -171,8 +171,8 @@ func TestNativePassthrough(t *testing.T) {
 	if string(got.Body) != want {
 		t.Errorf("provider got body\n%s\nwant\n%s", got.Body, want)
 	}
-	if got.AnthropicVersion != "2023-06-01" || got.AnthropicBeta != "claude-code-20250219,interleaved-thinking-2025-05-14,effort-2025-11-24" {
-		t.Errorf("forwarded version %q, betas %q", got.AnthropicVersion, got.AnthropicBeta)
+	if v, b := got.NativeHeader("Anthropic-Version"), got.NativeHeader("Anthropic-Beta"); v != "2023-06-01" || b != "claude-code-20250219,interleaved-thinking-2025-05-14,effort-2025-11-24" {
+		t.Errorf("forwarded version %q, betas %q", v, b)
 	}
 	if got.Alt != nil {
 		t.Errorf("a model whose every target is native was translated too")

@@ -167,7 +167,7 @@ func BenchmarkDoMessagesNonStream(b *testing.B) {
 		_, _ = io.WriteString(w, benchAnswer)
 	})
 	req := messagesReq(b, benchMessages)
-	req.AnthropicBeta = "claude-code-20250219,interleaved-thinking-2025-05-14"
+	req.Native = nativeHeaders("", "claude-code-20250219,interleaved-thinking-2025-05-14")
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := a.Do(context.Background(), req); err != nil {

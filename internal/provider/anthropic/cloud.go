@@ -188,7 +188,7 @@ func OnCloud(ctx context.Context, c Cloud, cc *CloudConfig, req *provider.Reques
 	switch req.Op {
 	case provider.OpMessages:
 		if cc.BetasInHeader {
-			beta = req.AnthropicBeta
+			beta = req.NativeHeader(HeaderBeta)
 			if !httpguts.ValidHeaderFieldValue(beta) {
 				// The transport would refuse it as a network failure; it
 				// is the client's.
@@ -197,7 +197,7 @@ func OnCloud(ctx context.Context, c Cloud, cc *CloudConfig, req *provider.Reques
 			}
 			body, err = InvokeBody(req.Body, cc.Version, "", cc.KeepStream, req.MaxOutputTokens)
 		} else {
-			body, err = InvokeBody(req.Body, cc.Version, req.AnthropicBeta, cc.KeepStream, req.MaxOutputTokens)
+			body, err = InvokeBody(req.Body, cc.Version, req.NativeHeader(HeaderBeta), cc.KeepStream, req.MaxOutputTokens)
 		}
 	case provider.OpChat:
 		var msg []byte

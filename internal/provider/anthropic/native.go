@@ -16,6 +16,14 @@ import (
 	"github.com/llmrouter/llmrouter/internal/sse"
 )
 
+// The Messages API's own request headers, as the Messages front door
+// forwards them in provider.Request.Native (canonical names): the client's
+// API version and its betas, comma-separated.
+const (
+	HeaderVersion = "Anthropic-Version"
+	HeaderBeta    = "Anthropic-Beta"
+)
+
 // Shared header values of the native path: net/http and internal/h1 only
 // read them.
 var (
@@ -111,8 +119,9 @@ func (a *Adapter) CountTokens(ctx context.Context, req *provider.Request) (*prov
 //
 // The headers are the provider's key (never the client's: the request
 // carries none), the client's anthropic-version or else the configured
-// one, and the client's anthropic-beta verbatim: a beta is never filtered,
-// since a body field sent without its beta is a 400 upstream.
+// one, and the client's anthropic-beta verbatim (the Messages front door's
+// req.Native): a beta is never filtered, since a body field sent without
+// its beta is a 400 upstream.
 func (a *Adapter) postNative(ctx context.Context, url string, req *provider.Request, stream bool, what string) (*http.Response, error) {
 	if req.Op != provider.OpMessages {
 		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest,
@@ -121,9 +130,11 @@ func (a *Adapter) postNative(ctx context.Context, url string, req *provider.Requ
 	// A value the transport would refuse is the client's fault, not the
 	// network's: say so before sending (the transport's error would be
 	// classified Network and count against the provider).
-	if !httpguts.ValidHeaderFieldValue(req.AnthropicVersion) || !httpguts.ValidHeaderFieldValue(req.AnthropicBeta) {
-		return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest,
-			Type: "invalid_request_error", Message: what + ": anthropic-version or anthropic-beta holds characters a header cannot carry"}
+	for _, f := range req.Native {
+		if !httpguts.ValidHeaderFieldValue(f.Value) {
+			return nil, &outcome.Error{Kind: outcome.ClientError, Status: http.StatusBadRequest,
+				Type: "invalid_request_error", Message: what + ": anthropic-version or anthropic-beta holds characters a header cannot carry"}
+		}
 	}
 	body := req.AppendBody(make([]byte, 0, req.BodySize()))
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -134,13 +145,11 @@ func (a *Adapter) postNative(ctx context.Context, url string, req *provider.Requ
 	if a.key != "" {
 		h["X-Api-Key"] = a.keyValue
 	}
-	if req.AnthropicVersion != "" {
-		h["Anthropic-Version"] = []string{req.AnthropicVersion}
-	} else {
-		h["Anthropic-Version"] = a.versionValue
-	}
-	if req.AnthropicBeta != "" {
-		h["Anthropic-Beta"] = []string{req.AnthropicBeta}
+	h[HeaderVersion] = a.versionValue
+	for _, f := range req.Native {
+		if f.Value != "" {
+			h[f.Name] = []string{f.Value}
+		}
 	}
 	h["Content-Type"] = valJSON
 	if stream {

@@ -83,8 +83,7 @@ func TestMessagesPassthrough(t *testing.T) {
 		_, _ = io.WriteString(w, nativeAnswer)
 	})
 	req := messagesReq(t, nativeBody)
-	req.AnthropicVersion = "2023-06-01"
-	req.AnthropicBeta = "claude-code-20250219,interleaved-thinking-2025-05-14, context-management-2025-06-27"
+	req.Native = nativeHeaders("2023-06-01", "claude-code-20250219,interleaved-thinking-2025-05-14, context-management-2025-06-27")
 	resp, err := a.Do(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Do: %v", err)
@@ -152,7 +151,7 @@ func TestMessagesHeaders(t *testing.T) {
 				body = strings.Replace(body, `"stream":false`, `"stream":true`, 1)
 			}
 			req := messagesReq(t, body)
-			req.AnthropicVersion, req.AnthropicBeta = tt.version, tt.beta
+			req.Native = nativeHeaders(tt.version, tt.beta)
 			resp, err := a.Do(context.Background(), req)
 			if err != nil {
 				t.Fatalf("Do: %v", err)
@@ -178,13 +177,26 @@ func TestMessagesHeaders(t *testing.T) {
 	}
 }
 
+// nativeHeaders are the Messages front door's req.Native for a client
+// that sent version and beta ("": not sent).
+func nativeHeaders(version, beta string) []provider.Header {
+	var hs []provider.Header
+	if version != "" {
+		hs = append(hs, provider.Header{Name: HeaderVersion, Value: version})
+	}
+	if beta != "" {
+		hs = append(hs, provider.Header{Name: HeaderBeta, Value: beta})
+	}
+	return hs
+}
+
 // TestMessagesBadHeaderValue: a value no header may carry is the client's
 // fault and never reaches the network.
 func TestMessagesBadHeaderValue(t *testing.T) {
 	a, up := newNativeAdapter(t, "k", providertest.Reply(200, nil, nativeAnswer))
 	for _, h := range [][2]string{{"2023-06-01\r\nX-Evil: 1", ""}, {"", "b1\nX-Evil: 1"}} {
 		req := messagesReq(t, nativeBody)
-		req.AnthropicVersion, req.AnthropicBeta = h[0], h[1]
+		req.Native = nativeHeaders(h[0], h[1])
 		_, err := a.Do(context.Background(), req)
 		if oe := providertest.As[*outcome.Error](t, err); oe.Kind != outcome.ClientError || oe.Status != 400 {
 			t.Errorf("%q: got kind %v status %d, want client_error 400", h, oe.Kind, oe.Status)
@@ -435,14 +447,14 @@ func TestCountTokens(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a, up := newNativeAdapter(t, "sk-ant-test", providertest.Reply(tt.status, rlHeaders, tt.body))
 			req := messagesReq(t, countBody)
-			req.AnthropicBeta = "token-counting-2024-11-01"
+			req.Native = nativeHeaders("", "token-counting-2024-11-01")
 			resp, err := a.CountTokens(context.Background(), req)
 			got := up.Only(t)
 			if got.Method != http.MethodPost || got.Path != "/v1/messages/count_tokens" || string(got.Body) != swapped(countBody) {
 				t.Errorf("upstream got %s %s %s, want POST /v1/messages/count_tokens and the body with the model swapped", got.Method, got.Path, got.Body)
 			}
 			if got.Header.Get("X-Api-Key") != "sk-ant-test" || got.Header.Get("Anthropic-Version") != DefaultVersion ||
-				got.Header.Get("Anthropic-Beta") != req.AnthropicBeta || got.Header.Get("Accept") != "application/json" {
+				got.Header.Get("Anthropic-Beta") != "token-counting-2024-11-01" || got.Header.Get("Accept") != "application/json" {
 				t.Errorf("upstream got headers %v", got.Header)
 			}
 			if tt.wantKind == outcome.OK {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/bedrock/bedrocktest"
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 )
@@ -178,7 +179,8 @@ func TestMessagesNative(t *testing.T) {
 		`"system":[{"type":"text","text":"you are terse","cache_control":{"type":"ephemeral","ttl":"1h"}}],` +
 		`"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"thinking":{"type":"enabled","budget_tokens":2000}}`
 	req := &provider.Request{Op: provider.OpMessages, Model: claude, Body: []byte(strings.Replace(body, "%s", "false", 1)),
-		AnthropicVersion: "2023-06-01", AnthropicBeta: "interleaved-thinking-2025-05-14,context-1m-2025-08-07"}
+		Native: []provider.Header{{Name: anthropic.HeaderVersion, Value: "2023-06-01"},
+			{Name: anthropic.HeaderBeta, Value: "interleaved-thinking-2025-05-14,context-1m-2025-08-07"}}}
 	resp, err := a.Do(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

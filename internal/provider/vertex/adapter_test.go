@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
 	"github.com/llmrouter/llmrouter/internal/provider/vertex/vertextest"
 )
@@ -127,7 +128,7 @@ func TestClaudeNative(t *testing.T) {
 	a, fake := newFake(t)
 	const body = `{"model":"claude-sonnet-4-5","max_tokens":99,"stream":%s,"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}`
 	req := &provider.Request{Op: provider.OpMessages, Model: claude, Body: []byte(strings.Replace(body, "%s", "false", 1)),
-		AnthropicBeta: "context-1m-2025-08-07"}
+		Native: []provider.Header{{Name: anthropic.HeaderBeta, Value: "context-1m-2025-08-07"}}}
 	resp, err := a.Do(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

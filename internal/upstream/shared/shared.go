@@ -2,10 +2,14 @@ package shared
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
 // Fleet gives each provider its handle on the fleet's shared state
@@ -14,27 +18,58 @@ import (
 // provider whenever the Fleet reads it (at least once a second while
 // reachable).
 type Fleet interface {
-	For(p Provider, sink func(View)) Handle
+	// For returns the handle of the provider d (its Config's defaults
+	// applied), whose breaker and quota block follow pol (defaults
+	// applied). key names its state among the fleet's
+	// (record.Fingerprint.Key: processes share a provider's state only
+	// when they agree on what it is); it holds no secret. The fleet reads
+	// from d its name, its ceilings (rpm, tpm; 0 means learn from headers)
+	// and its timeouts (first_token_timeout bounds the fleet's probe lock,
+	// timeout a quota check's lease).
+	For(d provider.Descriptor, key string, pol Policy, sink func(View)) Handle
 }
 
-// Provider is what the fleet needs to know of a provider: what names its
-// state, and the limits and policy its shared breaker, budgets and quota
-// block follow.
-type Provider struct {
-	// Name is the provider's configured name; Key names its state among
-	// the fleet's (record.Fingerprint.Key: processes share a provider's
-	// state only when they agree on what it is). Neither holds a secret.
-	Name, Key string
-	// RPM and TPM are the configured ceilings; 0 means learn from headers.
-	RPM, TPM int64
-	// Breaker is the breaker policy; QuotaRecheck how often a provider
-	// out of quota gets one request to check (defaults applied).
-	Breaker      breaker.Config
+// Policy is what every provider's runtime, local or shared by a fleet,
+// takes from the config's breaker and routing blocks: not a provider's
+// description (provider.Descriptor) but the rules its state follows.
+type Policy struct {
+	// Breaker configures the circuit breaker; the zero value means
+	// breaker.DefaultConfig.
+	Breaker breaker.Config
+	// ThrottleK is the adaptive throttling multiplier; 0 disables it.
+	// Each process throttles alone: the fleet does not read it.
+	ThrottleK float64
+	// QuotaRecheck is how often a provider out of quota gets one real
+	// request to check whether it is back (breaker.quota_recheck); 0 means
+	// DefaultQuotaRecheck.
 	QuotaRecheck time.Duration
-	// ProbeTimeout bounds one probe (first_token_timeout) and
-	// AttemptTimeout one attempt (timeout), defaults applied: how long the
-	// fleet's probe lock and a quota check's lease may be held.
-	ProbeTimeout, AttemptTimeout time.Duration
+}
+
+// DefaultQuotaRecheck is Policy.QuotaRecheck's default.
+const DefaultQuotaRecheck = time.Hour
+
+// WithDefaults fills zero fields with their defaults.
+func (p Policy) WithDefaults() Policy {
+	if p.Breaker == (breaker.Config{}) {
+		p.Breaker = breaker.DefaultConfig()
+	}
+	if p.QuotaRecheck == 0 {
+		p.QuotaRecheck = DefaultQuotaRecheck
+	}
+	return p
+}
+
+// Validate reports every invalid field, each naming its key.
+func (p Policy) Validate() error {
+	var errs []error
+	errs = append(errs, p.Breaker.Validate())
+	if k := p.ThrottleK; k != 0 && !(k >= 1 && k < 1e6) {
+		errs = append(errs, fmt.Errorf("routing.adaptive_throttle_k: must be 0 (off) or at least 1, got %g", k))
+	}
+	if d := p.QuotaRecheck; d != 0 && d < time.Second {
+		errs = append(errs, fmt.Errorf("breaker.quota_recheck: must be at least 1s, got %s", d))
+	}
+	return errors.Join(errs...)
 }
 
 // Reason says why the fleet refused an attempt.
@@ -51,6 +86,21 @@ const (
 	// Quota: the provider is out of quota.
 	Quota
 )
+
+var reasonNames = [...]string{Open: "open", Limited: "limited", TooLarge: "too_large", Quota: "quota"}
+
+// String is the reason's name, as the runtime's refusal of the same kind
+// names it (upstream.Reason): "open", "limited", "too_large", "quota";
+// "admitted" for 0 and "reason(n)" for a code the fleet should never send.
+func (r Reason) String() string {
+	switch {
+	case r == 0:
+		return "admitted"
+	case int(r) < len(reasonNames):
+		return reasonNames[r]
+	}
+	return "reason(" + strconv.Itoa(int(r)) + ")"
+}
 
 // Handle is one provider's state as the whole fleet sees it. Every method
 // is safe for concurrent use. An error from Admit or Probe means the
