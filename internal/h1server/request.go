@@ -39,6 +39,7 @@ var (
 	errLength       = badRequest("bad Content-Length")
 	errManyLengths  = badRequest("more than one Content-Length")
 	errLengthAndTE  = badRequest("both Content-Length and Transfer-Encoding")
+	errTrailers     = badRequest("trailers are not accepted")
 	errTE           = &statusError{http.StatusNotImplemented, "unsupported transfer encoding"}
 	errVersion      = &statusError{http.StatusHTTPVersionNotSupported, "unsupported protocol version"}
 	errConnect      = &statusError{http.StatusMethodNotAllowed, "CONNECT is not served"}
@@ -207,6 +208,9 @@ func (r *request) check() error {
 		}
 		if len(te) != 1 || !asciiEqualFold(te[0], "chunked") {
 			return errTE
+		}
+		if _, ok := h["Trailer"]; ok {
+			return errTrailers // trailers are refused (body.go)
 		}
 		delete(h, "Transfer-Encoding")
 		r.contentLength = -1
