@@ -40,8 +40,8 @@ func ours(data []byte) (parsed, error) {
 	if err != nil {
 		return parsed{}, err
 	}
-	r, err := parseHead(hb, lines)
-	if err != nil {
+	r := new(request)
+	if err := parseHead(hb, lines, r); err != nil {
 		return parsed{}, err
 	}
 	req, err := r.build(context.Background(), "", &body{br: br, n: r.contentLength})

@@ -104,44 +104,44 @@ type request struct {
 // keys in place, then makes the whole head one string whose substrings are
 // the method, URI, keys and values, with one backing array for every
 // header's value.
-func parseHead(b []byte, lines int) (*request, error) {
+func parseHead(b []byte, lines int, r *request) error {
 	b = b[:len(b)-2] // the blank line's CRLF
 	// Canonicalise keys in place, validating every line first.
 	for i := bytes.IndexByte(b, '\n') + 1; i < len(b); {
 		end := i + bytes.IndexByte(b[i:], '\n')
 		line := b[i : end-1]
 		if line[0] == ' ' || line[0] == '\t' {
-			return nil, errObsFold
+			return errObsFold
 		}
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 {
-			return nil, errHeaderLine
+			return errHeaderLine
 		}
 		for _, c := range line[:colon] {
 			if !httpguts.IsTokenRune(rune(c)) {
-				return nil, errHeaderLine
+				return errHeaderLine
 			}
 		}
 		for _, c := range line[colon+1:] {
 			if c < ' ' && c != '\t' || c == 0x7f {
-				return nil, errHeaderLine
+				return errHeaderLine
 			}
 		}
 		canonical(line[:colon])
 		i = end + 1
 	}
 	s := string(b)
-	r := &request{}
+	*r = request{}
 	line, rest, _ := strings.Cut(s, "\r\n")
 	var ok bool
 	if r.method, line, ok = strings.Cut(line, " "); !ok {
-		return nil, errRequestLine
+		return errRequestLine
 	}
 	if r.uri, r.proto, ok = strings.Cut(line, " "); !ok {
-		return nil, errRequestLine
+		return errRequestLine
 	}
 	if r.method == "" || strings.IndexFunc(r.method, func(c rune) bool { return !httpguts.IsTokenRune(c) }) >= 0 {
-		return nil, errMethod
+		return errMethod
 	}
 	switch r.proto {
 	case "HTTP/1.1":
@@ -150,12 +150,12 @@ func parseHead(b []byte, lines int) (*request, error) {
 		r.major, r.minor = 1, 0
 	default:
 		if _, _, ok := http.ParseHTTPVersion(r.proto); ok {
-			return nil, errVersion // HTTP/2's preface (PRI * HTTP/2.0) among them
+			return errVersion // HTTP/2's preface (PRI * HTTP/2.0) among them
 		}
-		return nil, errRequestLine
+		return errRequestLine
 	}
 	if r.method == http.MethodConnect {
-		return nil, errConnect
+		return errConnect
 	}
 	vals := make([]string, lines)
 	r.header = make(http.Header, lines)
@@ -169,7 +169,7 @@ func parseHead(b []byte, lines int) (*request, error) {
 			r.header[k] = vals[n : n+1 : n+1]
 		}
 	}
-	return r, r.check()
+	return r.check()
 }
 
 // check applies the server's rules to the head's fields: Host,

@@ -212,8 +212,10 @@ type conn struct {
 	hb  []byte
 	out []byte
 	iov net.Buffers
-	// header is the answers' header map, cleared for each request.
+	// header is the answers' header map, cleared for each request; req
+	// the request's head as parsed.
 	header http.Header
+	req    request
 	wfd    int    // the fd the watcher knows it by; -1 unwatched
 	wid    uint32 // its registration, against fd reuse
 	done   bool   // the connection is finished with (closed or hijacked)
@@ -303,16 +305,15 @@ func (c *conn) serve() {
 		}
 		hb, lines, err := readHead(c.br, c.hb, c.s.maxHead())
 		c.hb = hb[:0]
-		var r *request
 		if err == nil {
-			r, err = parseHead(hb, lines)
+			err = parseHead(hb, lines, &c.req)
 		}
 		if err != nil {
 			c.refuse(err)
 			return
 		}
 		_ = c.nc.SetReadDeadline(time.Time{})
-		if !c.serveRequest(r) {
+		if !c.serveRequest(&c.req) {
 			return
 		}
 	}
