@@ -26,6 +26,7 @@ minimize="${FUZZ_MINIMIZE:-1s}"
 # package target: every fuzz target in the repository, listed explicitly.
 targets=(
   "./internal/recent FuzzAppendJSON"
+  "./internal/h1server FuzzParse"
   "./internal/proxy FuzzParseFields"
   "./internal/proxy FuzzHandler"
   "./internal/messages FuzzDecode"

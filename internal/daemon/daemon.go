@@ -15,13 +15,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"golang.org/x/net/netutil"
 	"golang.org/x/time/rate"
 
 	"github.com/llmrouter/llmrouter/internal/admin"
 	"github.com/llmrouter/llmrouter/internal/config"
 	"github.com/llmrouter/llmrouter/internal/fleet"
 	gemini "github.com/llmrouter/llmrouter/internal/gemini/api"
+	"github.com/llmrouter/llmrouter/internal/h1server"
 	messages "github.com/llmrouter/llmrouter/internal/messages/api"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/proxy"
@@ -68,7 +68,8 @@ type Daemon struct {
 	spend *fleet.Spend
 	// api and admin are the listeners' servers, apiLn and adminLn the
 	// addresses they listen on.
-	api, admin     *http.Server
+	api            *h1server.Server
+	admin          *http.Server
 	apiLn, adminLn net.Listener
 	// exitCode is Shutdown's: 1 when in-flight requests were cut at
 	// shutdown_timeout.
@@ -147,12 +148,12 @@ func start(cfg *config.Config, path string, log *slog.Logger, o Options, hooks .
 		}},
 		d.state(),
 		d.watcher(path),
-		d.serve("admin", func() (*http.Server, net.Listener) { return d.admin, d.adminLn }, func(ctx context.Context) {
+		d.serve("admin", func() (server, net.Listener) { return d.admin, d.adminLn }, func(ctx context.Context) {
 			actx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
 			_ = d.admin.Shutdown(actx)
 		}),
-		d.serve("api", func() (*http.Server, net.Listener) { return d.api, d.apiLn }, func(ctx context.Context) {
+		d.serve("api", func() (server, net.Listener) { return d.api, d.apiLn }, func(ctx context.Context) {
 			if err := d.api.Shutdown(ctx); err != nil {
 				d.log.Warn("in-flight requests cut at shutdown_timeout", "error", err.Error())
 				_ = d.api.Close()
@@ -270,10 +271,6 @@ func (d *Daemon) listen(cfg *config.Config) component {
 				d.apiLn.Close()
 				return fmt.Errorf("admin_listen: %w", err)
 			}
-			// limits.max_connections: past it, connections wait in the
-			// kernel's accept queue; with the body budget it bounds
-			// memory (docs/ARCHITECTURE.md, "Memory").
-			d.apiLn = netutil.LimitListener(d.apiLn, cfg.Limits.WithDefaults().MaxConnections)
 			d.api, d.admin = d.servers(cfg, token)
 			return nil
 		},
@@ -286,10 +283,9 @@ func (d *Daemon) listen(cfg *config.Config) component {
 }
 
 // servers builds the API and admin listeners' servers.
-func (d *Daemon) servers(cfg *config.Config, adminToken string) (apiSrv, adminSrv *http.Server) {
+func (d *Daemon) servers(cfg *config.Config, adminToken string) (apiSrv *h1server.Server, adminSrv *http.Server) {
 	p := proxy.New(d.routes, proxy.Options{Logger: d.log, Registerer: d.reg, Tracer: d.tracer, Recent: d.recent})
 	admin.Register(d.reg, d.routes)
-	errLog := slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)
 	conns := prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmrouter_client_connections",
 		Help: "Open client connections on the API listener (at most limits.max_connections)."})
 	d.reg.MustRegister(conns)
@@ -297,12 +293,17 @@ func (d *Daemon) servers(cfg *config.Config, adminToken string) (apiSrv, adminSr
 	// The front-door dialects beyond the chat family (docs/ARCHITECTURE.md,
 	// "Front doors").
 	p.Register(mux, d.resp.Dialect(), messages.New(d.log).Dialect(), gemini.New(d.log).Dialect())
-	apiSrv = &http.Server{
+	// The API listener's own server (docs/ARCHITECTURE.md, "The API
+	// listener"). limits.max_connections: past it, connections wait in
+	// the kernel's accept queue; with the body budget it bounds memory
+	// (docs/ARCHITECTURE.md, "Memory").
+	apiSrv = &h1server.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          errLog,
+		MaxConns:          cfg.Limits.WithDefaults().MaxConnections,
+		Logger:            d.log,
 		ConnState: func(_ net.Conn, s http.ConnState) {
 			switch s {
 			case http.StateNew:
@@ -327,7 +328,7 @@ func (d *Daemon) servers(cfg *config.Config, adminToken string) (apiSrv, adminSr
 		WriteTimeout:      2 * time.Minute, // a CPU profile runs 30s by default
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          errLog,
+		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
 	adminSrv.RegisterOnShutdown(stopStreams)
 	return apiSrv, adminSrv
@@ -396,7 +397,7 @@ func (d *Daemon) watcher(path string) component {
 
 // serve serves a server on its listener (both built by the listeners'
 // component) until stop.
-func (d *Daemon) serve(name string, srv func() (*http.Server, net.Listener), stop func(ctx context.Context)) component {
+func (d *Daemon) serve(name string, srv func() (server, net.Listener), stop func(ctx context.Context)) component {
 	var done chan struct{}
 	return component{name: name + " listener",
 		start: func() error {
@@ -415,6 +416,10 @@ func (d *Daemon) serve(name string, srv func() (*http.Server, net.Listener), sto
 			<-done
 		}}
 }
+
+// server is what serve runs: the API listener's h1server or the admin
+// listener's net/http server.
+type server interface{ Serve(net.Listener) error }
 
 // Shutdown fails readiness, stops accepting, lets in-flight requests and
 // streams finish up to shutdown_timeout, stops every component in reverse
