@@ -2,6 +2,7 @@ package h1server
 
 import (
 	"bufio"
+	"errors"
 	"net"
 	"net/http"
 	"strconv"
@@ -144,6 +145,9 @@ func (w *response) FlushError() error {
 // SetReadDeadline bounds the reading of the request body
 // (http.ResponseController).
 func (w *response) SetReadDeadline(t time.Time) error {
+	if w.err == errHandlerDone {
+		return w.err
+	}
 	if w.c.killed.Load() {
 		return net.ErrClosed
 	}
@@ -152,6 +156,9 @@ func (w *response) SetReadDeadline(t time.Time) error {
 
 // SetWriteDeadline bounds the writes that follow (http.ResponseController).
 func (w *response) SetWriteDeadline(t time.Time) error {
+	if w.err == errHandlerDone {
+		return w.err
+	}
 	if w.c.killed.Load() {
 		return net.ErrClosed
 	}
@@ -186,10 +193,18 @@ func (w *response) finish() {
 		w.WriteHeader(http.StatusOK)
 	}
 	_ = w.send(nil, true)
+	// A goroutine the handler left behind that writes now gets an error:
+	// the connection's buffers are the next request's.
+	if w.err == nil {
+		w.err = errHandlerDone
+	}
 	if w.length >= 0 && w.written != w.length && bodyAllowed(w.status) && w.req.method != http.MethodHead {
 		w.closeAfter = true // the client waits for bytes that never come
 	}
 }
+
+// errHandlerDone is what a write after the handler returned gets.
+var errHandlerDone = errors.New("h1server: write after the handler returned")
 
 var (
 	crlf      = []byte("\r\n")

@@ -212,13 +212,11 @@ type conn struct {
 	hb  []byte
 	out []byte
 	iov net.Buffers
-	// header is the answers' header map, cleared for each request; req
-	// the request's head as parsed.
-	header http.Header
-	req    request
-	wfd    int    // the fd the watcher knows it by; -1 unwatched
-	wid    uint32 // its registration, against fd reuse
-	done   bool   // the connection is finished with (closed or hijacked)
+	// req is the request's head as parsed.
+	req  request
+	wfd  int    // the fd the watcher knows it by; -1 unwatched
+	wid  uint32 // its registration, against fd reuse
+	done bool   // the connection is finished with (closed or hijacked)
 	// linger: close by shutting down the write side and reading what the
 	// client still sends for a moment, so that a reset does not destroy
 	// the answer before the client read it (a body left unread).
@@ -389,12 +387,11 @@ func (c *conn) serveRequest(r *request) (keep bool) {
 		c.refuse(err)
 		return false
 	}
-	if c.header == nil {
-		c.header = make(http.Header)
-	}
-	clear(c.header)
 	w := &ex.w
-	*w = response{c: c, req: r, body: b, header: c.header, length: -1}
+	// The header map is the request's own, not the connection's reused:
+	// a handler's goroutine that outlives it must not reach the next
+	// answer's headers.
+	*w = response{c: c, req: r, body: b, header: make(http.Header, 8), length: -1}
 	if r.expectContinue {
 		ex.b.cont = w.sendContinue
 	}

@@ -487,3 +487,44 @@ func TestMaxConns(t *testing.T) {
 		t.Errorf("got %d once the first closed, want 200", a.resp.StatusCode)
 	}
 }
+
+// TestWriteAfterReturn: a goroutine the handler left behind that writes,
+// flushes or sets headers after the handler returned gets an error and
+// reaches nothing of the next answer on the same connection.
+func TestWriteAfterReturn(t *testing.T) {
+	stale := make(chan http.ResponseWriter, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/first" {
+			w.Header().Set("X-First", "1")
+			_, _ = io.WriteString(w, "first")
+			stale <- w
+			return
+		}
+		w2 := <-stale
+		w2.Header().Set("X-Leak", "from the first request")
+		if _, err := w2.Write([]byte("LEAK")); !errors.Is(err, errHandlerDone) {
+			t.Errorf("a write after the handler returned: %v, want errHandlerDone", err)
+		}
+		if err := http.NewResponseController(w2).Flush(); !errors.Is(err, errHandlerDone) {
+			t.Errorf("a flush after the handler returned: %v, want errHandlerDone", err)
+		}
+		if err := http.NewResponseController(w2).SetWriteDeadline(time.Now()); !errors.Is(err, errHandlerDone) {
+			t.Errorf("a deadline after the handler returned: %v, want errHandlerDone", err)
+		}
+		_, _ = io.WriteString(w, "second")
+	})
+	_, addr := serve(t, h)
+	c, br := dial(t, addr)
+	for _, path := range []string{"/first", "/second"} {
+		if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: h\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		a := readAnswer(t, c, br, "GET", false)
+		if want := strings.TrimPrefix(path, "/"); a.body != want {
+			t.Errorf("%s: body %q, want %q", path, a.body, want)
+		}
+		if a.resp.Header.Get("X-Leak") != "" || (path == "/second" && a.resp.Header.Get("X-First") != "") {
+			t.Errorf("%s: headers %v carry another request's", path, a.resp.Header)
+		}
+	}
+}
