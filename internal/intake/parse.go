@@ -27,8 +27,9 @@ type Fields struct {
 	MaxTokens int64
 	// Messages is a chat request's messages array as it is in the body,
 	// and PromptCacheKey prompt_cache_key's string literal (quotes
-	// included); both alias the body, nil when absent. What a dialect
-	// reads a conversation's identity from (internal/affinity).
+	// included); both alias the body, nil when absent. A conversation's
+	// identity is read from them (internal/affinity): the name
+	// PromptCacheKey gives, or the messages' opening (ParseTurns).
 	Messages, PromptCacheKey []byte
 }
 
@@ -44,7 +45,17 @@ type Fields struct {
 // while the result is in use; strings in the result do not alias body
 // (its byte slices do).
 func Parse(op provider.Op, body []byte) (Fields, *apierror.Error) {
-	f, aerr := parse(op, body)
+	return ParseTurns(op, body, nil)
+}
+
+// ParseTurns is Parse that also hands turn, when not nil, the chat
+// request's messages as its walk reads them, in order, while turn
+// returns true: the JSON texts of each one's first role and first
+// content ("" when absent). It is how the conversation's opening is
+// kept by the same walk (affinity.Turns); turn sees the
+// messages of a request Parse may yet refuse.
+func ParseTurns(op provider.Op, body []byte, turn func(role, content string) bool) (Fields, *apierror.Error) {
+	f, aerr := parse(op, body, turn)
 	if aerr != nil {
 		if cerr := Check(body); cerr != nil {
 			return Fields{}, cerr
@@ -59,7 +70,7 @@ func Parse(op provider.Op, body []byte) (Fields, *apierror.Error) {
 var notJSON = apierror.BadRequest("", "the request body is not valid JSON")
 
 // parse is Parse's checked walk.
-func parse(op provider.Op, body []byte) (Fields, *apierror.Error) {
+func parse(op provider.Op, body []byte, turn func(role, content string) bool) (Fields, *apierror.Error) {
 	var f Fields
 	// body is not modified while s is in use; strings kept are cloned.
 	s := unsafe.String(unsafe.SliceData(body), len(body))
@@ -79,7 +90,7 @@ func parse(op provider.Op, body []byte) (Fields, *apierror.Error) {
 			hasReq = true
 			if op == provider.OpChat {
 				// Most of a chat body: walked where it stands.
-				end, aerr := chatMessages(&d.Walker)
+				end, aerr := chatMessages(&d.Walker, turn)
 				if aerr != nil {
 					return f, aerr
 				}
@@ -162,8 +173,10 @@ func parse(op provider.Op, body []byte) (Fields, *apierror.Error) {
 
 // chatMessages checks a chat request's messages where they stand, the
 // value p is at (a checked walk): a non-empty array of objects, each
-// with a string role (its first). It returns the index past them.
-func chatMessages(p *jsonscan.Walker) (int, *apierror.Error) {
+// with a string role (its first). It hands turn each message's first
+// role and content while it returns true (ParseTurns), and returns the
+// index past the messages.
+func chatMessages(p *jsonscan.Walker, turn func(role, content string) bool) (int, *apierror.Error) {
 	if p.First() != '[' {
 		return -1, apierror.BadRequest("messages", "messages must be an array of message objects")
 	}
@@ -175,25 +188,33 @@ func chatMessages(p *jsonscan.Walker) (int, *apierror.Error) {
 			return -1, apierror.BadRequest("messages", "every entry of messages must be an object")
 		}
 		m := w.Walk()
-		role := false
+		var role, content string
 		for m.Member() {
-			if m.Key() == "role" && !role {
-				m.Skip()
-				if v := m.Val(); v != "" && !jsonscan.IsString(v) {
-					return -1, apierror.BadRequest("messages", "every message needs a string role")
-				}
-				role = true
-				continue
-			}
 			m.Skip()
+			switch v := m.Val(); m.Key() {
+			case "role":
+				if role == "" && v != "" {
+					if !jsonscan.IsString(v) {
+						return -1, apierror.BadRequest("messages", "every message needs a string role")
+					}
+					role = v
+				}
+			case "content":
+				if content == "" {
+					content = v
+				}
+			}
 		}
 		if m.At() < 0 {
 			return -1, notJSON
 		}
-		if !role {
+		if role == "" {
 			return -1, apierror.BadRequest("messages", "every message needs a string role")
 		}
 		w.Resume(m.At())
+		if turn != nil && !turn(role, content) {
+			turn = nil
+		}
 	}
 	switch {
 	case w.At() < 0:

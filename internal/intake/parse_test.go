@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
@@ -136,5 +138,44 @@ func golden(t *testing.T, name, got string) {
 			}
 		}
 		t.Fatalf("%s: got %d lines, want %d (run with -update to rewrite it)", path, len(g), len(w))
+	}
+}
+
+// TestParseTurnsOpening: the opening hashed from the turns Parse's walk
+// hands over is the one affinity.Opening reads from the messages again,
+// for every chat body of parse.golden Parse accepts and openings of
+// every shape; the walk stops handing turns once the opening is
+// complete.
+func TestParseTurnsOpening(t *testing.T) {
+	bodies := append([]string{
+		`{"model":"m","messages":[{"role":"system","content":"s"},{"role":"developer","content":[{"type":"text","text":"d"}]},{"role":"user","content":"u"},{"role":"assistant","content":"a"},{"role":"user","content":"v"}]}`,
+		`{"model":"m","messages":[{"content":"c","role":"user","content":"later","role":"x"}]}`,
+		`{"model":"m","messages":[{"role":"assistant","content":null},{"role":"user"}]}`,
+		`{"model":"m","messages":[{"role":"system","content":"only"}]}`,
+		`{"model":"m","messages":[{"role":"system","content":"1"},{"role":"system","content":"2"},{"role":"system","content":"3"},{"role":"user","content":"4"},{"role":"assistant","content":"5"}]}`,
+		`{"model":"m","messages":[{"role":"system","content":"1"},{"role":"system","content":"2"},{"role":"system","content":"3"},{"role":"system","content":"4"},{"role":"user","content":"5"}]}`,
+		`{"model":"m","messages":[{"role":"system","content":"1"},{"role":"system","content":"2"},{"role":"system","content":"3"},{"role":"system","content":"4"},{"role":"user","content":"5"},{"role":"user","content":"6"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}},{"text":"t"}]},{"role":"user","content":"next"}]}`,
+	}, parseInputs...)
+	for _, body := range bodies {
+		var o affinity.Turns
+		turns := 0
+		f, aerr := ParseTurns(provider.OpChat, []byte(body), func(role, content string) bool {
+			turns++
+			return o.Turn(role, content)
+		})
+		if aerr != nil {
+			continue
+		}
+		if got, want := o.ID(f.Messages), affinity.Opening(nil, f.Messages); got != want {
+			t.Errorf("%s: opening %+v from the walk, %+v read again", body, got, want)
+		}
+		n := 0
+		for w := jsonscan.Walk(string(f.Messages), 0); w.Next(); {
+			n++
+		}
+		if turns > n {
+			t.Errorf("%s: %d turns handed over, more than the messages", body, turns)
+		}
 	}
 }
