@@ -32,14 +32,13 @@ type Translation struct {
 // chat completions cannot carry is dropped. The only refusal is a body
 // that is not a JSON object.
 func Translate(body []byte, req messages.Request) (*Translation, *messages.Error) {
-	// body is valid JSON (the proxy checked it before Decode), not
-	// modified during Translate; nothing read from it is kept past
-	// Translate but in the bytes it writes. It is read as gjson reads it
-	// (the first of each field, every element), by walks over its text,
-	// each container where it stands, that decode nothing they do not
-	// write: most strings are copied as
-	// the client wrote them (lit). On a body that is not valid JSON the
-	// walks read less, but what is written is valid JSON all the same.
+	// body is valid JSON (Decode's walk checked it), not modified during
+	// Translate; nothing read from it is kept past Translate but in the
+	// bytes it writes. It is read as gjson reads it (the first of each
+	// field, every element), by walks over its text, each container where
+	// it stands, that decode nothing they do not write: most strings are
+	// copied as the client wrote them (lit), a tool's input_schema as it
+	// is (valid, as the body is).
 	s := unsafeString(body)
 	i := jsonscan.Space(s, 0)
 	if i == len(s) || s[i] != '{' {
@@ -654,9 +653,9 @@ func (t *translator) tools(b []byte, tools, choice string) []byte {
 			b = lit(b, d)
 		}
 		b = append(b, `,"parameters":`...)
-		// Copied raw only when it is an object that is valid JSON (it is,
-		// in a body the proxy checked).
-		if s := tl.schema; s != "" && s[0] == '{' && jsonscan.Valid(unsafeBytes(s)) {
+		// Copied raw when it is an object: valid JSON, as the body passed
+		// messages.Decode, whose walk checks it (Translate's precondition).
+		if s := tl.schema; s != "" && s[0] == '{' {
 			b = append(b, s...)
 		} else {
 			b = append(b, emptySchema...)
