@@ -179,3 +179,40 @@ func TestParseTurnsOpening(t *testing.T) {
 		}
 	}
 }
+
+// chatBody is an agent's chat request, about 20 KB: a system prompt of
+// 2 KB paragraphs (escaped quotes and newlines), four tools, ten rounds
+// of tool calls and results.
+func chatBody() []byte {
+	para := strings.Repeat(`Use this tool to run a command. Do not use it for \"dangerous\" things.\n - Always quote paths with spaces.\n`, 20)
+	var b strings.Builder
+	b.WriteString(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":4096,"messages":[{"role":"system","content":"` + strings.Repeat(para, 4) + `"},{"role":"user","content":"start"}`)
+	for i := range 10 {
+		fmt.Fprintf(&b, `,{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"run","arguments":"{\"command\":\"ls -la /src\"}"}}]},{"role":"tool","tool_call_id":"call_%d","content":"%s"}`, i, i, para[:600])
+	}
+	b.WriteString(`],"tools":[`)
+	for i := range 4 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"function","function":{"name":"t%d","description":"%s","parameters":{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}}}`, i, para[:400])
+	}
+	b.WriteString(`],"prompt_cache_key":null}`)
+	return []byte(b.String())
+}
+
+// BenchmarkParse: an agent's 20 KB chat request read (the check, the
+// fields, the messages' roles) and its opening kept.
+func BenchmarkParse(b *testing.B) {
+	body := chatBody()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var o affinity.Turns
+		f, aerr := ParseTurns(provider.OpChat, body, o.Turn)
+		if aerr != nil {
+			b.Fatal(aerr)
+		}
+		_ = o.ID(f.Messages)
+	}
+}
