@@ -87,19 +87,17 @@ func FromHeaders(h http.Header) ID {
 // no further than the start of the message after the first user turn and
 // does not allocate.
 func Opening(system, messages []byte) ID {
-	var d xxhash.Digest
-	d.ResetWithSeed(seedOpening)
+	var o Openings
+	o.d.ResetWithSeed(seedOpening)
 	if len(system) > 0 {
 		s := view(system)
-		writeContent(&d, s[jsonscan.Space(s, 0):])
+		writeContent(&o.d, s[jsonscan.Space(s, 0):])
 	}
 	ms := view(messages)
-	var found, continues bool
 	w := jsonscan.Walk(ms, jsonscan.Space(ms, 0))
 	for !w.Object() && w.Member() { // a list's elements
-
-		if found {
-			continues = true
+		if o.found {
+			o.continues = true
 			break
 		}
 		// The message's first role and content, read where it stands.
@@ -114,15 +112,9 @@ func Opening(system, messages []byte) ID {
 			}
 		}
 		w.Resume(m.At())
-		_, _ = d.WriteString("\x00")
-		_, _ = d.WriteString(role)
-		writeContent(&d, content)
-		found = role == `"user"`
+		o.turn(role, content)
 	}
-	if !found {
-		return ID{}
-	}
-	return ID{Key: nonZero(d.Sum64()), First: !continues}
+	return o.ID()
 }
 
 // writeContent hashes a message's content (JSON text): a string, or a
@@ -196,6 +188,21 @@ func (o *Openings) Add(role string, texts func(yield func(string))) bool {
 	return true
 }
 
+// turn is Add of a message as Opening reads one from a raw
+// conversation: role and content are the JSON texts of its first role
+// and content ("" when absent).
+func (o *Openings) turn(role, content string) bool {
+	if o.found {
+		o.continues = true
+		return false
+	}
+	_, _ = o.d.WriteString("\x00")
+	_, _ = o.d.WriteString(role)
+	writeContent(&o.d, content)
+	o.found = role == `"user"`
+	return true
+}
+
 // ID is the identity of the conversation added: none without a user turn;
 // First when nothing followed the first user turn.
 func (o *Openings) ID() ID {
@@ -203,4 +210,51 @@ func (o *Openings) ID() ID {
 		return ID{}
 	}
 	return ID{Key: nonZero(o.d.Sum64()), First: !o.continues}
+}
+
+// Turns keeps a raw conversation's opening as a walk that reads the
+// request hands its messages over (Turn: intake.ParseTurns), for its
+// identity to be hashed only once it is known to be used (ID), without
+// reading the messages again. It keeps four messages; an opening of more
+// is read again. The texts it keeps alias the body walked. The zero
+// Turns is ready.
+type Turns struct {
+	turns                  [4]struct{ role, content string }
+	n                      int
+	found, continues, over bool
+}
+
+// Turn takes the next message: the JSON texts of its first role and
+// content ("" when absent). It returns false once the opening is
+// complete (the message after the first user turn was seen) or Turns
+// is full.
+func (t *Turns) Turn(role, content string) bool {
+	switch {
+	case t.found:
+		t.continues = true
+		return false
+	case t.n == len(t.turns):
+		t.over = true
+		return false
+	}
+	t.turns[t.n].role, t.turns[t.n].content = role, content
+	t.n++
+	t.found = role == `"user"`
+	return true
+}
+
+// ID is Opening(nil, messages) of the conversation whose messages the
+// walk handed over: hashed from the turns kept, or read again from
+// messages when they were more than Turns keeps.
+func (t *Turns) ID(messages []byte) ID {
+	if t.over {
+		return Opening(nil, messages)
+	}
+	var o Openings
+	o.Begin("")
+	for _, m := range t.turns[:t.n] {
+		o.turn(m.role, m.content)
+	}
+	o.continues = t.continues
+	return o.ID()
 }

@@ -99,10 +99,18 @@ func chatFamily() []*Dialect {
 }
 
 // readOp reads a request of the OpenAI operation o: the few fields the
-// router needs, in one pass; the body goes to OpenAI-family providers
-// unchanged but for the model.
+// router needs, in one pass, which also keeps a chat request's opening
+// (its identity's, hashed when it is used); the body goes to
+// OpenAI-family providers unchanged but for the model.
 func readOp(q Request, r *http.Request, o provider.Op, body []byte) (Call, *apierror.Error) {
-	f, aerr := intake.Parse(o, body)
+	var (
+		opening affinity.Turns
+		turn    func(role, content string) bool
+	)
+	if o == provider.OpChat {
+		turn = opening.Turn
+	}
+	f, aerr := intake.ParseTurns(o, body, turn)
 	if aerr != nil {
 		return Call{}, aerr
 	}
@@ -115,15 +123,16 @@ func readOp(q Request, r *http.Request, o provider.Op, body []byte) (Call, *apie
 	}
 	c := Call{Req: req, Tokens: intake.EstimateTokens(body, f.MaxTokens), MaxTokens: f.MaxTokens}
 	if o != provider.OpEmbeddings && q.Affinity() {
-		c.Affinity = chatIdentity(r.Header, o, f)
+		c.Affinity = chatIdentity(r.Header, o, f, &opening)
 	}
 	return c, nil
 }
 
 // chatIdentity is a chat-family request's conversation identity
 // (docs/ARCHITECTURE.md, "Affinity"): the session headers, else
-// prompt_cache_key, else (chat) the hash of its opening.
-func chatIdentity(h http.Header, o provider.Op, f intake.Fields) affinity.ID {
+// prompt_cache_key, else (chat) the hash of its opening, as Parse's walk
+// kept it.
+func chatIdentity(h http.Header, o provider.Op, f intake.Fields, opening *affinity.Turns) affinity.ID {
 	if id := affinity.FromHeaders(h); id.Key != 0 {
 		return id
 	}
@@ -131,7 +140,7 @@ func chatIdentity(h http.Header, o provider.Op, f intake.Fields) affinity.ID {
 		return affinity.NamedBytes(f.PromptCacheKey)
 	}
 	if o == provider.OpChat {
-		return affinity.Opening(nil, f.Messages)
+		return opening.ID(f.Messages)
 	}
 	return affinity.ID{}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
@@ -85,8 +86,10 @@ func fuzzUTF8(s string) string {
 // "model" member encoding/json sees (a repeated top-level key is refused), decodes
 // to the returned model, and can be swapped with AppendBody for any model
 // name, leaving valid JSON whose "model" is the new name and every other
-// byte as it was. The returned strings do not alias the body. A refused
-// body gets a 400 whose OpenAI error encodes as valid JSON.
+// byte as it was. The returned strings do not alias the body; a chat
+// request's opening hashed from the walk (ParseTurns) is affinity.Opening
+// of its messages. A refused body gets a 400 whose OpenAI error encodes
+// as valid JSON.
 func FuzzParseFields(f *testing.F) {
 	for _, s := range fuzzBodies {
 		f.Add(s.op, []byte(s.body))
@@ -94,7 +97,8 @@ func FuzzParseFields(f *testing.F) {
 	f.Fuzz(func(t *testing.T, opn uint8, body []byte) {
 		op := fuzzOps[int(opn)%len(fuzzOps)].op
 		in := bytes.Clone(body)
-		fl, aerr := intake.Parse(op, in)
+		var opening affinity.Turns
+		fl, aerr := intake.ParseTurns(op, in, opening.Turn)
 		if !bytes.Equal(in, body) {
 			t.Fatalf("parseFields changed the body:\n got %q\nwant %q", in, body)
 		}
@@ -146,6 +150,11 @@ func FuzzParseFields(f *testing.F) {
 			var got string
 			if json.Unmarshal(out, &swapped) != nil || json.Unmarshal(swapped["model"], &got) != nil || got != fuzzUTF8(m) {
 				t.Fatalf("AppendBody(%q) gave model %q in %q", m, swapped["model"], out)
+			}
+		}
+		if op == provider.OpChat {
+			if got, want := opening.ID(fl.Messages), affinity.Opening(nil, fl.Messages); got != want {
+				t.Fatalf("opening %+v from Parse's walk, %+v read again", got, want)
 			}
 		}
 		model := fl.Model

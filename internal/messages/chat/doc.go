@@ -30,6 +30,8 @@
 //     (openaiwire.Canonical); raw values are copied only once checked.
 //   - JSON is read as gjson reads it (the first of a repeated field,
 //     every element; a stream chunk's last "choices", every "usage"), by
-//     walks over its text that decode only what they write.
+//     walks over its text that decode only what they write. A request's
+//     containers are walked where they stand (a turn, its blocks, a
+//     block's source, a tool), not stepped over and walked again.
 //   - Nothing here writes to a client or calls a provider.
 package chat

@@ -152,6 +152,16 @@ func translateCases() []string {
 		`{"model":"m","max_tokens":5,"system":[],"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"none","disable_parallel_tool_use":null},"messages":[{"role":"user","content":""}]}`,
 		` { "model" : "m" , "max_tokens" : 5 , "stream" : true , "messages" : [ { "role" : "user" , "content" : [ { "type" : "text" , "text" : "spaced" } , { "type" : "text" , "text" : "out" } ] } ] } `,
 		`{"model":"m","max_tokens":5,"ro\u006ce":"x","m\u0065ssages":[{"r\u006fle":"user","c\u006fntent":"escaped keys"}]}`,
+		// More blocks in one turn than the translator keeps on its frame.
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[` + strings.Repeat(`{"type":"text","text":"t"},{"type":"tool_result","tool_use_id":"r","content":"c"},{"type":"image","source":{"type":"url","url":"u"}},`, 7) + `{"type":"text","text":"last"}]},` +
+			`{"role":"assistant","content":[` + strings.Repeat(`{"type":"text","text":"a"},{"type":"tool_use","id":"i","name":"f","input":{"k":1}},`, 10) + `{"type":"thinking","thinking":"x","signature":"s"}]}]}`,
+		// Content before role, keys repeated at every level, sources that
+		// are not objects, tool results of objects and scalars.
+		`{"model":"m","max_tokens":5,"messages":[{"content":[{"text":"first","type":"text","text":"second","type":"image"}],"role":"user","content":"later","role":"assistant"},` +
+			`{"content":[{"type":"image","source":{"type":"url","url":"u"},"source":"x"},{"type":"image","source":{"type":"base64","type":"url","media_type":"image/png","data":"AA","data":"BB","url":"v"}},{"type":"document","source":{"data":"d","type":"text"}}],"role":"user"},` +
+			`{"role":"system","content":[{"type":"text","text":"s1"},{"type":"text","text":"s2","text":"s3"}]},` +
+			`{"role":"assistant","content":[{"input":{"q":[1]},"type":"tool_use","name":"f","id":"a","id":"b"},{"type":"tool_use","id":"c","name":"g","input":{}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","tool_use_id":"z","content":[{"type":"text","text":"o1"},{"type":"text","text":"o2","text":"o3"}]},{"type":"tool_result","tool_use_id":"b","content":[{"type":"image","source":{"type":"url","url":"u"}},{"type":"text","text":"yes"}]},{"type":"tool_result","tool_use_id":"c","content":null}]}]}`,
 	}
 }
 

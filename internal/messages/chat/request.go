@@ -32,13 +32,13 @@ type Translation struct {
 // chat completions cannot carry is dropped. The only refusal is a body
 // that is not a JSON object.
 func Translate(body []byte, req messages.Request) (*Translation, *messages.Error) {
-	// body is valid JSON (the proxy checked it before Decode), not
-	// modified during Translate; nothing read from it is kept past
-	// Translate but in the bytes it writes. It is read as gjson reads it
-	// (the first of each field, every element), by walks over its text
-	// that decode nothing they do not write: most strings are copied as
-	// the client wrote them (lit). On a body that is not valid JSON the
-	// walks read less, but what is written is valid JSON all the same.
+	// body is valid JSON (Decode's walk checked it), not modified during
+	// Translate; nothing read from it is kept past Translate but in the
+	// bytes it writes. It is read as gjson reads it (the first of each
+	// field, every element), by walks over its text, each container where
+	// it stands, that decode nothing they do not write: most strings are
+	// copied as the client wrote them (lit), a tool's input_schema as it
+	// is (valid, as the body is).
 	s := unsafeString(body)
 	i := jsonscan.Space(s, 0)
 	if i == len(s) || s[i] != '{' {
@@ -82,9 +82,9 @@ func build(req messages.Request, f top, estimate int64, size int) *Translation {
 	b = str(b, req.Model)
 	end := len(b)
 	b = append(b, `,"messages":[`...)
-	b = t.system(b, f.system)
-	for w := jsonscan.Walk(f.messages, 0); w.Next(); {
-		b = t.message(b, w.Val())
+	b = t.system(b, f.system, false)
+	for w := jsonscan.Walk(f.messages, 0); w.Member(); {
+		b = t.message(b, &w)
 	}
 	b = append(b, ']')
 	b = t.tools(b, f.tools, f.toolChoice)
@@ -146,6 +146,112 @@ func (f *top) set(k, v string) {
 // JSON texts of the body's; "" is a value the body does not have.
 type translator struct {
 	n int // messages written
+	// The blocks of the content being written: np of them, the first
+	// smallParts in small (on build's frame), the rest in more.
+	np    int
+	small [smallParts]part
+	more  []part
+}
+
+// part is one content block as one walk of it reads it, where it stands:
+// the first of each field the translation reads, as JSON texts ("" when
+// absent), its source's when that is an object.
+type part struct {
+	typ, text, id, name, input, toolUseID, content string
+	source                                         bool // a source was read (the first counts)
+	srcType, mediaType, data, url                  string
+}
+
+// smallParts is how many blocks of one content the translator keeps on
+// build's frame; a content of more grows onto the heap.
+const smallParts = 16
+
+// part is the i-th block read.
+func (t *translator) part(i int) *part {
+	if i < smallParts {
+		return &t.small[i]
+	}
+	return &t.more[i-smallParts]
+}
+
+// readParts reads the blocks of the list w walks (its elements; an
+// object's values), each where it stands, as t's blocks, and returns the
+// index past the list (-1: the text ended first).
+func (t *translator) readParts(w jsonscan.Walker) int {
+	t.np, t.more = 0, t.more[:0]
+	for w.Member() {
+		var p *part
+		if t.np < smallParts {
+			p = &t.small[t.np]
+			*p = part{}
+		} else {
+			t.more = append(t.more, part{})
+			p = &t.more[len(t.more)-1]
+		}
+		t.np++
+		w.Resume(readPart(&w, p))
+	}
+	return w.At()
+}
+
+// readPart reads the block at p's current value into pt, where it
+// stands (its source too, when an object), and returns the index past it.
+func readPart(p *jsonscan.Walker, pt *part) int {
+	if p.First() != '{' {
+		p.Skip() // a block that is not an object has no fields
+		return p.At()
+	}
+	w := p.Walk()
+	for w.Member() {
+		k := w.Key()
+		if k == "source" && !pt.source {
+			pt.source = true
+			if w.First() == '{' {
+				src := w.Walk()
+				for src.Next() {
+					switch src.Key() {
+					case "type":
+						first(&pt.srcType, src.Val())
+					case "media_type":
+						first(&pt.mediaType, src.Val())
+					case "data":
+						first(&pt.data, src.Val())
+					case "url":
+						first(&pt.url, src.Val())
+					}
+				}
+				w.Resume(src.At())
+				continue
+			}
+		}
+		w.Skip()
+		v := w.Val()
+		switch k {
+		case "type":
+			first(&pt.typ, v)
+		case "text":
+			first(&pt.text, v)
+		case "id":
+			first(&pt.id, v)
+		case "name":
+			first(&pt.name, v)
+		case "input":
+			first(&pt.input, v)
+		case "tool_use_id":
+			first(&pt.toolUseID, v)
+		case "content":
+			first(&pt.content, v)
+		}
+	}
+	return w.At()
+}
+
+// first sets *p to v unless it holds a value already: the first of a
+// repeated key counts, as gjson reads one.
+func first(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
 }
 
 // next appends the separator before a message.
@@ -157,19 +263,33 @@ func (t *translator) next(b []byte) []byte {
 	return b
 }
 
-// textOf is a block's text: its string "text" field, as JSON text.
-// Text blocks, and blocks of types this package does not know, keep
-// their text this way; thinking, tool_use and the server tools' blocks
-// have none.
-func textOf(blk string) (string, bool) {
-	v := jsonscan.Fields(blk, "text")[0]
-	return v, jsonscan.IsString(v)
+// textIn is the text of the block at p's current value, read where it
+// stands: its first "text" field, as JSON text, when a string. Text
+// blocks, and blocks of types this package does not know, keep their
+// text this way; thinking, tool_use and the server tools' blocks have
+// none. p is then past the block.
+func textIn(p *jsonscan.Walker) (string, bool) {
+	if p.First() != '{' {
+		p.Skip()
+		return "", false
+	}
+	var text string
+	w := p.Walk()
+	for w.Member() {
+		w.Skip()
+		if w.Key() == "text" {
+			first(&text, w.Val())
+		}
+	}
+	p.Resume(w.At())
+	return text, jsonscan.IsString(text)
 }
 
 // system appends the system message: the string, or the text blocks
 // joined with a blank line in their order (cache_control dropped). An
-// empty system prompt is no message.
-func (t *translator) system(b []byte, sys string) []byte {
+// empty system prompt is no message. The blocks of a list are read where
+// they stand; parts says they are read already, as t's blocks.
+func (t *translator) system(b []byte, sys string, parts bool) []byte {
 	switch {
 	case jsonscan.IsString(sys):
 		if sys == `""` {
@@ -182,12 +302,15 @@ func (t *translator) system(b []byte, sys string) []byte {
 	case sys == "" || sys[0] != '[':
 		return b
 	}
+	if !parts {
+		t.readParts(jsonscan.Walk(sys, 0))
+	}
 	mark, n := len(b), t.n
 	b = t.next(b)
 	b = append(b, `{"role":"system","content":"`...)
 	texts := 0
-	for w := jsonscan.Walk(sys, 0); w.Next(); {
-		if s, ok := textOf(w.Val()); ok && s != `""` {
+	for i := range t.np {
+		if s := t.part(i).text; jsonscan.IsString(s) && s != `""` {
 			if texts > 0 {
 				b = append(b, `\n\n`...)
 			}
@@ -202,16 +325,42 @@ func (t *translator) system(b []byte, sys string) []byte {
 	return append(b, `"}`...)
 }
 
-// message appends one turn as chat messages.
-func (t *translator) message(b []byte, m string) []byte {
-	f := jsonscan.Fields(m, "role", "content")
-	role, content := jsonscan.Unquote(f[0]), f[1]
-	switch role {
+// message appends one turn as chat messages: the message at w's
+// current value, read where it stands (its first role and content, the
+// content's blocks as t's blocks), w then past it.
+func (t *translator) message(b []byte, w *jsonscan.Walker) []byte {
+	if w.First() != '{' {
+		w.Skip() // messages.Decode refuses it
+		return b
+	}
+	var role, content string
+	m := w.Walk()
+	for m.Member() {
+		if m.Key() == "content" && content == "" && m.First() == '[' {
+			start := m.At()
+			end := t.readParts(m.Walk())
+			m.Resume(end)
+			if end >= 0 {
+				content = m.Text()[start:end]
+			}
+			continue
+		}
+		m.Skip()
+		switch m.Key() {
+		case "role":
+			first(&role, m.Val())
+		case "content":
+			first(&content, m.Val())
+		}
+	}
+	w.Resume(m.At())
+	switch r := jsonscan.Unquote(role); r {
 	case "user", "assistant":
+		role = r
 	case "system":
 		// A system turn inside messages (Claude Code's): a system message
 		// where it stands.
-		return t.system(b, content)
+		return t.system(b, content, true)
 	default:
 		return b // messages.Decode refuses it
 	}
@@ -226,9 +375,9 @@ func (t *translator) message(b []byte, m string) []byte {
 	case content == "" || content[0] != '[':
 		return b
 	case role == "user":
-		return t.user(b, content)
+		return t.user(b)
 	}
-	return t.assistant(b, content)
+	return t.assistant(b)
 }
 
 // Kinds of a user turn's block (userPart).
@@ -241,49 +390,48 @@ const (
 
 // userPart classifies a user turn's block: a tool result, text (a text
 // block, a text document, an unknown block's text: text is its JSON
-// string), an image chat can take (base64 or URL: src is its source), or
-// nothing chat can carry.
-func userPart(blk string) (kind int, text, src string) {
-	f := jsonscan.Fields(blk, "type", "source", "text")
-	switch jsonscan.Unquote(f[0]) {
+// string), an image chat can take (base64 or URL), or nothing chat can
+// carry.
+func userPart(p *part) (kind int, text string) {
+	switch jsonscan.Unquote(p.typ) {
 	case "image":
-		sf := jsonscan.Fields(f[1], "type", "media_type", "data", "url")
-		switch jsonscan.Unquote(sf[0]) {
+		switch jsonscan.Unquote(p.srcType) {
 		case "base64":
-			if jsonscan.IsString(sf[1]) && jsonscan.IsString(sf[2]) {
-				return partImage, "", f[1]
+			if jsonscan.IsString(p.mediaType) && jsonscan.IsString(p.data) {
+				return partImage, ""
 			}
 		case "url":
-			if jsonscan.IsString(sf[3]) {
-				return partImage, "", f[1]
+			if jsonscan.IsString(p.url) {
+				return partImage, ""
 			}
 		}
-		return partNone, "", ""
+		return partNone, ""
 	case "document":
-		if sf := jsonscan.Fields(f[1], "type", "data"); jsonscan.Unquote(sf[0]) == "text" && jsonscan.IsString(sf[1]) {
-			return partText, sf[1], ""
+		if jsonscan.Unquote(p.srcType) == "text" && jsonscan.IsString(p.data) {
+			return partText, p.data
 		}
-		return partNone, "", ""
+		return partNone, ""
 	case "tool_result":
-		return partResult, "", ""
+		return partResult, ""
 	}
-	if jsonscan.IsString(f[2]) {
-		return partText, f[2], ""
+	if jsonscan.IsString(p.text) {
+		return partText, p.text
 	}
-	return partNone, "", ""
+	return partNone, ""
 }
 
-// user appends a user turn of blocks: each tool_result first, as a
-// "tool" message (chat needs a call's results right after the assistant
-// turn that made it), then one user message of the rest, its content a
-// string when it is one text, parts otherwise. A turn of nothing chat can
-// carry is an empty user message, so the turns still alternate.
-func (t *translator) user(b []byte, blocks string) []byte {
+// user appends a user turn of blocks (t.np): each tool_result first,
+// as a "tool" message (chat needs a call's results right after the
+// assistant turn that made it), then one user message of the rest, its
+// content a string when it is one text, parts otherwise. A turn of
+// nothing chat can carry is an empty user message, so the turns still
+// alternate.
+func (t *translator) user(b []byte) []byte {
 	results, parts, texts := 0, 0, 0
-	for w := jsonscan.Walk(blocks, 0); w.Next(); {
-		switch k, _, _ := userPart(w.Val()); k {
+	for i := range t.np {
+		switch k, _ := userPart(t.part(i)); k {
 		case partResult:
-			b = t.toolResult(b, w.Val())
+			b = t.toolResult(b, t.part(i))
 			results++
 		case partText:
 			parts++
@@ -302,8 +450,8 @@ func (t *translator) user(b []byte, blocks string) []byte {
 	b = t.next(b)
 	b = append(b, `{"role":"user","content":`...)
 	if parts == 1 && texts == 1 {
-		for w := jsonscan.Walk(blocks, 0); w.Next(); {
-			if k, s, _ := userPart(w.Val()); k == partText {
+		for i := range t.np {
+			if k, s := userPart(t.part(i)); k == partText {
 				b = lit(b, s)
 				break
 			}
@@ -312,8 +460,8 @@ func (t *translator) user(b []byte, blocks string) []byte {
 	}
 	b = append(b, '[')
 	n := 0
-	for w := jsonscan.Walk(blocks, 0); w.Next(); {
-		k, s, src := userPart(w.Val())
+	for i := range t.np {
+		k, s := userPart(t.part(i))
 		if k != partText && k != partImage {
 			continue
 		}
@@ -328,45 +476,43 @@ func (t *translator) user(b []byte, blocks string) []byte {
 			continue
 		}
 		b = append(b, `{"type":"image_url","image_url":{"url":`...)
-		b = t.imageURL(b, src)
+		b = t.imageURL(b, t.part(i))
 		b = append(b, "}}"...)
 	}
 	return append(b, "]}"...)
 }
 
-// imageURL appends an image source as chat's image URL: a base64 source
-// as a data: URL, a URL source as it is.
-func (t *translator) imageURL(b []byte, src string) []byte {
-	f := jsonscan.Fields(src, "type", "url", "media_type", "data")
-	if jsonscan.Unquote(f[0]) == "url" {
-		return lit(b, f[1])
+// imageURL appends an image block's source as chat's image URL: a base64
+// source as a data: URL, a URL source as it is.
+func (t *translator) imageURL(b []byte, p *part) []byte {
+	if jsonscan.Unquote(p.srcType) == "url" {
+		return lit(b, p.url)
 	}
 	b = append(b, `"data:`...)
-	b = litPart(b, f[2])
+	b = litPart(b, p.mediaType)
 	b = append(b, ";base64,"...)
-	b = litPart(b, f[3])
+	b = litPart(b, p.data)
 	return append(b, '"')
 }
 
 // toolResult appends a tool_result as a "tool" message: string content
 // as it is, block content's texts joined by newlines (images dropped:
-// a tool message is text). is_error has no chat equivalent; the text
-// says what went wrong.
-func (t *translator) toolResult(b []byte, blk string) []byte {
-	f := jsonscan.Fields(blk, "tool_use_id", "content")
+// a tool message is text), its blocks read where they stand. is_error
+// has no chat equivalent; the text says what went wrong.
+func (t *translator) toolResult(b []byte, p *part) []byte {
 	b = t.next(b)
 	b = append(b, `{"role":"tool","tool_call_id":`...)
-	b = lit(b, f[0])
+	b = lit(b, p.toolUseID)
 	b = append(b, `,"content":`...)
-	if c := f[1]; jsonscan.IsString(c) {
+	if c := p.content; jsonscan.IsString(c) {
 		b = lit(b, c)
 		return append(b, '}')
 	}
 	b = append(b, '"')
 	n := 0
 	// An array's elements (or an object's values).
-	for w := jsonscan.Walk(f[1], 0); w.Next(); {
-		if s, ok := textOf(w.Val()); ok {
+	for w := jsonscan.Walk(p.content, 0); w.Member(); {
+		if s, ok := textIn(&w); ok {
 			if n > 0 {
 				b = append(b, `\n`...)
 			}
@@ -377,22 +523,22 @@ func (t *translator) toolResult(b []byte, blk string) []byte {
 	return append(b, `"}`...)
 }
 
-// assistant appends an assistant turn of blocks: its texts joined (as
-// they are: text blocks split by citations are one text), null when it
-// is only tool calls; its tool_use blocks as tool_calls, arguments the
-// JSON of their input. Thinking is dropped (its signature means nothing
-// to another provider).
-func (t *translator) assistant(b []byte, blocks string) []byte {
+// assistant appends an assistant turn of blocks (t.np): its texts
+// joined (as they are: text blocks split by citations are one text),
+// null when it is only tool calls; its tool_use blocks as tool_calls,
+// arguments the JSON of their input. Thinking is dropped (its signature
+// means nothing to another provider).
+func (t *translator) assistant(b []byte) []byte {
 	b = t.next(b)
 	b = append(b, `{"role":"assistant","content":"`...)
 	mark := len(b) - 1 // the content's opening quote
 	texts, calls := 0, 0
-	for w := jsonscan.Walk(blocks, 0); w.Next(); {
-		f := jsonscan.Fields(w.Val(), "type", "text")
-		if jsonscan.Unquote(f[0]) == "tool_use" {
+	for i := range t.np {
+		p := t.part(i)
+		if jsonscan.Unquote(p.typ) == "tool_use" {
 			calls++
-		} else if jsonscan.IsString(f[1]) && f[1] != `""` {
-			b = litPart(b, f[1])
+		} else if jsonscan.IsString(p.text) && p.text != `""` {
+			b = litPart(b, p.text)
 			texts++
 		}
 	}
@@ -405,9 +551,9 @@ func (t *translator) assistant(b []byte, blocks string) []byte {
 	}
 	b = append(b, `,"tool_calls":[`...)
 	n := 0
-	for w := jsonscan.Walk(blocks, 0); w.Next(); {
-		f := jsonscan.Fields(w.Val(), "type", "id", "name", "input")
-		if jsonscan.Unquote(f[0]) != "tool_use" {
+	for i := range t.np {
+		p := t.part(i)
+		if jsonscan.Unquote(p.typ) != "tool_use" {
 			continue
 		}
 		if n > 0 {
@@ -415,11 +561,11 @@ func (t *translator) assistant(b []byte, blocks string) []byte {
 		}
 		n++
 		b = append(b, `{"id":`...)
-		b = lit(b, f[1])
+		b = lit(b, p.id)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = lit(b, f[2])
+		b = lit(b, p.name)
 		b = append(b, `,"arguments":`...)
-		input := f[3]
+		input := p.input
 		if input == "" || input[0] != '{' {
 			input = "{}"
 		}
@@ -435,9 +581,30 @@ type tool struct {
 	typ, name, description, schema string
 }
 
-func readTool(v string) tool {
-	f := jsonscan.Fields(v, "type", "name", "description", "input_schema")
-	return tool{typ: f[0], name: f[1], description: f[2], schema: f[3]}
+// readTool reads the tool at p's current value where it stands; p is
+// then past it.
+func readTool(p *jsonscan.Walker) tool {
+	var t tool
+	if p.First() != '{' {
+		p.Skip()
+		return t
+	}
+	w := p.Walk()
+	for w.Member() {
+		w.Skip()
+		switch w.Key() {
+		case "type":
+			first(&t.typ, w.Val())
+		case "name":
+			first(&t.name, w.Val())
+		case "description":
+			first(&t.description, w.Val())
+		case "input_schema":
+			first(&t.schema, w.Val())
+		}
+	}
+	p.Resume(w.At())
+	return t
 }
 
 // function reports whether t is a custom tool (no type, or "custom")
@@ -467,8 +634,8 @@ func (t *translator) tools(b []byte, tools, choice string) []byte {
 		forced = jsonscan.Unquote(c[1])
 	}
 	found := false
-	for w := jsonscan.Walk(tools, 0); w.Next(); {
-		tl := readTool(w.Val())
+	for w := jsonscan.Walk(tools, 0); w.Member(); {
+		tl := readTool(&w)
 		if !tl.function() {
 			continue
 		}
@@ -486,9 +653,9 @@ func (t *translator) tools(b []byte, tools, choice string) []byte {
 			b = lit(b, d)
 		}
 		b = append(b, `,"parameters":`...)
-		// Copied raw only when it is an object that is valid JSON (it is,
-		// in a body the proxy checked).
-		if s := tl.schema; s != "" && s[0] == '{' && jsonscan.Valid(unsafeBytes(s)) {
+		// Copied raw when it is an object: valid JSON, as the body passed
+		// messages.Decode, whose walk checks it (Translate's precondition).
+		if s := tl.schema; s != "" && s[0] == '{' {
 			b = append(b, s...)
 		} else {
 			b = append(b, emptySchema...)
