@@ -145,14 +145,17 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 	if err != nil {
 		return fail(err, false)
 	}
+	budget := maxHeadBytes // for the answer's head and any 1xx before it
 	for {
-		resp, err := http.ReadResponse(c.br, req)
+		a, err := readAnswer(c.br, req, &budget)
 		if err != nil {
 			return fail(err, true)
 		}
-		if resp.StatusCode >= 200 || resp.StatusCode < 100 {
-			resp.Body = &body{t: t, c: c, rc: resp.Body, stop: stop,
+		resp := &a.resp
+		if resp.StatusCode >= 200 {
+			a.body = body{t: t, c: c, rc: resp.Body, stop: stop,
 				reuse: !resp.Close && !req.Close && framed(resp)}
+			resp.Body = &a.body
 			return resp, true, nil
 		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
