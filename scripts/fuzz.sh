@@ -41,6 +41,7 @@ targets=(
   "./internal/affinity FuzzOpening"
   "./internal/tracing FuzzSpans"
   "./internal/h1 FuzzAnswer"
+  "./internal/h1 FuzzReadAnswer"
   "./internal/openaiwire FuzzChunkEncoding"
   "./internal/sse FuzzReader"
   "./internal/relay FuzzRescueSplice"

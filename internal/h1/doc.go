@@ -6,10 +6,19 @@
 // are none, which is most of what a proxied request costs on a sidecar
 // (docs/ARCHITECTURE.md, "Upstream connections").
 //
-// The answer's head and framing are parsed by net/http itself
-// (http.ReadResponse); this package owns only the connection's life: when
-// it is reused, when it is closed, and cancellation (the request's context
-// puts a past deadline on the connection).
+// The answer's head is parsed here (answer.go), into one string per head:
+// header names canonicalised in place and sliced from it, values sliced
+// from it into one backing array, the Response, its framing reader and the
+// pooled body in one allocation. Its framing (Content-Length, chunked
+// through httputil's chunked reader, to the connection's end, none for
+// HEAD, 1xx, 204 and 304) is decided as net/http's transfer.go decides it,
+// and FuzzReadAnswer holds it to http.ReadResponse on the same bytes: the
+// same answer, or a refusal of a head RFC 9112 calls malformed (obs-fold,
+// a space before the colon, Content-Length beside Transfer-Encoding; the
+// list is readAnswer's). Heads, 1xx ones included, are bounded to 1 MiB.
+// The package also owns the connection's life: when it is reused, when it
+// is closed, and cancellation (the request's context puts a past deadline
+// on the connection).
 //
 // https:// providers keep net/http's Transport, for TLS and HTTP/2.
 package h1

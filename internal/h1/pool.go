@@ -199,7 +199,7 @@ func (c *conn) peek() int {
 type body struct {
 	t     *Transport
 	c     *conn
-	rc    io.ReadCloser // net/http's framing reader (length, chunked)
+	rc    io.ReadCloser // the framing reader (answer.go: length, chunked, to the end) or http.NoBody
 	stop  func() bool   // stops the context's deadline-setter; nil without one
 	reuse bool
 	done  bool

@@ -58,6 +58,8 @@ type conn struct {
 	peekFn  func(fd uintptr) bool
 	peekBuf [1]byte
 	peeked  int // what peekFn saw last
+
+	expire func() // puts a past deadline on nc (exchange); made once
 }
 
 // RoundTrip sends req on an idle connection to its host (or a new one) and
@@ -127,7 +129,11 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*http.Response, bool, error) {
 	var stop func() bool
 	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
+		if c.expire == nil {
+			// Once per connection: a closure given to AfterFunc escapes.
+			c.expire = func() { c.nc.SetDeadline(aLongTimeAgo) }
+		}
+		stop = context.AfterFunc(ctx, c.expire)
 	}
 	fail := func(err error, written bool) (*http.Response, bool, error) {
 		if stop != nil {
@@ -145,14 +151,17 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 	if err != nil {
 		return fail(err, false)
 	}
+	budget := maxHeadBytes // for the answer's head and any 1xx before it
 	for {
-		resp, err := http.ReadResponse(c.br, req)
+		a, err := readAnswer(c.br, req, &budget)
 		if err != nil {
 			return fail(err, true)
 		}
-		if resp.StatusCode >= 200 || resp.StatusCode < 100 {
-			resp.Body = &body{t: t, c: c, rc: resp.Body, stop: stop,
+		resp := &a.resp
+		if resp.StatusCode >= 200 {
+			a.body = body{t: t, c: c, rc: resp.Body, stop: stop,
 				reuse: !resp.Close && !req.Close && framed(resp)}
+			resp.Body = &a.body
 			return resp, true, nil
 		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
@@ -225,8 +234,7 @@ func writeRequest(bw *bufio.Writer, req *http.Request) (err error) {
 		}
 	case req.ContentLength > 0:
 		bw.WriteString("Content-Length: ")
-		var n [20]byte
-		bw.Write(strconv.AppendInt(n[:0], req.ContentLength, 10))
+		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), req.ContentLength, 10))
 		bw.WriteString("\r\n")
 	default:
 		chunked = true
@@ -244,16 +252,45 @@ func writeRequest(bw *bufio.Writer, req *http.Request) (err error) {
 			}
 			bw.WriteString("\r\n")
 		} else {
-			n, err := io.Copy(bw, io.LimitReader(req.Body, req.ContentLength))
-			if err != nil {
+			if err := copyBody(bw, req.Body, req.ContentLength); err != nil {
 				return err
-			}
-			if n != req.ContentLength {
-				return fmt.Errorf("h1: body is %d bytes, ContentLength says %d", n, req.ContentLength)
 			}
 		}
 	}
 	return bw.Flush()
+}
+
+// copyBody copies want bytes of body into bw. A body that fits in what is
+// left of bw's buffer is read straight into it (io.Copy through an
+// io.LimitReader allocates the limiter); a larger one goes through
+// io.Copy, which hands the socket the reader once the buffer is flushed
+// (large writes, not one per buffer). A body shorter than want is an
+// error; bytes beyond want are not read.
+func copyBody(bw *bufio.Writer, body io.Reader, want int64) error {
+	var n int64
+	if want > int64(bw.Available()) {
+		var err error
+		if n, err = io.Copy(bw, io.LimitReader(body, want)); err != nil {
+			return err
+		}
+	} else {
+		for n < want {
+			buf := bw.AvailableBuffer()[:want-n]
+			m, err := body.Read(buf)
+			bw.Write(buf[:m])
+			n += int64(m)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if n != want {
+		return fmt.Errorf("h1: body is %d bytes, ContentLength says %d", n, want)
+	}
+	return nil
 }
 
 func validMethod(m string) bool {

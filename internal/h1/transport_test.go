@@ -2,6 +2,7 @@ package h1
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -466,5 +468,47 @@ func TestPoolBound(t *testing.T) {
 	tr.mu.Unlock()
 	if s.conns.Load() != 5 || n != 2 {
 		t.Fatalf("5 concurrent requests: %d connections, %d kept idle; want 5 and 2", s.conns.Load(), n)
+	}
+}
+
+// TestCopyBody: a request body of ContentLength bytes is written whole,
+// whether it fits in the write buffer or not and however its reader hands
+// it over; a shorter one is an error, a longer one is cut.
+func TestCopyBody(t *testing.T) {
+	small, large := "0123456789", strings.Repeat("0123456789", 50)
+	for _, c := range []struct {
+		name, body string
+		want       int64
+		wrap       func(io.Reader) io.Reader
+		ok         bool
+	}{
+		{"small", small, 10, nil, true},
+		{"small, one byte a read", small, 10, iotest.OneByteReader, true},
+		{"small, EOF with the data", small, 10, iotest.DataErrReader, true},
+		{"small, longer than said", small, 4, nil, true},
+		{"small, shorter than said", small, 11, nil, false},
+		{"small, failing", small, 10, func(r io.Reader) io.Reader { return iotest.TimeoutReader(iotest.OneByteReader(r)) }, false},
+		{"large", large, 500, nil, true},
+		{"large, one byte a read", large, 500, iotest.OneByteReader, true},
+		{"large, longer than said", large, 300, nil, true},
+		{"large, shorter than said", large, 501, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			bw := bufio.NewWriterSize(&out, 64)
+			bw.WriteString("HEAD:")
+			var r io.Reader = strings.NewReader(c.body)
+			if c.wrap != nil {
+				r = c.wrap(r)
+			}
+			err := copyBody(bw, r, c.want)
+			bw.Flush()
+			if (err == nil) != c.ok {
+				t.Fatalf("err %v, want ok %v", err, c.ok)
+			}
+			if c.ok && out.String() != "HEAD:"+c.body[:c.want] {
+				t.Errorf("wrote %q, want %q", out.String(), "HEAD:"+c.body[:c.want])
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"math"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -13,17 +14,35 @@ import (
 // "retry after 86400 seconds" (a quota block).
 const maxRetryAfter = 24 * time.Hour
 
+// The headers RetryAfter reads, in canonical form once: h[key] needs no
+// canonicalising of the key on every call, which h.Get(key) does.
+var (
+	hRetryAfterMs = textproto.CanonicalMIMEHeaderKey("retry-after-ms")
+	hRetryAfter   = textproto.CanonicalMIMEHeaderKey("retry-after")
+)
+
+// HeaderValue is h's first value for key, which is in canonical form
+// (textproto.CanonicalMIMEHeaderKey's; compute it once, in a var): the map
+// indexed directly, as h.Get(key) does after canonicalising key on every
+// call. "" when absent.
+func HeaderValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // RetryAfter reads the wait a provider asked for, in the order the official
 // OpenAI and Anthropic SDKs use: retry-after-ms, then Retry-After as seconds
 // (integer or fraction), then Retry-After as an HTTP-date relative to now.
 // It returns 0 when none is present, malformed, or not in the future.
 func RetryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+	if v := strings.TrimSpace(HeaderValue(h, hRetryAfterMs)); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil {
 			return clampWait(ms * float64(time.Millisecond))
 		}
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
+	v := strings.TrimSpace(HeaderValue(h, hRetryAfter))
 	if v == "" {
 		return 0
 	}
@@ -54,9 +73,9 @@ func clampWait(ns float64) time.Duration {
 // ParseCount reads a rate-limit count header. Absent, malformed and
 // negative values are -1 (unknown). zeroUnknown also maps 0 to -1, for
 // limits (Azure sends limit 0 and -1 meaning "not reported"; a limit of 0
-// is never a real capacity).
+// is never a real capacity). key is in canonical form (HeaderValue).
 func ParseCount(h http.Header, key string, zeroUnknown bool) int64 {
-	v := strings.TrimSpace(h.Get(key))
+	v := strings.TrimSpace(HeaderValue(h, key))
 	if v == "" {
 		return -1
 	}

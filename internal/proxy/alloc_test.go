@@ -34,7 +34,7 @@ import (
 const (
 	allocBudgetPlain      = 72  // measured 67 (65 before X-LLMRouter-Cost-USD, the ninth header, grew the header map; 68 until the usage was read without a copy)
 	allocBudgetStream     = 86  // 20-event stream; measured 78
-	allocBudgetTranslated = 118 // Anthropic stream, 20 deltas; measured 107
+	allocBudgetTranslated = 113 // Anthropic stream, 20 deltas; measured 103 (107 until the anthropic-ratelimit-* names were made once, not concatenated per answer)
 )
 
 func openaiStreamBody(n int) string {

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"net/http"
+	"net/textproto"
 	"strings"
 	"time"
 
@@ -160,20 +161,32 @@ func boundedText(body []byte) string { return provider.Message(string(body)) }
 // the bucket is full again, returned as the duration from now, and 0 when
 // absent, malformed or past.
 func ParseRateLimit(h http.Header, now time.Time) outcome.RateLimit {
-	const pre = "Anthropic-Ratelimit-"
-	tok := pre + "Tokens-"
-	if h.Get(tok+"Limit") == "" && h.Get(tok+"Remaining") == "" && h.Get(tok+"Reset") == "" {
-		tok = pre + "Input-Tokens-"
+	tok := &hTokens
+	if provider.HeaderValue(h, tok.limit) == "" && provider.HeaderValue(h, tok.remaining) == "" && provider.HeaderValue(h, tok.reset) == "" {
+		tok = &hInputTokens
 	}
 	return outcome.RateLimit{
-		LimitRequests:     provider.ParseCount(h, pre+"Requests-Limit", true),
-		RemainingRequests: provider.ParseCount(h, pre+"Requests-Remaining", false),
-		ResetRequests:     parseReset(h.Get(pre+"Requests-Reset"), now),
-		LimitTokens:       provider.ParseCount(h, tok+"Limit", true),
-		RemainingTokens:   provider.ParseCount(h, tok+"Remaining", false),
-		ResetTokens:       parseReset(h.Get(tok+"Reset"), now),
+		LimitRequests:     provider.ParseCount(h, hRequests.limit, true),
+		RemainingRequests: provider.ParseCount(h, hRequests.remaining, false),
+		ResetRequests:     parseReset(provider.HeaderValue(h, hRequests.reset), now),
+		LimitTokens:       provider.ParseCount(h, tok.limit, true),
+		RemainingTokens:   provider.ParseCount(h, tok.remaining, false),
+		ResetTokens:       parseReset(provider.HeaderValue(h, tok.reset), now),
 		RetryAfter:        provider.RetryAfter(h, now),
 	}
+}
+
+// rateHeaders are one axis' anthropic-ratelimit-<axis>-{limit,remaining,
+// reset} header names in canonical form, computed once: they index the
+// header map directly (provider.HeaderValue).
+type rateHeaders struct{ limit, remaining, reset string }
+
+var hRequests, hTokens, hInputTokens = rateAxis("requests"), rateAxis("tokens"), rateAxis("input-tokens")
+
+func rateAxis(axis string) rateHeaders {
+	pre := "anthropic-ratelimit-" + axis + "-"
+	return rateHeaders{textproto.CanonicalMIMEHeaderKey(pre + "limit"),
+		textproto.CanonicalMIMEHeaderKey(pre + "remaining"), textproto.CanonicalMIMEHeaderKey(pre + "reset")}
 }
 
 func parseReset(v string, now time.Time) time.Duration {

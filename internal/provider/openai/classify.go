@@ -98,7 +98,7 @@ func classifyError(status int, h http.Header, body []byte, now time.Time) *outco
 		}
 	}
 	if e.RetryAfter == 0 && eff == http.StatusTooManyRequests && h != nil {
-		e.RetryAfter = parseSeconds(h.Get(hAzureResetTokens))
+		e.RetryAfter = parseSeconds(provider.HeaderValue(h, hAzureResetTokens))
 	}
 
 	switch {

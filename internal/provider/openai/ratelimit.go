@@ -3,6 +3,7 @@ package openai
 import (
 	"math"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -16,15 +17,16 @@ import (
 // seconds" and no more.
 const maxWait = 24 * time.Hour
 
-// Header names in canonical form, so http.Header.Get needs no rewriting.
-const (
-	hLimitRequests     = "X-Ratelimit-Limit-Requests"
-	hLimitTokens       = "X-Ratelimit-Limit-Tokens"
-	hRemainingRequests = "X-Ratelimit-Remaining-Requests"
-	hRemainingTokens   = "X-Ratelimit-Remaining-Tokens"
-	hResetRequests     = "X-Ratelimit-Reset-Requests"
-	hResetTokens       = "X-Ratelimit-Reset-Tokens"
-	hAzureResetTokens  = "X-Rate-Limit-Reset-Tokens" // sic: Azure's other spelling, bare seconds
+// Header names in canonical form, computed once: they index the header
+// map directly (provider.HeaderValue).
+var (
+	hLimitRequests     = textproto.CanonicalMIMEHeaderKey("x-ratelimit-limit-requests")
+	hLimitTokens       = textproto.CanonicalMIMEHeaderKey("x-ratelimit-limit-tokens")
+	hRemainingRequests = textproto.CanonicalMIMEHeaderKey("x-ratelimit-remaining-requests")
+	hRemainingTokens   = textproto.CanonicalMIMEHeaderKey("x-ratelimit-remaining-tokens")
+	hResetRequests     = textproto.CanonicalMIMEHeaderKey("x-ratelimit-reset-requests")
+	hResetTokens       = textproto.CanonicalMIMEHeaderKey("x-ratelimit-reset-tokens")
+	hAzureResetTokens  = textproto.CanonicalMIMEHeaderKey("x-rate-limit-reset-tokens") // sic: Azure's other spelling, bare seconds
 )
 
 // ParseRateLimit reads the budget an OpenAI-family response announced
@@ -47,10 +49,10 @@ func ParseRateLimit(h http.Header, now time.Time) outcome.RateLimit {
 	rl.LimitTokens = provider.ParseCount(h, hLimitTokens, true)
 	rl.RemainingRequests = remaining(h, hRemainingRequests, rl.LimitRequests)
 	rl.RemainingTokens = remaining(h, hRemainingTokens, rl.LimitTokens)
-	rl.ResetRequests = parseDuration(h.Get(hResetRequests))
-	rl.ResetTokens = parseDuration(h.Get(hResetTokens))
+	rl.ResetRequests = parseDuration(provider.HeaderValue(h, hResetRequests))
+	rl.ResetTokens = parseDuration(provider.HeaderValue(h, hResetTokens))
 	if rl.ResetTokens == 0 {
-		rl.ResetTokens = parseSeconds(h.Get(hAzureResetTokens))
+		rl.ResetTokens = parseSeconds(provider.HeaderValue(h, hAzureResetTokens))
 	}
 	rl.RetryAfter = provider.RetryAfter(h, now)
 	return rl
