@@ -41,7 +41,8 @@ func decode(body []byte, count bool) (request, *apierror.Error) {
 			doc = g
 		}
 	}
-	contents := doc.Get("contents")
+	f := topFields(doc)
+	contents := f.contents
 	switch {
 	case !contents.Exists() && count:
 	case !contents.IsArray():
@@ -63,18 +64,18 @@ func decode(body []byte, count bool) (request, *apierror.Error) {
 	if n == 0 && !count {
 		return req, bad("contents must not be empty")
 	}
-	if si := doc.Get("systemInstruction"); si.Exists() {
+	if si := f.systemInstruction; si.Exists() {
 		if aerr := checkContent(si, loc{content: -1, part: -1}); aerr != nil {
 			return req, aerr
 		}
 	}
-	if aerr := checkTools(doc.Get("tools")); aerr != nil {
+	if aerr := checkTools(f.tools); aerr != nil {
 		return req, aerr
 	}
-	if tc := doc.Get("toolConfig"); tc.Exists() && !tc.IsObject() {
+	if tc := f.toolConfig; tc.Exists() && !tc.IsObject() {
 		return req, bad("toolConfig must be an object")
 	}
-	if tc := doc.Get("toolConfig.functionCallingConfig"); tc.Exists() {
+	if tc := f.toolConfig.Get("functionCallingConfig"); tc.Exists() {
 		if !tc.IsObject() {
 			return req, bad("toolConfig.functionCallingConfig must be an object")
 		}
@@ -85,7 +86,7 @@ func decode(body []byte, count bool) (request, *apierror.Error) {
 			return req, aerr
 		}
 	}
-	gc := doc.Get("generationConfig")
+	gc := f.generationConfig
 	if !gc.Exists() {
 		return req, nil
 	}
@@ -95,6 +96,37 @@ func decode(body []byte, count bool) (request, *apierror.Error) {
 	var err *apierror.Error
 	req.maxTokens, err = checkGeneration(gc)
 	return req, err
+}
+
+// fields are the top-level values decode checks: each key's first
+// value, as gjson's Get finds it, read in one walk of the object where a
+// Get for each walked it again, stepping over the contents each time.
+type fields struct{ contents, systemInstruction, tools, toolConfig, generationConfig gjson.Result }
+
+func topFields(doc gjson.Result) fields {
+	var f fields
+	doc.ForEach(func(k, v gjson.Result) bool {
+		var at *gjson.Result
+		switch k.Str {
+		case "contents":
+			at = &f.contents
+		case "systemInstruction":
+			at = &f.systemInstruction
+		case "tools":
+			at = &f.tools
+		case "toolConfig":
+			at = &f.toolConfig
+		case "generationConfig":
+			at = &f.generationConfig
+		default:
+			return true
+		}
+		if !at.Exists() {
+			*at = v
+		}
+		return true
+	})
+	return f
 }
 
 // loc is where a Content or a Part stands (in contents, or content -1:
@@ -222,25 +254,56 @@ func checkTools(tools gjson.Result) *apierror.Error {
 		}
 		i := 0
 		fds.ForEach(func(_, fd gjson.Result) bool {
-			fat := at + ".functionDeclarations[" + strconv.Itoa(i) + "]"
-			i++
-			switch {
-			case !fd.IsObject():
-				aerr = bad(fat + " must be an object")
-			case fd.Get("name").Type != gjson.String || fd.Get("name").Str == "":
-				aerr = bad(fat + ".name must be a non-empty string")
-			case fd.Get("description").Exists() && fd.Get("description").Type != gjson.String:
-				aerr = bad(fat + ".description must be a string")
-			case fd.Get("parameters").Exists() && !fd.Get("parameters").IsObject():
-				aerr = bad(fat + ".parameters must be a Schema object")
-			case fd.Get("parametersJsonSchema").Exists() && !fd.Get("parametersJsonSchema").IsObject():
-				aerr = bad(fat + ".parametersJsonSchema must be an object")
+			if msg := checkDeclaration(fd); msg != "" {
+				aerr = bad(at + ".functionDeclarations[" + strconv.Itoa(i) + "]" + msg)
 			}
+			i++
 			return aerr == nil && i <= maxItems
 		})
 		return aerr == nil && n <= maxItems
 	})
 	return aerr
+}
+
+// checkDeclaration checks one function declaration: "" when it is
+// well formed, else what is wrong, after its place. Its fields are read in
+// one walk (the first of each key, as gjson's Get finds it), where a Get
+// for each walked it again, twice for those present.
+func checkDeclaration(fd gjson.Result) string {
+	if !fd.IsObject() {
+		return " must be an object"
+	}
+	var name, desc, params, schema gjson.Result
+	fd.ForEach(func(k, v gjson.Result) bool {
+		var at *gjson.Result
+		switch k.Str {
+		case "name":
+			at = &name
+		case "description":
+			at = &desc
+		case "parameters":
+			at = &params
+		case "parametersJsonSchema":
+			at = &schema
+		default:
+			return true
+		}
+		if !at.Exists() {
+			*at = v
+		}
+		return true
+	})
+	switch {
+	case name.Type != gjson.String || name.Str == "":
+		return ".name must be a non-empty string"
+	case desc.Exists() && desc.Type != gjson.String:
+		return ".description must be a string"
+	case params.Exists() && !params.IsObject():
+		return ".parameters must be a Schema object"
+	case schema.Exists() && !schema.IsObject():
+		return ".parametersJsonSchema must be an object"
+	}
+	return ""
 }
 
 // checkGeneration checks generationConfig's fields the translation reads

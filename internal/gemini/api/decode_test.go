@@ -62,6 +62,23 @@ func TestDecodeHostile(t *testing.T) {
 		{"duplicate key", `{"contents":[],"contents":[{"parts":[]}]}`, "repeats the top-level key"},
 		{"invalid UTF-8", "{\"contents\":[{\"parts\":[{\"text\":\"\xff\"}]}]}", "UTF-8"},
 		{"mode a number", ok + `,"toolConfig":{"functionCallingConfig":{"mode":1}}}`, "mode must be a string"},
+		// A declaration's fields and the top level's are read in one walk
+		// each: the first of a repeated key counts, as gjson's Get found it.
+		{"declaration a string", ok + `,"tools":[{"functionDeclarations":["f"]}]}`, "tools[0].functionDeclarations[0] must be an object"},
+		{"second declaration's name empty", ok + `,"tools":[{"functionDeclarations":[{"name":"a"},{"name":""}]}]}`, "tools[0].functionDeclarations[1].name must be"},
+		{"name repeated, first a number", ok + `,"tools":[{"functionDeclarations":[{"name":1,"name":"a"}]}]}`, "functionDeclarations[0].name must be"},
+		{"name escaped and empty", ok + `,"tools":[{"functionDeclarations":[{"n\u0061me":"","name":"a"}]}]}`, "functionDeclarations[0].name must be"},
+		{"description a number", ok + `,"tools":[{"functionDeclarations":[{"name":"a","description":1}]}]}`, "functionDeclarations[0].description must be a string"},
+		{"description repeated, first a number", ok + `,"tools":[{"functionDeclarations":[{"description":1,"name":"a","description":"d"}]}]}`, "description must be a string"},
+		{"name before description", ok + `,"tools":[{"functionDeclarations":[{"description":1,"parameters":1}]}]}`, "functionDeclarations[0].name must be"},
+		{"parametersJsonSchema an array", ok + `,"tools":[{"functionDeclarations":[{"name":"a","parametersJsonSchema":[]}]}]}`, "parametersJsonSchema must be an object"},
+		{"parameters before parametersJsonSchema", ok + `,"tools":[{"functionDeclarations":[{"parametersJsonSchema":1,"name":"a","parameters":1}]}]}`, "parameters must be a Schema object"},
+		{"second tool's declarations", ok + `,"tools":[{"functionDeclarations":[{"name":"a"}]},{"functionDeclarations":[{"name":"b","parameters":null}]}]}`, "tools[1].functionDeclarations[0].parameters must be a Schema object"},
+		{"toolConfig an array", ok + `,"toolConfig":[]}`, "toolConfig must be an object"},
+		{"functionCallingConfig a string", ok + `,"toolConfig":{"functionCallingConfig":"ANY"}}`, "functionCallingConfig must be an object"},
+		{"allowedFunctionNames a string", ok + `,"toolConfig":{"functionCallingConfig":{"allowedFunctionNames":"a"}}}`, "allowedFunctionNames"},
+		{"systemInstruction's part after contents", `{"contents":[{"parts":[{"text":"x"}]}],"systemInstruction":{"parts":[{"text":1}]}}`, "systemInstruction.parts[0].text"},
+		{"generationConfig after tools", ok + `,"tools":[{"functionDeclarations":[{"name":"a"}]}],"generationConfig":{"maxOutputTokens":0}}`, "at least 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := check([]byte(tc.body))
@@ -75,6 +92,16 @@ func TestDecodeHostile(t *testing.T) {
 				t.Errorf("body %s, want it to say %q", body, tc.want)
 			}
 		})
+	}
+	// The first of a repeated key counts: these are accepted.
+	for _, body := range []string{
+		ok + `,"tools":[{"functionDeclarations":[{"name":"a","name":1,"description":"d","description":1,"parameters":{},"parameters":1}]}]}`,
+		ok + `,"tools":[{"functionDeclarations":[{"name":"a","description":"d","parametersJsonSchema":{"type":"object"},"parametersJsonSchema":[]}]},{"googleSearch":{}}],` +
+			`"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["a"]}},"generationConfig":{"maxOutputTokens":5}}`,
+	} {
+		if status, msg := check([]byte(body)); status != http.StatusOK {
+			t.Errorf("%s: %d %s, want accepted", body, status, msg)
+		}
 	}
 	// The largest accepted maxOutputTokens is the bound.
 	d, aerr := decode([]byte(ok+`,"generationConfig":{"maxOutputTokens":2147483648}}`), false)

@@ -1,0 +1,206 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/gemini"
+	"github.com/llmrouter/llmrouter/internal/provider/openai"
+	"github.com/llmrouter/llmrouter/internal/provider/providertest"
+	"github.com/llmrouter/llmrouter/internal/proxy"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
+)
+
+// The Gemini API's paths, each with a real adapter whose HTTP client
+// answers in memory: the cost is the router's and the adapter's
+// (docs/BENCHMARKS.md, "Every front door's path"). Native goes to a
+// gemini target, translated to a chat target (an OpenAI-compatible one).
+const (
+	benchReq       = `{"systemInstruction":{"parts":[{"text":"You are terse."}]},"contents":[{"role":"user","parts":[{"text":"Say hello in five words please."}]}],"generationConfig":{"maxOutputTokens":64}}`
+	benchAnswer    = `{"candidates":[{"content":{"role":"model","parts":[{"text":"Hello there, nice to meet."}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":6,"totalTokenCount":26},"modelVersion":"gemini-2.5-pro"}`
+	benchChat      = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, nice to meet."},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":6,"total_tokens":26}}`
+	generatePath   = "/v1beta/models/m:generateContent"
+	streamPath     = "/v1beta/models/m:streamGenerateContent?alt=sse"
+	benchEvents    = 20 // content deltas per stream
+	benchTargetsTo = "gemini-2.5-pro"
+)
+
+// Allocation budgets per request of the Gemini paths, measured when set
+// plus about 10% (docs/BENCHMARKS.md, "Allocation budgets").
+var allocBudgets = map[string]float64{
+	"native":                 90,  // measured 82
+	"native-stream":          123, // 20 deltas; measured 112
+	"translated":             100, // measured 91
+	"translated-stream":      296, // 20 deltas; measured 269
+	"native-100k-stream":     199, // measured 181 (207 before decode read each declaration and the top level in one walk)
+	"translated-100k-stream": 872, // measured 793 (819 before decode read each declaration and the top level in one walk)
+}
+
+// geminiCLIReq is a Gemini CLI request late in a session, about 100 KB,
+// streamed with alt=sse: a system instruction of 2 KB paragraphs (escaped
+// quotes and newlines), 12 function declarations with JSON schemas
+// (parametersJsonSchema, as the CLI sends them), and 20 rounds of a
+// model's function call (its thought signature on the first) and the
+// function's response, then the user's question.
+var geminiCLIReq = func() string {
+	para := strings.Repeat(`Use this tool to read a file. Do not use it for \"binary\" files.\n - Always give absolute paths.\n`, 20)
+	var decls, contents []string
+	for i := range 12 {
+		decls = append(decls, fmt.Sprintf(`{"name":"tool_%d","description":"%s","parametersJsonSchema":{"type":"object","properties":{"absolute_path":{"type":"string","description":"the file's absolute path"},"offset":{"type":"number"},"limit":{"type":"number"}},"required":["absolute_path"]}}`, i, para[:1200]))
+	}
+	contents = append(contents, `{"role":"user","parts":[{"text":"This is the Gemini CLI. We are setting up the context for our chat.\nToday's date is Monday.\nMy operating system is: linux\n"}]}`,
+		`{"role":"model","parts":[{"text":"Got it. Thanks for the context!"}]}`,
+		`{"role":"user","parts":[{"text":"Read the notes and tell me the marker."}]}`)
+	for i := range 20 {
+		contents = append(contents,
+			fmt.Sprintf(`{"role":"model","parts":[{"text":"%s"},{"functionCall":{"name":"tool_1","args":{"absolute_path":"/src/notes_%d.txt"}},"thoughtSignature":"CiQB0e2Kb7c3GtqXjU2Uf9pZ0wH1R3YwK0l7Y2j8Q5m1k6l8X0gKYwHR7Zf2"}]}`, para[:400], i),
+			fmt.Sprintf(`{"role":"user","parts":[{"functionResponse":{"id":"read-%d","name":"tool_1","response":{"output":"%s"}}}]}`, i, para))
+	}
+	contents = append(contents, `{"role":"user","parts":[{"text":"And the last one?"}]}`)
+	return `{"contents":[` + strings.Join(contents, ",") + `],"systemInstruction":{"role":"user","parts":[{"text":"` + strings.Repeat(para, 5) +
+		`"}]},"tools":[{"functionDeclarations":[` + strings.Join(decls, ",") + `]}],"generationConfig":{"temperature":0,"topP":1,"thinkingConfig":{"includeThoughts":true,"thinkingBudget":-1}}}`
+}()
+
+func geminiStreamBody() string {
+	var b strings.Builder
+	for range benchEvents {
+		b.WriteString(`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hello "}]},"index":0}],"usageMetadata":{"promptTokenCount":20,"totalTokenCount":20},"modelVersion":"gemini-2.5-pro"}` + "\r\n\r\n")
+	}
+	b.WriteString(`data: {"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":20,"totalTokenCount":40},"modelVersion":"gemini-2.5-pro"}` + "\r\n\r\n")
+	return b.String()
+}
+
+func chatStreamBody() string {
+	var b strings.Builder
+	b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n")
+	for range benchEvents {
+		b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"content":"Hello "},"finish_reason":null}]}` + "\n\n")
+	}
+	b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n")
+	b.WriteString(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":20,"total_tokens":40}}` + "\n\ndata: [DONE]\n\n")
+	return b.String()
+}
+
+// benchPath is one path: the route the client posts to, its body, and
+// the adapter behind the router.
+type benchPath struct {
+	route, body string
+	adapter     func(pc provider.Config) (provider.Adapter, error)
+}
+
+func nativeAdapter(contentType, body string) func(pc provider.Config) (provider.Adapter, error) {
+	return func(pc provider.Config) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid"
+		return gemini.New(pc, "k", gemini.Config{}, &http.Client{Transport: providertest.Canned{ContentType: contentType, Body: body}})
+	}
+}
+
+func chatAdapter(contentType, body string) func(pc provider.Config) (provider.Adapter, error) {
+	return func(pc provider.Config) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid/v1"
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, &http.Client{Transport: providertest.Canned{ContentType: contentType, Body: body}})
+	}
+}
+
+var benchPaths = map[string]benchPath{
+	"native":                 {generatePath, benchReq, nativeAdapter("application/json", benchAnswer)},
+	"native-stream":          {streamPath, benchReq, nativeAdapter("text/event-stream", geminiStreamBody())},
+	"translated":             {generatePath, benchReq, chatAdapter("application/json", benchChat)},
+	"translated-stream":      {streamPath, benchReq, chatAdapter("text/event-stream", chatStreamBody())},
+	"native-100k-stream":     {streamPath, geminiCLIReq, nativeAdapter("text/event-stream", geminiStreamBody())},
+	"translated-100k-stream": {streamPath, geminiCLIReq, chatAdapter("text/event-stream", chatStreamBody())},
+}
+
+func pathHandler(tb testing.TB, p benchPath) http.Handler {
+	tb.Helper()
+	pc := provider.Config{Name: "up", MaxConcurrency: 256}
+	a, err := p.adapter(pc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: benchTargetsTo}}}})
+	s, err := proxy.Open(routing.Options{Providers: []provider.Descriptor{{Name: "up", Adapter: a, Config: pc}},
+		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	return s.Handler(New(nil).Dialect())
+}
+
+// sink is a ResponseWriter that keeps the status and counts the bytes.
+type sink struct {
+	h     http.Header
+	code  int
+	bytes int
+}
+
+func (w *sink) Header() http.Header { return w.h }
+func (w *sink) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+func (w *sink) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = 200
+	}
+	w.bytes += len(b)
+	return len(b), nil
+}
+func (w *sink) Flush() {}
+
+func serve(tb testing.TB, h http.Handler, p benchPath, w *sink) {
+	r := httptest.NewRequest("POST", p.route, strings.NewReader(p.body))
+	r.Header.Set("Content-Type", "application/json")
+	w.h, w.code, w.bytes = http.Header{}, 0, 0
+	h.ServeHTTP(w, r)
+	if w.code != 200 || w.bytes == 0 {
+		tb.Fatalf("%s: status %d, %d bytes", p.route, w.code, w.bytes)
+	}
+}
+
+func TestAllocationBudgets(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts differ under -race and are only meaningful in a normal build")
+	}
+	for name := range benchPaths {
+		t.Run(name, func(t *testing.T) {
+			p := benchPaths[name]
+			h := pathHandler(t, p)
+			w := &sink{}
+			serve(t, h, p, w)
+			n := testing.AllocsPerRun(200, func() { serve(t, h, p, w) })
+			budget, ok := allocBudgets[name]
+			t.Logf("%s: %.0f allocations per request (budget %.0f)", name, n, budget)
+			if !ok {
+				t.Errorf("%s has no budget", name)
+			} else if n > budget {
+				t.Errorf("%s: %.0f allocations per request, over the budget of %.0f", name, n, budget)
+			}
+		})
+	}
+}
+
+// BenchmarkPath: time and allocations per request of the Gemini paths
+// (streams of 20 content deltas, alt=sse), and a 100 KB Gemini CLI
+// request served natively and translated.
+func BenchmarkPath(b *testing.B) {
+	for _, name := range []string{"native", "translated", "native-stream", "translated-stream", "native-100k-stream", "translated-100k-stream"} {
+		b.Run(name, func(b *testing.B) {
+			p := benchPaths[name]
+			h := pathHandler(b, p)
+			w := &sink{}
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(b, h, p, w)
+			}
+		})
+	}
+}
