@@ -1,7 +1,6 @@
 package h1server
 
 import (
-	"bufio"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -9,9 +8,10 @@ import (
 
 // body is a request's body read from the connection's reader: n bytes
 // of a Content-Length, or chunked (n < 0). Only the handler's goroutine
-// reads it.
+// reads it. At its end the connection's reader is released (buffers.go):
+// a body never reads again once err is set.
 type body struct {
-	br      *bufio.Reader
+	c       *conn
 	n       int64     // bytes left of a Content-Length; -1 chunked
 	chunked io.Reader // the chunked decoder, made at the first read
 	err     error     // sticky: io.EOF at the end, or the read error
@@ -46,7 +46,7 @@ func (b *body) Read(p []byte) (int, error) {
 	if int64(len(p)) > b.n {
 		p = p[:b.n]
 	}
-	n, err := b.br.Read(p)
+	n, err := b.c.br.Read(p)
 	b.n -= int64(n)
 	switch {
 	case err == io.EOF:
@@ -57,29 +57,35 @@ func (b *body) Read(p []byte) (int, error) {
 		return n, err
 	case b.n == 0:
 		b.err = io.EOF
+		b.c.releaseReader()
 		return n, io.EOF
 	}
 	return n, nil
 }
 
 func (b *body) readChunked(p []byte) (int, error) {
+	br := b.c.br
 	if b.chunked == nil {
-		b.chunked = httputil.NewChunkedReader(b.br)
+		b.chunked = httputil.NewChunkedReader(br)
 	}
 	n, err := b.chunked.Read(p)
 	if err == io.EOF {
 		// The last chunk read; what follows is the trailer section,
 		// empty here (RFC 9112 7.1.2): trailers are refused.
-		if crlf, perr := b.br.Peek(2); perr != nil {
+		if crlf, perr := br.Peek(2); perr != nil {
 			err = io.ErrUnexpectedEOF
 		} else if crlf[0] != '\r' || crlf[1] != '\n' {
 			err = errTrailer
 		} else {
-			_, _ = b.br.Discard(2)
+			_, _ = br.Discard(2)
 		}
 	}
 	if err != nil {
 		b.err = err
+		b.chunked = nil
+		if err == io.EOF {
+			b.c.releaseReader()
+		}
 	}
 	return n, err
 }

@@ -44,7 +44,7 @@ func ours(data []byte) (parsed, error) {
 	if err := parseHead(hb, lines, r); err != nil {
 		return parsed{}, err
 	}
-	req, err := r.build(context.Background(), "", &body{br: br, n: r.contentLength})
+	req, err := r.build(context.Background(), "", &body{c: &conn{br: br}, n: r.contentLength})
 	if err != nil {
 		return parsed{}, err
 	}

@@ -77,13 +77,15 @@ func (w *response) informational(code int) {
 	if w.err != nil {
 		return
 	}
-	b := appendStatus(w.c.hb[:0], w.req.minor, code)
+	h := getHead()
+	b := appendStatus(h.b[:0], w.req.minor, code)
 	for k, vv := range w.header {
 		b = appendField(b, k, vv)
 	}
 	b = append(b, "\r\n"...)
-	w.c.hb = b[:0]
 	_, w.err = w.c.nc.Write(b)
+	h.b = b
+	putHead(h)
 }
 
 // sendContinue answers Expect: 100-continue when the handler first reads
@@ -118,8 +120,8 @@ func (w *response) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	c := w.c
-	if len(c.out)+len(p) <= cap(c.out) {
-		c.out = append(c.out, p...)
+	if len(c.out)+len(p) <= outSize {
+		c.out = append(c.outBuf(), p...)
 		return len(p), nil
 	}
 	if err := w.send(p, false); err != nil {
@@ -182,8 +184,13 @@ func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		}
 	}
 	w.hijacked = true
+	br := w.c.br // the bytes already read, if any
+	if br == nil {
+		br = bufio.NewReaderSize(w.c.nc, readSize)
+	}
+	w.c.br = nil // the handler's now, never the pool's
 	nc := w.c.hijack()
-	return nc, bufio.NewReadWriter(w.c.br, bufio.NewWriter(nc)), nil
+	return nc, bufio.NewReadWriter(br, bufio.NewWriter(nc)), nil
 }
 
 // finish completes the answer after the handler returned: the head if
@@ -218,7 +225,8 @@ func (w *response) send(p []byte, final bool) error {
 		return w.err
 	}
 	c := w.c
-	hb := c.hb[:0]
+	h := getHead()
+	hb := h.b[:0]
 	if !w.committed {
 		hb = w.appendHead(hb, p, final)
 		w.committed = true
@@ -236,7 +244,6 @@ func (w *response) send(p []byte, final bool) error {
 			iov = append(iov, lastChunk)
 		}
 	}
-	c.hb = hb[:0]
 	if len(hb) > 0 || n > 0 || len(iov) > 3 {
 		if c.killed.Load() {
 			w.err = net.ErrClosed
@@ -247,7 +254,9 @@ func (w *response) send(p []byte, final bool) error {
 	}
 	clear(iov) // no reference to p stays
 	c.iov = iov[:0]
-	c.out = c.out[:0]
+	h.b = hb
+	putHead(h)
+	c.releaseOut()
 	if w.err != nil {
 		w.closeAfter = true
 	}

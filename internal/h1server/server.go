@@ -202,14 +202,13 @@ const (
 type conn struct {
 	s      *Server
 	nc     net.Conn
-	br     *bufio.Reader
+	br     *bufio.Reader // nil while it would hold no bytes (buffers.go)
 	remote string
 	state  atomic.Int32
 	killed atomic.Bool // Close ended it: writes fail
-	// The serving goroutine's buffers: hb the request head as read, then
-	// the answer's head; out the answer's body bytes not yet written;
-	// iov the pieces of one write.
-	hb  []byte
+	// The serving goroutine's buffers: out the answer's body bytes not
+	// yet written (nil when there are none: buffers.go); iov the pieces
+	// of one write.
 	out []byte
 	iov net.Buffers
 	// req is the request's head as parsed.
@@ -231,8 +230,7 @@ type conn struct {
 const outSize = 4 << 10
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, br: bufio.NewReaderSize(nc, 4<<10), remote: nc.RemoteAddr().String(), wfd: -1,
-		out: make([]byte, 0, outSize)}
+	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr().String(), wfd: -1}
 	c.state.Store(stateIdle)
 	s.mu.Lock()
 	if s.shutting.Load() {
@@ -301,11 +299,13 @@ func (c *conn) serve() {
 		if !c.awaitRequest() {
 			return
 		}
-		hb, lines, err := readHead(c.br, c.hb, c.s.maxHead())
-		c.hb = hb[:0]
+		h := getHead()
+		hb, lines, err := readHead(c.br, h.b, c.s.maxHead())
 		if err == nil {
-			err = parseHead(hb, lines, &c.req)
+			err = parseHead(hb, lines, &c.req) // copies what it keeps
 		}
+		h.b = hb
+		putHead(h)
 		if err != nil {
 			c.refuse(err)
 			return
@@ -321,6 +321,9 @@ func (c *conn) serve() {
 // IdleTimeout, then starts ReadHeaderTimeout; false: close.
 func (c *conn) awaitRequest() bool {
 	s := c.s
+	if c.br == nil {
+		c.br = getReader(c.nc)
+	}
 	if c.br.Buffered() == 0 {
 		idle := s.IdleTimeout
 		if idle == 0 {
@@ -379,8 +382,10 @@ func (c *conn) serveRequest(r *request) (keep bool) {
 	ex := &exchange{}
 	var b *body
 	if r.contentLength != 0 {
-		ex.b = body{br: c.br, n: r.contentLength}
+		ex.b = body{c: c, n: r.contentLength}
 		b = &ex.b
+	} else {
+		c.releaseReader()
 	}
 	req, err := r.build(ctx, c.remote, b)
 	if err != nil {
@@ -488,6 +493,11 @@ func (c *conn) end() {
 		_, _ = io.Copy(io.Discard, c.nc)
 	}
 	_ = c.nc.Close()
+	if c.br != nil {
+		putReader(c.br)
+		c.br = nil
+	}
+	c.releaseOut()
 	s := c.s
 	if s.sem != nil {
 		<-s.sem

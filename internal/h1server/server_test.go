@@ -528,3 +528,78 @@ func TestWriteAfterReturn(t *testing.T) {
 		}
 	}
 }
+
+// TestBuffersHeld: a connection holds its read buffer only while bytes
+// are read or wait in it, and its body buffer only while answer bytes
+// wait in it: a stream between events holds neither (buffers.go).
+func TestBuffersHeld(t *testing.T) {
+	type held struct{ reader, out bool }
+	got := make(chan held, 4)
+	_, addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			t.Error(err)
+		}
+		_, _ = io.WriteString(w, "data: x\n\n")
+		w.(http.Flusher).Flush()
+		c := w.(*response).c
+		got <- held{reader: c.br != nil, out: c.out != nil}
+		_, _ = io.WriteString(w, "data: y\n\n")
+	}))
+	tests := []struct {
+		name string
+		raw  string
+		n    int  // requests in raw
+		want held // during the first
+	}{
+		{"no body", "GET / HTTP/1.1\r\nHost: h\r\n\r\n", 1, held{}},
+		{"body", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi", 1, held{}},
+		{"chunked body", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n", 1, held{}},
+		{"pipelined", "GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", 2, held{reader: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, br := dial(t, addr)
+			if _, err := io.WriteString(c, tt.raw); err != nil {
+				t.Fatal(err)
+			}
+			for i := range tt.n {
+				if a := readAnswer(t, c, br, "GET", false); a.body != "data: x\n\ndata: y\n\n" {
+					t.Errorf("answer %d: %q", i, a.body)
+				}
+				h := <-got
+				if i == 0 && h != tt.want {
+					t.Errorf("between events: read buffer held %v, body buffer held %v; want %v, %v", h.reader, h.out, tt.want.reader, tt.want.out)
+				}
+			}
+		})
+	}
+}
+
+// TestHijackUnbuffered: a connection hijacked with no bytes read beyond
+// the head (its read buffer released) reads what the client sends next.
+func TestHijackUnbuffered(t *testing.T) {
+	_, addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		nc, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer nc.Close()
+		line, _ := brw.ReadString('\n')
+		_, _ = io.WriteString(nc, "echo "+line)
+	}))
+	c, br := dial(t, addr)
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 101 {
+		t.Fatalf("got %v %v, want 101", resp, err)
+	}
+	if _, err := io.WriteString(c, "late\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := br.ReadString('\n'); line != "echo late\n" {
+		t.Errorf("got %q %v, want the late bytes echoed", line, err)
+	}
+}
