@@ -226,7 +226,7 @@ func (r *Run) end(ctx context.Context) Result {
 // request's token estimate (r.MaxTokens included). Every decision reads the loop's clock
 // (Options.Now), the request's deadline included; only the waits use real
 // timers. Walk writes nothing: it returns how the attempts ended.
-func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name string) *Provider, req *provider.Request, tokens int64) Result {
+func (l *Loop) Walk(ctx context.Context, r *Run, p *Policy, providers func(name string) *Provider, req *provider.Request, tokens int64) Result {
 	now := l.now()
 	end := deadlineOn(ctx, now)
 	r.idle = p.Stream.IdleTimeout
@@ -301,7 +301,7 @@ func (l *Loop) Walk(ctx context.Context, r *Run, p Policy, providers func(name s
 // settle applies decide to a failed attempt at now: it ends the walk
 // (over, with its Result), or takes the candidate out, or sets when it may
 // be tried again and whether its tier waits for it.
-func (l *Loop) settle(ctx context.Context, r *Run, p Policy, f failed, now, end time.Time, w *wake) (res Result, over bool) {
+func (l *Loop) settle(ctx context.Context, r *Run, p *Policy, f failed, now, end time.Time, w *wake) (res Result, over bool) {
 	c, oe := f.c, f.oe
 	hold := r.holdLeft(p, now)
 	if hold > 0 && (!r.mayTryAgain(p, c) || !c.p.Up.Admits(now)) {
@@ -344,7 +344,7 @@ func (l *Loop) settle(ctx context.Context, r *Run, p Policy, f failed, now, end 
 // holdLeft is how much longer the request may wait for a better tier at
 // now before it degrades (docs/ARCHITECTURE.md, "Retries and failover"):
 // routing.retry.tier_wait from the first wait it held.
-func (r *Run) holdLeft(p Policy, now time.Time) time.Duration {
+func (r *Run) holdLeft(p *Policy, now time.Time) time.Duration {
 	if p.Retry.TierWait <= 0 {
 		return 0
 	}
@@ -373,7 +373,7 @@ func (r *Run) outgrow(c *candidate) (none bool) {
 
 // mayTryAgain reports whether c could have another of the request's
 // attempts: one is left, and the last is not kept for the fallback tier.
-func (r *Run) mayTryAgain(p Policy, c *candidate) bool {
+func (r *Run) mayTryAgain(p *Policy, c *candidate) bool {
 	left := p.Retry.MaxAttempts - r.Attempts
 	if left <= 0 {
 		return false
@@ -384,7 +384,7 @@ func (r *Run) mayTryAgain(p Policy, c *candidate) bool {
 
 // startHold starts the request's wait for a better tier at now, unless it
 // has started already.
-func (r *Run) startHold(p Policy, now time.Time) {
+func (r *Run) startHold(p *Policy, now time.Time) {
 	if r.holdEnd.IsZero() {
 		r.holdEnd = now.Add(p.Retry.TierWait)
 	}

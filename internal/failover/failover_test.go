@@ -283,7 +283,7 @@ func (rg *rig) walkLimited(ctx context.Context, timeout time.Duration, maxTokens
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, MaxTokens: maxTokens}
-	res := rg.loop.Walk(ctx, r, rg.pol, func(name string) *Provider { return rg.provs[name] },
+	res := rg.loop.Walk(ctx, r, &rg.pol, func(name string) *Provider { return rg.provs[name] },
 		&provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}, tokens)
 	if res.Served != nil {
 		res.Served.Done(outcome.OK)
@@ -538,7 +538,7 @@ func TestWalkContextWindows(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 				defer cancel()
 				r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, Prompt: tt.prompt}
-				res := rg.loop.Walk(ctx, r, rg.pol, func(name string) *Provider { return rg.provs[name] },
+				res := rg.loop.Walk(ctx, r, &rg.pol, func(name string) *Provider { return rg.provs[name] },
 					&provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}, tt.prompt+100)
 				if res.Served != nil {
 					res.Served.Done(outcome.OK)
@@ -872,7 +872,7 @@ func TestWalkAffinity(t *testing.T) {
 		var did string // what affinity did for the latest walk (Run.AffinityOutcome)
 		walk := func(id affinity.ID) string {
 			r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, Affinity: id}
-			res := rg.loop.Walk(t.Context(), r, rg.pol, func(name string) *Provider { return rg.provs[name] },
+			res := rg.loop.Walk(t.Context(), r, &rg.pol, func(name string) *Provider { return rg.provs[name] },
 				&provider.Request{Op: provider.OpChat, Body: []byte(`{}`)}, 100)
 			if res.Served == nil {
 				t.Fatalf("not served: %+v", res)
@@ -931,7 +931,7 @@ func BenchmarkWalkAffinity(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, Affinity: affinity.ID{Key: 7}}
-				res := rg.loop.Walk(ctx, r, rg.pol, providers, req, 100)
+				res := rg.loop.Walk(ctx, r, &rg.pol, providers, req, 100)
 				res.Served.Done(outcome.OK)
 			}
 		})

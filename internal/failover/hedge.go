@@ -54,7 +54,7 @@ func (lg *leg) run(done chan<- *leg) {
 // request has not hedged yet, a twin would still be within max_attempts,
 // and some candidate of another provider is left. It reads no lock, so a
 // request that cannot hedge pays nothing for it.
-func (l *Loop) hedges(r *Run, p Policy, c *candidate) bool {
+func (l *Loop) hedges(r *Run, p *Policy, c *candidate) bool {
 	if !p.Hedge.On() || r.hedged || r.Attempts+1 >= p.Retry.MaxAttempts {
 		return false
 	}
@@ -72,7 +72,7 @@ func (l *Loop) hedges(r *Run, p Policy, c *candidate) bool {
 // router's recent requests and be admitted like any attempt (breaker,
 // bulkhead, buckets, the last attempt kept for the fallback tier); nil
 // means no hedge.
-func (l *Loop) twin(r *Run, p Policy, c *candidate, now, end time.Time, tokens int64, w *wake) (*candidate, *upstream.Permit) {
+func (l *Loop) twin(r *Run, p *Policy, c *candidate, now, end time.Time, tokens int64, w *wake) (*candidate, *upstream.Permit) {
 	var tw *candidate
 	for pass := 0; pass < 2 && tw == nil; pass++ {
 		for i := range r.cands {
@@ -106,7 +106,7 @@ func sameDomain(a, b *Provider) bool {
 // returned with it; the other is cancelled at once, waited for and
 // abandoned. A leg that fails before the other answers is a failure like
 // any; when both fail, both are returned for decide.
-func (l *Loop) race(ctx context.Context, r *Run, p Policy, c *candidate, permit *upstream.Permit, end time.Time, tokens int64, w *wake) (*Served, *candidate, failures) {
+func (l *Loop) race(ctx context.Context, r *Run, p *Policy, c *candidate, permit *upstream.Permit, end time.Time, tokens int64, w *wake) (*Served, *candidate, failures) {
 	var fs failures
 	done := make(chan *leg, 2)
 	first := &leg{c: c, sv: l.begin(ctx, r, c.p, *c.tg, c.req, permit, false)}

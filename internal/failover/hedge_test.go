@@ -135,7 +135,7 @@ func (rg *rig) walkStream(ctx context.Context, timeout time.Duration) (*Run, Res
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model}
-	res := rg.loop.Walk(ctx, r, rg.pol, func(name string) *Provider { return rg.provs[name] },
+	res := rg.loop.Walk(ctx, r, &rg.pol, func(name string) *Provider { return rg.provs[name] },
 		&provider.Request{Op: provider.OpChat, Body: []byte(`{}`), Stream: true}, 100)
 	if res.Served != nil {
 		res.Served.Done(outcome.OK)

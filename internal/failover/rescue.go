@@ -152,7 +152,7 @@ func (sv *Served) Rescue(err error, prefix string) (relay.Continuation, bool) {
 			break
 		}
 		now := l.now()
-		permit := l.admit(r, c, rs.pol, now, end.Sub(now), rs.tokens, &w)
+		permit := l.admit(r, c, &rs.pol, now, end.Sub(now), rs.tokens, &w)
 		if permit == nil {
 			continue
 		}

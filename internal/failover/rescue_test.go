@@ -91,14 +91,14 @@ func TestRescue(t *testing.T) {
 			rg.provs["b"].Up.DisableTarget("b-model", "not now")
 			r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model}
 			req := &provider.Request{Op: provider.OpChat, Body: []byte(body), Stream: true}
-			res := rg.loop.Walk(ctx, r, rg.pol, func(name string) *Provider { return rg.provs[name] }, req, 10)
+			res := rg.loop.Walk(ctx, r, &rg.pol, func(name string) *Provider { return rg.provs[name] }, req, 10)
 			sv := res.Served
 			if sv == nil || sv.Provider.Name != "a" {
 				t.Fatalf("served by %q, want a", servedBy(res))
 			}
 			rg.provs["b"].Up.Enable()
 			// b back among the candidates, as if it had been there.
-			rg.loop.plan(r, rg.pol, func(name string) *Provider { return rg.provs[name] }, req, time.Now())
+			rg.loop.plan(r, &rg.pol, func(name string) *Provider { return rg.provs[name] }, req, time.Now())
 			if !rg.loop.Rescuable(ctx, r, &rg.pol, 10, sv) {
 				t.Fatal("not rescuable")
 			}

@@ -38,7 +38,7 @@ type candidate struct {
 // op (or its Alt's) and are not disabled, in rank order; the target that
 // served the request's conversation last goes first when affinity keeps
 // it there ("Affinity").
-func (l *Loop) plan(r *Run, p Policy, providers func(name string) *Provider, req *provider.Request, now time.Time) {
+func (l *Loop) plan(r *Run, p *Policy, providers func(name string) *Provider, req *provider.Request, now time.Time) {
 	m := r.Model
 	var (
 		orderBuf  [16]int
@@ -48,13 +48,13 @@ func (l *Loop) plan(r *Run, p Policy, providers func(name string) *Provider, req
 	if len(m.Targets) > len(healthBuf) {
 		hs = make([]route.Health, len(m.Targets))
 	}
-	order := p.Weights.Rank(m, func(i int) route.Health {
+	hs = hs[:len(m.Targets)]
+	for i := range hs {
 		name := m.Targets[i].Provider
-		h := providers(name).Up.Health(now)
-		h.DomainDown = p.DomainDown != nil && p.DomainDown(name)
-		hs[i] = h
-		return h
-	}, func() float64 { return 1 - l.rnd() }, orderBuf[:0])
+		hs[i] = providers(name).Up.Health(now)
+		hs[i].DomainDown = p.DomainDown != nil && p.DomainDown(name)
+	}
+	order := p.Weights.Rank(m, hs, func() float64 { return 1 - l.rnd() }, orderBuf[:0])
 	cands := make([]candidate, 0, len(order))
 	for _, i := range order {
 		tg := &m.Targets[i]
@@ -166,7 +166,7 @@ func keep(cands []candidate, last affinity.Target, available, healthy func(*cand
 
 // remember records that c served the request's conversation at now and
 // counts what affinity did.
-func (l *Loop) remember(r *Run, p Policy, c *candidate, now time.Time) {
+func (l *Loop) remember(r *Run, p *Policy, c *candidate, now time.Time) {
 	if !r.aff.on {
 		return
 	}
@@ -189,7 +189,7 @@ func (l *Loop) remember(r *Run, p Policy, c *candidate, now time.Time) {
 // off, or its provider refused. A refusal stays on c (the answer's status
 // and Retry-After come from the refusals) and what it waits for goes on w;
 // c.held says whether its tier still waits for it (decide's hold).
-func (l *Loop) admit(r *Run, c *candidate, p Policy, now time.Time, left time.Duration, tokens int64, w *wake) *upstream.Permit {
+func (l *Loop) admit(r *Run, c *candidate, p *Policy, now time.Time, left time.Duration, tokens int64, w *wake) *upstream.Permit {
 	if c.out {
 		return nil
 	}

@@ -16,7 +16,7 @@ func (s *Server) walk(ctx context.Context, ex *answer.Exchange, st *routing.Stat
 	if st.Domains {
 		pol.DomainDown = st.DomainDown(s.now())
 	}
-	res := s.loop.Walk(ctx, &ex.Run, pol, st.Provider, req, tokens)
+	res := s.loop.Walk(ctx, &ex.Run, &pol, st.Provider, req, tokens)
 	switch {
 	case res.Served != nil:
 		// A stream some candidate could continue keeps what that takes

@@ -116,21 +116,17 @@ func clamp01(x float64) float64 { return min(max(x, 0), 1) }
 // a weighted random order where each target's chance to come first is
 // proportional to its weight (so equals share the load); targets with no
 // weight left (full, or not yet ramped) follow their tier; floored targets
-// go after every tier. health(i) gives target i's health; u(i) draws a
-// uniform number in (0, 1) for it. out is reused when large enough.
-func (w Weights) Rank(m *Model, health func(i int) Health, u func() float64, out []int) []int {
+// go after every tier. hs[i] is target i's health; u draws a uniform
+// number in (0, 1). out is reused when large enough. The caller holds the
+// healths (it reads them again for affinity): Rank keeps no copy on its
+// stack, which a streaming request's goroutine would otherwise grow for.
+func (w Weights) Rank(m *Model, hs []Health, u func() float64, out []int) []int {
 	out = out[:0]
 	n := len(m.Targets)
-	var (
-		keyBuf    [16]float64
-		healthBuf [16]Health
-		key, hs   = keyBuf[:0], healthBuf[:0]
-	)
+	var keyBuf [16]float64
+	key := keyBuf[:0]
 	if n > len(keyBuf) {
-		key, hs = make([]float64, 0, n), make([]Health, 0, n)
-	}
-	for i := range n {
-		hs = append(hs, health(i))
+		key = make([]float64, 0, n)
 	}
 	var floored []int
 	for start := 0; start < n; {

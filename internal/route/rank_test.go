@@ -65,12 +65,12 @@ func TestRankDeterministic(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := model(tt.tiers...)
-			got := w.Rank(m, func(i int) Health {
+			got := w.Rank(m, healths(m, func(i int) Health {
 				if h, ok := tt.health[i]; ok {
 					return h
 				}
 				return healthy()
-			}, half, nil)
+			}), half, nil)
 			want := tt.want
 			if want == nil {
 				for i := range tt.tiers {
@@ -91,7 +91,7 @@ func share(m *Model, w Weights, h func(int) Health, n int) []float64 {
 	counts := make([]float64, len(m.Targets))
 	var buf []int
 	for range n {
-		buf = w.Rank(m, h, u, buf)
+		buf = w.Rank(m, healths(m, h), u, buf)
 		counts[buf[0]]++
 	}
 	for i := range counts {
@@ -196,10 +196,20 @@ func BenchmarkRank(b *testing.B) {
 				return Health{SuccessRate: 0.9 + float64(i%3)/30, Latency: time.Duration(100+i) * time.Millisecond, Recency: 0.8, Capacity: 0.9, Ramp: 1}
 			}
 			buf := make([]int, 0, n)
+			hs := healths(m, h)
 			b.ReportAllocs()
 			for b.Loop() {
-				buf = w.Rank(m, h, u, buf)
+				buf = w.Rank(m, hs, u, buf)
 			}
 		})
 	}
+}
+
+// healths is each of m's targets' health as h gives it.
+func healths(m *Model, h func(int) Health) []Health {
+	hs := make([]Health, len(m.Targets))
+	for i := range hs {
+		hs[i] = h(i)
+	}
+	return hs
 }
