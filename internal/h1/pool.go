@@ -31,11 +31,31 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 		}
 		c.nc.Close()
 	}
-	nc, err := t.Dial(ctx, "tcp", addr)
+	nc, err := t.dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
 	return newConn(nc, t.reader(nc), addr), nil
+}
+
+// dial dials addr on a goroutine of its own, whose stack ends with it:
+// the dialer's frames (the resolver's too, for a host name) would
+// otherwise grow the request's goroutine past 8 KiB, and a streaming
+// request's goroutine keeps the stack it grew to until the stream ends
+// (docs/BENCHMARKS.md, "Memory per stream"). The dial is ctx's as
+// before: it ends when ctx does.
+func (t *Transport) dial(ctx context.Context, addr string) (net.Conn, error) {
+	type dialed struct {
+		nc  net.Conn
+		err error
+	}
+	ch := make(chan dialed, 1)
+	go func() {
+		nc, err := t.Dial(ctx, "tcp", addr)
+		ch <- dialed{nc, err}
+	}()
+	d := <-ch
+	return d.nc, d.err
 }
 
 // A connection holds a read buffer only while it carries an answer, and a
