@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
@@ -284,27 +285,10 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		target = a.base + "/openai/deployments/" + url.PathEscape(req.Model) + req.Op.Path() + a.query
 	}
 
-	b := getBody()
-	b.buf = req.AppendBody(b.buf)
-	hideUsage := false
-	if req.Stream && !req.IncludeUsage && req.Op != provider.OpResponses && a.forcesUsage() {
-		// Ask for the usage chunk even when the client did not, so the
-		// router's token buckets and metrics see real stream usage; the
-		// stream hides that chunk from the client.
-		if nb, err := sjson.SetBytes(b.buf, "stream_options.include_usage", true); err == nil {
-			b.buf, hideUsage = nb, true
-		}
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
+	hreq, b, hideUsage, err := a.newRequest(ctx, req, target)
 	if err != nil {
-		b.release()
 		return nil, &outcome.Error{Kind: outcome.ServerError, Message: what + ": " + err.Error(), Err: err}
 	}
-	hreq.Body = b.reader()
-	hreq.GetBody = func() (io.ReadCloser, error) { return b.reader(), nil }
-	hreq.ContentLength = int64(len(b.buf))
-	a.setHeaders(hreq.Header, req.Stream)
-
 	resp, err := provider.Send(a.client, hreq)
 	// The transport asks for no more readers once Do returned; the ones it
 	// holds keep the buffer alive until it closes them. (resp.Request
@@ -316,22 +300,63 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, fmt.Errorf("%s: %w", what, a.statusError(resp))
 	}
-
-	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.clock())}
 	if req.Stream {
-		if isJSON(resp.Header.Get("Content-Type")) {
-			return nil, fmt.Errorf("%s: %w", what, a.jsonInsteadOfStream(resp))
+		return a.openStream(ctx, req, resp, what, hideUsage)
+	}
+	return a.readJSON(ctx, req, resp, what)
+}
+
+// The parts of Do before and after the provider's answer are functions
+// of their own so that their locals are not on the stack while a new
+// connection is dialled or an answer parsed (a streaming request's
+// goroutine keeps the stack it grew to: docs/BENCHMARKS.md, "Memory per
+// stream").
+
+// newRequest makes the HTTP request of req to target; hideUsage: the
+// body asks for the stream's usage chunk the client did not ask for.
+// Release b once the request is sent.
+func (a *Adapter) newRequest(ctx context.Context, req *provider.Request, target string) (_ *http.Request, _ *body, hideUsage bool, _ error) {
+	b := getBody()
+	b.buf = req.AppendBody(b.buf)
+	if req.Stream && !req.IncludeUsage && req.Op != provider.OpResponses && a.forcesUsage() {
+		// Ask for the usage chunk even when the client did not, so the
+		// router's token buckets and metrics see real stream usage; the
+		// stream hides that chunk from the client.
+		if nb, err := sjson.SetBytes(b.buf, "stream_options.include_usage", true); err == nil {
+			b.buf, hideUsage = nb, true
 		}
-		if req.Op == provider.OpResponses {
-			out.Stream = newEventStream(ctx, resp.Body, what, req.Model)
-			return out, nil
-		}
-		st := newStream(ctx, resp.Body, what, req.Model)
-		st.hideUsage = hideUsage
-		out.Stream = st
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
+	if err != nil {
+		b.release()
+		return nil, nil, false, err
+	}
+	hreq.Body = b.reader()
+	hreq.GetBody = func() (io.ReadCloser, error) { return b.reader(), nil }
+	hreq.ContentLength = int64(len(b.buf))
+	a.setHeaders(hreq.Header, req.Stream)
+	return hreq, b, hideUsage, nil
+}
+
+// openStream returns a stream answer, once its headers arrived.
+func (a *Adapter) openStream(ctx context.Context, req *provider.Request, resp *http.Response, what string, hideUsage bool) (*provider.Response, error) {
+	if isJSON(resp.Header.Get("Content-Type")) {
+		return nil, fmt.Errorf("%s: %w", what, a.jsonInsteadOfStream(resp))
+	}
+	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.clock())}
+	if req.Op == provider.OpResponses {
+		out.Stream = newEventStream(ctx, resp.Body, what, req.Model)
 		return out, nil
 	}
+	st := newStream(ctx, resp.Body, what, req.Model)
+	st.hideUsage = hideUsage
+	out.Stream = st
+	return out, nil
+}
 
+// readJSON reads a non-stream answer whole.
+func (a *Adapter) readJSON(ctx context.Context, req *provider.Request, resp *http.Response, what string) (*provider.Response, error) {
+	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.clock())}
 	raw, err := provider.ReadBody(ctx, what, resp, a.maxResponse)
 	if err != nil {
 		return nil, err
@@ -502,16 +527,20 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 // readUsage reads a usage object: the Responses API names its counts
 // input_tokens and output_tokens, the other operations prompt_tokens and
 // completion_tokens.
+//
+// It reads as gjson's Get and Int do, without gjson's float parse (see
+// intOf), whose frames would grow the request's goroutine past 8 KiB.
 func readUsage(op provider.Op, u gjson.Result) outcome.Usage {
+	keys := [3]string{"prompt_tokens", "completion_tokens", "prompt_tokens_details"}
 	if op == provider.OpResponses {
-		return outcome.Usage{PromptTokens: u.Get("input_tokens").Int(), CompletionTokens: u.Get("output_tokens").Int(),
-			CachedInput: u.Get("input_tokens_details.cached_tokens").Int()}
+		keys = [3]string{"input_tokens", "output_tokens", "input_tokens_details"}
 	}
 	// completion_tokens counts reasoning tokens too (billed as output);
 	// cached_tokens is the part of the prompt read from the cache, billed
 	// at its own price.
-	return outcome.Usage{PromptTokens: u.Get("prompt_tokens").Int(), CompletionTokens: u.Get("completion_tokens").Int(),
-		CachedInput: u.Get("prompt_tokens_details.cached_tokens").Int()}
+	f := jsonscan.Fields(u.Raw, keys[0], keys[1], keys[2])
+	return outcome.Usage{PromptTokens: intOf(f[0]), CompletionTokens: intOf(f[1]),
+		CachedInput: intOf(jsonscan.Fields(f[2], "cached_tokens")[0])}
 }
 
 // FetchResponse forwards a request about one of the provider's own

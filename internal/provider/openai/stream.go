@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/sse"
@@ -136,22 +138,9 @@ func (s *stream) Next() ([]byte, error) {
 			s.err = io.EOF
 			return nil, io.EOF
 		}
-		if !jsoncheck.Valid(data) {
-			// A chunk the client could not parse must not be relayed;
-			// before the commit point this fails over.
-			s.err = fmt.Errorf("%s (stream): %w", s.what, &outcome.Error{
-				Kind: outcome.ServerError, Message: "invalid JSON in stream event: " + plainMessage(data)})
-			return nil, s.err
-		}
-		if hasErrorField(data) {
-			// A 200 stream carries no error status; the event's own code
-			// and type decide.
-			e := ClassifyError(0, nil, data, time.Time{})
-			if e.Message == "" {
-				e.Message = "an error occurred during streaming"
-			}
-			s.err = fmt.Errorf("%s (stream): %w", s.what, e)
-			return nil, s.err
+		if err := s.check(data); err != nil {
+			s.err = err
+			return nil, err
 		}
 		s.readModel(data)
 		s.readFinishes(data)
@@ -160,6 +149,29 @@ func (s *stream) Next() ([]byte, error) {
 		}
 		return data, nil
 	}
+}
+
+// check returns the error a chunk is, nil for a chunk to relay. (It is
+// a function of its own to keep Next's frame small: Next waits on every
+// stream's goroutine, whose stack keeps the size it grew to;
+// docs/BENCHMARKS.md, "Memory per stream".)
+func (s *stream) check(data []byte) error {
+	if !jsoncheck.Valid(data) {
+		// A chunk the client could not parse must not be relayed;
+		// before the commit point this fails over.
+		return fmt.Errorf("%s (stream): %w", s.what, &outcome.Error{
+			Kind: outcome.ServerError, Message: "invalid JSON in stream event: " + plainMessage(data)})
+	}
+	if hasErrorField(data) {
+		// A 200 stream carries no error status; the event's own code
+		// and type decide.
+		e := ClassifyError(0, nil, data, time.Time{})
+		if e.Message == "" {
+			e.Message = "an error occurred during streaming"
+		}
+		return fmt.Errorf("%s (stream): %w", s.what, e)
+	}
+	return nil
 }
 
 // readFinishes records the choices a chunk names and those it finishes.
@@ -185,20 +197,45 @@ func (s *stream) readFinishes(data []byte) {
 		}
 		return
 	}
+	// Read as gjson's ForEach over "choices" reads it (a value that is
+	// not an array or object is one choice with neither key), without
+	// gjson: its number parse would grow the stream's goroutine past
+	// 8 KiB for good (docs/BENCHMARKS.md, "Memory per stream").
+	choices := jsonscan.Fields(unsafeString(data), "choices")[0]
+	if choices == "" {
+		return
+	}
+	if choices[0] != '[' && choices[0] != '{' {
+		s.fin.Saw(0)
+		return
+	}
 	pos := 0
-	gjson.Get(unsafeString(data), "choices").ForEach(func(_, c gjson.Result) bool {
+	for w := jsonscan.Walk(choices, 0); w.Next(); {
+		f := jsonscan.Fields(w.Val(), "index", "finish_reason")
 		i := pos
-		if idx := c.Get("index"); idx.Type == gjson.Number {
-			i = int(idx.Int())
+		if idx := f[0]; idx != "" && (idx[0] == '-' || '0' <= idx[0] && idx[0] <= '9') {
+			i = int(intOf(idx))
 		}
 		pos++
-		if fr := c.Get("finish_reason"); fr.Type == gjson.String && fr.Str != "" {
+		if fr := f[1]; jsonscan.IsString(fr) && jsonscan.Unquote(fr) != "" {
 			s.fin.Finish(i)
 		} else {
 			s.fin.Saw(i)
 		}
-		return true
-	})
+	}
+}
+
+// intOf is gjson's Int of the JSON value v (a chunk's checked text),
+// without gjson's float parse for a plain integer.
+// "" (no value) is 0.
+func intOf(v string) int64 {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n
+	}
+	return gjson.Parse(v).Int()
 }
 
 // hasFinish reports whether data has a "finish_reason" key whose value is
@@ -261,18 +298,20 @@ func (s *stream) readUsage(data []byte) bool {
 	if !hasUsageObject(data) {
 		return false
 	}
-	u := gjson.Get(unsafeString(data), "usage") // read at once: numbers only
-	if !u.IsObject() {
+	// Read as gjson's Get reads it, without gjson (see readFinishes).
+	u := jsonscan.Fields(unsafeString(data), "usage")[0] // read at once: numbers only
+	if u == "" || u[0] != '{' {
 		return false // the object found was nested, not the chunk's own usage
 	}
-	if p := u.Get("prompt_tokens"); p.Exists() {
-		s.usage.PromptTokens = p.Int()
+	f := jsonscan.Fields(u, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+	if f[0] != "" {
+		s.usage.PromptTokens = intOf(f[0])
 	}
-	if c := u.Get("completion_tokens"); c.Exists() {
-		s.usage.CompletionTokens = c.Int()
+	if f[1] != "" {
+		s.usage.CompletionTokens = intOf(f[1])
 	}
-	if c := u.Get("prompt_tokens_details.cached_tokens"); c.Exists() {
-		s.usage.CachedInput = c.Int()
+	if c := jsonscan.Fields(f[2], "cached_tokens")[0]; c != "" {
+		s.usage.CachedInput = intOf(c)
 	}
 	return true
 }
