@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 )
 
 // DefaultMaxEvent bounds one event's data (a tool call's arguments arrive
@@ -24,9 +25,15 @@ type Event struct {
 	Data []byte
 }
 
-// Reader reads events from an event stream.
+// Reader reads events from an event stream. It holds its read buffer
+// only while the buffer holds bytes: between events, when all that was
+// read is consumed, the buffer goes back to a pool shared by every
+// Reader, and the wait for the next event reads one byte without it (a
+// stream waits for its events most of its life; docs/BENCHMARKS.md,
+// "Memory per stream").
 type Reader struct {
-	br   *bufio.Reader
+	br   *bufio.Reader // nil between events (see above)
+	src  first         // what br reads: the source, after the byte read without br
 	max  int
 	name []byte
 	data []byte
@@ -45,13 +52,71 @@ const readBuffer = 2 << 10
 
 // NewReader returns a Reader on r with the default event size limit.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, readBuffer), max: DefaultMaxEvent}
+	return &Reader{src: first{r: r}, max: DefaultMaxEvent}
+}
+
+// first is a Reader's source with the byte read while it held no buffer
+// put back in front.
+type first struct {
+	r   io.Reader
+	b   [1]byte
+	has bool
+	err error // the source's error that came with b
+}
+
+func (f *first) Read(p []byte) (int, error) {
+	if !f.has {
+		return f.r.Read(p)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	p[0], f.has = f.b[0], false
+	err := f.err
+	f.err = nil
+	return 1, err
+}
+
+var buffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBuffer) }}
+
+// fill takes a buffer for the next bytes: first the next byte is read
+// without one (the wait for the next event), then a pooled buffer reads
+// on from it. Its error is the source's when no byte came.
+func (r *Reader) fill() error {
+	var n int
+	var err error
+	for i := 0; n == 0 && err == nil; i++ {
+		if i == 100 { // as bufio gives up on a source that returns nothing
+			return io.ErrNoProgress
+		}
+		n, err = r.src.r.Read(r.src.b[:])
+	}
+	if n == 0 {
+		return err
+	}
+	r.src.has, r.src.err = true, err
+	r.br = buffers.Get().(*bufio.Reader)
+	r.br.Reset(&r.src)
+	return nil
+}
+
+// release gives the buffer back once nothing in it is left to read and no
+// line taken from it is still in use.
+func (r *Reader) release() {
+	if r.br != nil && r.br.Buffered() == 0 && !r.more {
+		r.br.Reset(nil)
+		buffers.Put(r.br)
+		r.br = nil
+	}
 }
 
 // Pending reports whether the data already read from the connection holds
 // a whole data event, so Next would return without waiting on the network.
 // A relay uses it to batch writes: flush only when nothing more is ready.
 func (r *Reader) Pending() bool {
+	if r.br == nil {
+		return false
+	}
 	n := r.br.Buffered()
 	if n == 0 {
 		return false
@@ -80,6 +145,7 @@ func (r *Reader) Next() (Event, error) {
 		}
 		if len(line) == 0 {
 			if hasData || len(r.name) > 0 {
+				r.release() // the event's name and data are copies
 				return Event{Name: r.name, Data: r.data}, nil
 			}
 			inEvent = false
@@ -136,6 +202,11 @@ func (r *Reader) nextLine() ([]byte, error) {
 func (r *Reader) readLine() ([]byte, error) {
 	r.line = r.line[:0]
 	for {
+		if r.br == nil {
+			if err := r.fill(); err != nil {
+				return nil, err // between events: r.line is empty
+			}
+		}
 		chunk, err := r.br.ReadSlice('\n')
 		switch {
 		case err == bufio.ErrBufferFull:

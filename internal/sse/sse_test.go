@@ -124,3 +124,44 @@ func TestPending(t *testing.T) {
 		t.Error("only half an event is buffered but Pending is true")
 	}
 }
+
+// segments is a source that gives one segment a read, as a connection
+// gives what has arrived.
+type segments []string
+
+func (s *segments) Read(p []byte) (int, error) {
+	if len(*s) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, (*s)[0])
+	if (*s)[0] = (*s)[0][n:]; (*s)[0] == "" {
+		*s = (*s)[1:]
+	}
+	return n, nil
+}
+
+// TestBufferBetweenEvents: a Reader holds its buffer only while it holds
+// bytes: once an event is read and nothing more has arrived, the wait for
+// the next one holds none; bytes that arrived behind an event keep it.
+func TestBufferBetweenEvents(t *testing.T) {
+	src := segments{"data: a\n\n", "data: b\r\n\r\n", "data: c\r\r\n", "data: d\n\ndata: e\n\n", "da", "ta: f\n", "\n", ": ping\n\nevent: g\n\n"}
+	r := NewReader(&src)
+	for _, tt := range []struct {
+		want string
+		held bool // the buffer is held once the event is read
+	}{{"a", false}, {"b", false}, {"c", false}, {"d", true}, {"e", false}, {"f", false}, {"", false}} {
+		e, err := r.Next()
+		if err != nil || string(e.Data) != tt.want {
+			t.Fatalf("read %q %v, want %q", e.Data, err, tt.want)
+		}
+		if held := r.br != nil; held != tt.held {
+			t.Errorf("after %q: buffer held %v, want %v", tt.want, held, tt.held)
+		}
+	}
+	if string(r.name) != "g" {
+		t.Errorf("last event named %q, want g", r.name)
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Errorf("at the end: %v, want EOF", err)
+	}
+}
