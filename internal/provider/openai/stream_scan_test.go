@@ -1,7 +1,10 @@
 package openai
 
 import (
+	"io"
+	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -135,5 +138,34 @@ func TestReadUsageAsGjson(t *testing.T) {
 				t.Errorf("%s %s: %+v, gjson's %+v", op, u, got, want)
 			}
 		}
+	}
+}
+
+type keptResponse struct{ resp *http.Response }
+
+func (k *keptResponse) RoundTrip(*http.Request) (*http.Response, error) {
+	k.resp = &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}, "X-Ratelimit-Remaining-Requests": {"9"}},
+		Body: io.NopCloser(strings.NewReader("data: [DONE]\n\n"))}
+	return k.resp, nil
+}
+
+// TestStreamDropsHeaders: a stream answer's header map is not kept for
+// the stream's life (its body keeps the *http.Response), once read.
+func TestStreamDropsHeaders(t *testing.T) {
+	k := &keptResponse{}
+	a, err := New(Compatible, provider.Config{Name: "up", BaseURL: "http://upstream.invalid/v1"}, "", Config{}, &http.Client{Transport: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := a.Do(t.Context(), &provider.Request{Op: provider.OpChat, Model: "m", Stream: true, Body: []byte(`{"model":"m","stream":true,"messages":[]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Stream.Close()
+	if resp.RateLimit.RemainingRequests != 9 {
+		t.Errorf("rate limit %+v, want the headers read", resp.RateLimit)
+	}
+	if k.resp.Header != nil {
+		t.Error("the answer's header map is kept")
 	}
 }
