@@ -296,7 +296,8 @@ func (o *writer) stopPing() {
 // stream's end or its failure; a failure rs continues goes on with the
 // continuation's chunks, spliced.
 func run(o *writer, st provider.Stream, held [][]byte, f Framer, rs Rescuer) (end End) {
-	pu := pump{f: f, rs: rs, buf: make([]byte, 0, 1024)}
+	pu := pump{f: f, rs: rs}
+	defer pu.give(nil)
 	pu.tr.last = -1
 	for {
 		err := pu.one(o, st, held, &end)
@@ -315,7 +316,7 @@ func run(o *writer, st provider.Stream, held [][]byte, f Framer, rs Rescuer) (en
 			break
 		}
 		if c.Note != "" {
-			if !o.write(sse.AppendComment(pu.buf[:0], c.Note), false) {
+			if !o.write(sse.AppendComment(pu.take(), c.Note), false) {
 				end.Kind = outcome.Canceled
 				return end
 			}
@@ -323,7 +324,7 @@ func run(o *writer, st provider.Stream, held [][]byte, f Framer, rs Rescuer) (en
 		s := newSplice(&pu.tr, lost)
 		pu.sp, st, held = &s, c.Stream, c.Held
 	}
-	buf := pu.buf[:0]
+	buf := pu.take()
 	if f != nil {
 		o.write(f.Fail(buf, end.Kind), true)
 		return end
@@ -336,16 +337,49 @@ func run(o *writer, st provider.Stream, held [][]byte, f Framer, rs Rescuer) (en
 	return end
 }
 
-// pump is run's state: how it frames, and, while rs could continue the
-// stream, what the client was sent (tr) and how a continuation's chunks
-// are rewritten (sp; nil: none). The writer is not one of its fields: it
-// would then escape to the heap.
+// pump is run's state: how it frames, the buffer an event is framed in
+// (fb, only while it is: a stream waiting for its next event holds none;
+// docs/BENCHMARKS.md, "Memory per stream"), and, while rs could continue
+// the stream, what the client was sent (tr) and how a continuation's
+// chunks are rewritten (sp; nil: none). The writer is not one of its
+// fields: it would then escape to the heap.
 type pump struct {
-	f   Framer
-	rs  Rescuer
-	buf []byte
-	tr  transcript
-	sp  *splice
+	f  Framer
+	rs Rescuer
+	fb *frameBuf
+	tr transcript
+	sp *splice
+}
+
+// frameBuf is a buffer events are framed in, from frameBufs.
+type frameBuf struct{ b []byte }
+
+var frameBufs = sync.Pool{New: func() any { return &frameBuf{b: make([]byte, 0, 1024)} }}
+
+// maxFrameBuf bounds the buffers kept for reuse.
+const maxFrameBuf = 64 << 10
+
+// take returns the frame buffer, empty, taking one if none is held.
+func (pu *pump) take() []byte {
+	if pu.fb == nil {
+		pu.fb = frameBufs.Get().(*frameBuf)
+	}
+	return pu.fb.b[:0]
+}
+
+// give returns the frame buffer, b being what it grew to (nil: as it
+// was), once its bytes are written.
+func (pu *pump) give(b []byte) {
+	if pu.fb == nil {
+		return
+	}
+	if b != nil {
+		pu.fb.b = b[:0]
+	}
+	if cap(pu.fb.b) <= maxFrameBuf {
+		frameBufs.Put(pu.fb)
+	}
+	pu.fb = nil
 }
 
 // frame appends p as the client's events to dst.
@@ -390,7 +424,7 @@ func (pu *pump) sendKept(dst, p []byte) ([]byte, error) {
 // (end says its kind; nothing was written for it) or the client gone
 // (Canceled).
 func (pu *pump) one(o *writer, st provider.Stream, held [][]byte, end *End) (err error) {
-	buf := pu.buf[:0]
+	buf := pu.take()
 	// A stream that can tell whether its next event is already buffered
 	// lets events that arrived together leave in one flush (one syscall)
 	// instead of one each; an event with nothing behind it is flushed at
@@ -408,7 +442,10 @@ func (pu *pump) one(o *writer, st provider.Stream, held [][]byte, end *End) (err
 	}
 	for err == nil {
 		var p []byte
-		if p, err = st.Next(); err != nil {
+		pu.give(buf) // written: the wait holds no buffer
+		p, err = st.Next()
+		buf = pu.take()
+		if err != nil {
 			break
 		}
 		// send, by hand: the hot path pays no call of its own.
@@ -428,7 +465,7 @@ func (pu *pump) one(o *writer, st provider.Stream, held [][]byte, end *End) (err
 			return errCanceled
 		}
 	}
-	pu.buf = buf // grown, for what comes next
+	pu.fb.b = buf[:0] // grown, for what comes next
 	if err == io.EOF {
 		if pu.f == nil {
 			o.write(sse.Done, true)
