@@ -344,10 +344,10 @@ func (a *Adapter) openStream(ctx context.Context, req *provider.Request, resp *h
 		return nil, fmt.Errorf("%s: %w", what, a.jsonInsteadOfStream(resp))
 	}
 	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.clock())}
-	// The headers are read: net/http's chunked body keeps its
-	// *http.Response (for trailers) as long as the stream lasts, and with
-	// it the header map, a kilobyte or two a stream (docs/BENCHMARKS.md,
-	// "Memory per stream").
+	// The headers are read: a chunked body (internal/h1's framing, as
+	// net/http's) keeps its *http.Response (for trailers) as long as the
+	// stream lasts, and with it the header map, a kilobyte or two a stream
+	// (docs/BENCHMARKS.md, "Memory per stream").
 	resp.Header = nil
 	if req.Op == provider.OpResponses {
 		out.Stream = newEventStream(ctx, resp.Body, what, req.Model)
