@@ -35,6 +35,7 @@ targets=(
   "./internal/messages/chat FuzzTranslateForm"
   "./internal/messages/api FuzzMessages"
   "./internal/gemini/api FuzzDecode"
+  "./internal/responses FuzzDecode"
   "./internal/responses/api FuzzDecodeMessage"
   "./internal/jsoncheck FuzzCheck"
   "./internal/jsonscan FuzzScan"

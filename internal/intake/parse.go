@@ -226,7 +226,8 @@ func chatMessages(p *jsonscan.Walker, turn func(role, content string) bool) (int
 }
 
 // Check is the bounded validation pass Parse makes as it walks, for a
-// handler that reads the body itself (the Responses API's), and the
+// handler that reads a body itself (a Responses API WebSocket message),
+// and the
 // answer to a body a checked walk refused: syntax, UTF-8, nesting depth,
 // distinct top-level keys, and an object.
 func Check(body []byte) *apierror.Error {

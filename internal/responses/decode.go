@@ -1,12 +1,10 @@
 package responses
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
-	"github.com/tidwall/gjson"
-
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/responses/wire"
 )
@@ -74,23 +72,55 @@ func (d *Decoded) Stream() bool { return d.stream }
 // true).
 func (d *Decoded) Stored() bool { return d.store }
 
-// Decode reads a POST /v1/responses body the proxy has checked is valid
-// JSON, refusing with a 400 naming the field what is invalid anywhere. What
+// Decode reads a POST /v1/responses body, refusing with a 400 naming the
+// field what is invalid anywhere. What
 // only a provider's own Responses API can honour (built-in tools,
 // background responses, conversations, hosted prompts, input items with
 // no chat equivalent, OpenAI file ids, truncation "auto", logprobs…) is
 // not refused: Decoded.Native says why, and names the field.
+//
+// It reads the body in one walk (jsonscan's, checked as it goes): the
+// input's items and the tools where they stand, each string unescaped
+// once, as encoding/json would have read them into wire.Request and the
+// types below. Kept of encoding/json: a key names a field under any case
+// (but a model named under another spelling than "model" is no model, as
+// OpenAI answers it), the last of a repeated key wins (an object merged
+// into the one before it), null leaves a field as it was (a pointer, a
+// slice, a map nil), and a value of the wrong type is refused with the
+// first one's field in the body's order, before anything else. What
+// Decoded holds aliases one copy of body (a stored response's items keep
+// it), never body itself, whose buffer goes back to its pool. The walk
+// makes the bounded check (jsonscan's, intake.Check's): a body the check
+// refuses is refused, but not said why, since the walk may meet a
+// problem of the request's first; the caller asks the check on any
+// refusal, and answers its refusal first.
 func Decode(body []byte) (*Decoded, *Error) {
-	d := &Decoded{}
-	if err := json.Unmarshal(body, &d.Request); err != nil {
-		return nil, decodeError("", err)
+	s := string(body) // what Decoded holds aliases this copy
+	dc := decoder{s: s, d: &Decoded{}}
+	d, r := dc.d, &dc.d.Request
+	if i := jsonscan.Space(s, 0); i < len(s) && s[i] != '{' {
+		if !jsonscan.Valid(body) {
+			return nil, notJSON
+		}
+		if s[i] != 'n' {
+			return nil, BadRequest("", "the request body must be an object, got %s", kind(s[i:]))
+		}
+		return nil, BadRequest("model", "you must provide a model parameter") // null: an empty request
 	}
-	r := &d.Request
-	// encoding/json matches keys without regard to case; OpenAI's API does
-	// not, and the body goes on natively with the model found under
-	// "model" replaced: a model named under any other spelling ("mOdel")
-	// is no model, as OpenAI answers it.
-	if m := gjson.GetBytes(body, "model"); r.Model == "" || m.Type != gjson.String || m.Str != r.Model {
+	var w jsonscan.Doc
+	w.Start(s)
+	for dc.top == nil && w.Member() {
+		dc.member(&w.Walker)
+	}
+	switch {
+	case dc.top != nil:
+		return nil, dc.top
+	case w.At() < 0:
+		return nil, notJSON
+	}
+	// The first member named exactly "model" names the model (the body
+	// goes on natively with it replaced), and it is the one read.
+	if r.Model == "" || !jsonscan.IsString(dc.model) || jsonscan.Unquote(dc.model) != r.Model {
 		return nil, BadRequest("model", "you must provide a model parameter")
 	}
 	d.Native = nativeFields(r)
@@ -107,21 +137,138 @@ func Decode(body []byte) (*Decoded, *Error) {
 	if d.Format, e = textFormat(r.Text); e != nil {
 		return nil, e
 	}
-	if e = d.functionTools(r.Tools); e != nil {
+	if dc.tools.err != nil {
+		return nil, dc.tools.err
+	}
+	d.Functions = dc.tools.fns
+	if e = d.decodeToolChoice(string(r.ToolChoice)); e != nil {
 		return nil, e
 	}
-	if e = d.decodeToolChoice(r.ToolChoice); e != nil {
-		return nil, e
+	if dc.input.err != nil {
+		return nil, dc.input.err
 	}
-	if e = d.decodeInput(r.Input); e != nil {
-		return nil, e
-	}
+	d.needs(dc.input.native)
 	if len(d.Items) == 0 && (r.PreviousResponseID == nil || *r.PreviousResponseID == "") {
 		return nil, BadRequest("input", "missing required parameter: 'input'")
 	}
 	d.stream = r.Stream != nil && *r.Stream
 	d.store = r.Store == nil || *r.Store
 	return d, nil
+}
+
+// notJSON refuses a body the walk could not read (one the check
+// refuses, which the caller answers instead).
+var notJSON = BadRequest("", "the request body is not valid JSON")
+
+// decoder is Decode's walk: the request read so far, and what each step
+// after the walk answers, in the order encoding/json's decode of each
+// level answered it.
+type decoder struct {
+	s string
+	d *Decoded
+	// top is the first value of the wrong type for wire.Request's fields
+	// (encoding/json's first error): the answer, before anything else.
+	top *Error
+	// model is the text of the first member named exactly "model".
+	model string
+	// tools and input are the steps read where they stand: their
+	// refusal, or what they read.
+	tools struct {
+		err *Error
+		fns []wire.FunctionTool
+	}
+	input struct {
+		err, native *Error
+	}
+	// scratch is for the parts of an item's content and output, reused.
+	scratch [2][]inputPart
+}
+
+// requestFields are wire.Request's JSON names, in the order of its
+// fields (the cases of member).
+var requestFields = []string{"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
+	"max_output_tokens", "temperature", "top_p", "text", "reasoning", "metadata", "user", "safety_identifier",
+	"prompt_cache_key", "service_tier", "store", "previous_response_id", "stream", "include", "truncation",
+	"background", "top_logprobs", "conversation", "prompt", "max_tool_calls", "context_management"}
+
+// member reads the body's member where w is.
+func (dc *decoder) member(w *jsonscan.Walker) {
+	r := &dc.d.Request
+	k := w.Key()
+	f := field(k, requestFields)
+	switch f {
+	case 1: // input
+		dc.readInput(w)
+		return
+	case 3: // tools
+		dc.readTools(w)
+		return
+	}
+	w.Skip()
+	v := w.Val()
+	if v == "" {
+		return // not JSON: the walk ends
+	}
+	name := requestFields[max(f, 0)]
+	var e *Error
+	switch f {
+	case 0:
+		if k == "model" && dc.model == "" {
+			dc.model = v
+		}
+		e = str(name, v, &r.Model)
+	case 2:
+		e = strPtr(name, v, &r.Instructions)
+	case 4:
+		r.ToolChoice = dc.raw(v)
+	case 5:
+		e = boolPtr(name, v, &r.ParallelToolCalls)
+	case 6:
+		e = intPtr(name, v, &r.MaxOutputTokens)
+	case 7:
+		e = floatPtr(name, v, &r.Temperature)
+	case 8:
+		e = floatPtr(name, v, &r.TopP)
+	case 9:
+		e = dc.textConfig(v, &r.Text)
+	case 10:
+		e = reasoning(v, &r.Reasoning)
+	case 11:
+		e = metadata(v, &r.Metadata)
+	case 12:
+		e = strPtr(name, v, &r.User)
+	case 13:
+		e = strPtr(name, v, &r.SafetyIdentifier)
+	case 14:
+		e = strPtr(name, v, &r.PromptCacheKey)
+	case 15:
+		e = strPtr(name, v, &r.ServiceTier)
+	case 16:
+		e = boolPtr(name, v, &r.Store)
+	case 17:
+		e = strPtr(name, v, &r.PreviousResponseID)
+	case 18:
+		e = boolPtr(name, v, &r.Stream)
+	case 19:
+		e = strSlice(name, v, &r.Include)
+	case 20:
+		e = strPtr(name, v, &r.Truncation)
+	case 21:
+		e = boolPtr(name, v, &r.Background)
+	case 22:
+		e = intPtr(name, v, &r.TopLogprobs)
+	case 23:
+		r.Conversation = dc.raw(v)
+	case 24:
+		r.Prompt = dc.raw(v)
+	case 25:
+		r.MaxToolCalls = dc.raw(v)
+	case 26:
+		r.ContextManagement = dc.raw(v)
+	}
+	if e != nil {
+		dc.top = e
+	}
 }
 
 // nativeFields is the first top-level field only a native Responses API
@@ -192,370 +339,4 @@ func textFormat(t *wire.TextConfig) (*wire.Format, *Error) {
 		return f, nil
 	}
 	return nil, BadRequest("text.format.type", "text.format.type must be text, json_object or json_schema, got %q", Cut(f.Type))
-}
-
-// functionTools reads tools into d.Functions: function tools as they
-// are; a namespace tool's functions, each with its Namespace; a custom
-// tool as Custom. A built-in tool (web_search, tool_search, file_search,
-// code_interpreter, image_generation, computer_use, mcp, shell…) has no
-// chat completions equivalent: it goes to a native Responses API and is
-// left out of a translated request, never refused (Codex declares
-// web_search on every request); only tool_choice forcing one needs a
-// native Responses API (decodeToolChoice).
-func (d *Decoded) functionTools(raw []json.RawMessage) *Error {
-	for i, r := range raw {
-		param := fmt.Sprintf("tools[%d]", i)
-		var head struct {
-			Type  string            `json:"type"`
-			Name  string            `json:"name"`
-			Tools []json.RawMessage `json:"tools"`
-		}
-		if err := json.Unmarshal(r, &head); err != nil {
-			return decodeError(param, err)
-		}
-		switch head.Type {
-		case "function", "custom":
-			if e := d.functionTool(param, r, ""); e != nil {
-				return e
-			}
-		case "namespace":
-			if head.Name == "" {
-				return BadRequest(param+".name", "missing required parameter: '%s.name'", param)
-			}
-			for j, c := range head.Tools {
-				if e := d.functionTool(fmt.Sprintf("%s.tools[%d]", param, j), c, head.Name); e != nil {
-					return e
-				}
-			}
-		case "":
-			return BadRequest(param+".type", "missing required parameter: '%s.type'", param)
-		}
-	}
-	return nil
-}
-
-// customTool is a custom tool as sent: its input is free-form text,
-// held to format's grammar when it has one.
-type customTool struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Format      *struct {
-		Type       string `json:"type"`
-		Syntax     string `json:"syntax"`
-		Definition string `json:"definition"`
-	} `json:"format"`
-}
-
-// functionTool reads one function or custom tool (of namespace ns, ""
-// none) into d.Functions; a namespace's member of another type is left
-// out, as a built-in tool is.
-func (d *Decoded) functionTool(param string, r json.RawMessage, ns string) *Error {
-	var head struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(r, &head); err != nil {
-		return decodeError(param, err)
-	}
-	var t wire.FunctionTool
-	switch head.Type {
-	case "function":
-		if err := json.Unmarshal(r, &t); err != nil {
-			return decodeError(param, err)
-		}
-		if isNull(t.Parameters) {
-			t.Parameters = nil
-		}
-	case "custom":
-		var c customTool
-		if err := json.Unmarshal(r, &c); err != nil {
-			return decodeError(param, err)
-		}
-		t = wire.FunctionTool{Type: "function", Name: c.Name, Description: c.Description, Custom: true}
-		if c.Format != nil && c.Format.Type == "grammar" {
-			t.Grammar = c.Format.Syntax + " grammar:\n" + c.Format.Definition
-		}
-	default:
-		return nil
-	}
-	if t.Name == "" {
-		return BadRequest(param+".name", "missing required parameter: '%s.name'", param)
-	}
-	t.Namespace = ns
-	d.Functions = append(d.Functions, t)
-	return nil
-}
-
-// decodeToolChoice reads tool_choice into d.Choice: "none", "auto",
-// "required", {type:"function",name} or {type:"allowed_tools",mode,tools};
-// a built-in tool's choice needs a native Responses API.
-func (d *Decoded) decodeToolChoice(raw json.RawMessage) *Error {
-	tc := &d.Choice
-	if isNull(raw) {
-		return nil
-	}
-	if raw[0] == '"' {
-		_ = json.Unmarshal(raw, &tc.Mode) // a valid JSON string
-		switch tc.Mode {
-		case "none", "auto", "required":
-			return nil
-		}
-		return BadRequest("tool_choice", "tool_choice must be none, auto, required or an object, got %q", Cut(tc.Mode))
-	}
-	var obj struct {
-		Type      string `json:"type"`
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-		Mode      string `json:"mode"`
-		Tools     []struct {
-			Type string `json:"type"`
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return decodeError("tool_choice", err)
-	}
-	switch obj.Type {
-	case "function", "custom":
-		if obj.Name == "" {
-			return BadRequest("tool_choice.name", "missing required parameter: 'tool_choice.name'")
-		}
-		tc.Name, tc.Namespace = obj.Name, obj.Namespace
-		return nil
-	case "allowed_tools":
-		if obj.Mode != "auto" && obj.Mode != "required" {
-			return BadRequest("tool_choice.mode", "tool_choice.mode must be auto or required, got %q", Cut(obj.Mode))
-		}
-		tc.Mode, tc.Allowed = obj.Mode, map[string]bool{}
-		builtin := -1
-		for i, t := range obj.Tools {
-			if t.Type != "function" && t.Type != "custom" {
-				builtin = i // left out on chat, as the tool is
-				continue
-			}
-			tc.Allowed[t.Name] = true
-		}
-		if builtin >= 0 && obj.Mode == "required" && len(tc.Allowed) == 0 {
-			// Only built-in tools, one of which must be called.
-			d.needs(BadRequest(fmt.Sprintf("tool_choice.tools[%d].type", builtin), "only function and custom tools can be required on chat completions, got %q"+nativeOnly, Cut(obj.Tools[builtin].Type)))
-		}
-		return nil
-	}
-	d.needs(BadRequest("tool_choice.type", "tool_choice type %q is not supported (built-in tools are OpenAI's own)"+nativeOnly, Cut(obj.Type)))
-	return nil
-}
-
-// inputItem is an input item as sent; which fields apply depends on Type.
-type inputItem struct {
-	Type      string          `json:"type"`
-	ID        string          `json:"id"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	CallID    string          `json:"call_id"`
-	Name      string          `json:"name"`
-	Arguments *string         `json:"arguments"`
-	Input     *string         `json:"input"`
-	Namespace string          `json:"namespace"`
-	Output    json.RawMessage `json:"output"`
-}
-
-// inputPart is a content part as sent.
-type inputPart struct {
-	Type     string  `json:"type"`
-	Text     string  `json:"text"`
-	Refusal  string  `json:"refusal"`
-	ImageURL *string `json:"image_url"`
-	FileID   *string `json:"file_id"`
-	Detail   string  `json:"detail"`
-	FileData string  `json:"file_data"`
-	FileURL  *string `json:"file_url"`
-	Filename string  `json:"filename"`
-}
-
-// decodeInput reads input into d.Items (and d.Sent): a string (one user
-// message) or an array of items. An item chat completions cannot take is
-// kept as sent (Item.Raw): a reasoning item (left out of a translated
-// conversation, sent back as is to a native Responses API), and an item
-// or a content part only a native Responses API reads (a built-in tool's
-// call or output, an OpenAI file id), which the request then needs.
-func (d *Decoded) decodeInput(raw json.RawMessage) *Error {
-	if isNull(raw) {
-		return nil
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		_ = json.Unmarshal(raw, &s) // a valid JSON string
-		d.Items = []wire.Item{{Type: wire.TypeMessage, Role: "user", Text: s}}
-		return nil
-	case '[':
-	default:
-		return BadRequest("input", "input must be a string or an array of items")
-	}
-	var raws []json.RawMessage
-	_ = json.Unmarshal(raw, &raws) // a valid JSON array
-	d.Items, d.Sent = make([]wire.Item, 0, len(raws)), raws
-	for i, r := range raws {
-		param := fmt.Sprintf("input[%d]", i)
-		if r = bytes.TrimSpace(r); len(r) == 0 || r[0] != '{' {
-			return BadRequest(param, "%s must be an object", param)
-		}
-		var in inputItem
-		if err := json.Unmarshal(r, &in); err != nil {
-			return decodeError(param, err)
-		}
-		if in.Type == "" {
-			switch {
-			case in.Role != "":
-				in.Type = wire.TypeMessage // an "easy" message: type is optional
-			case in.ID != "" && isNull(in.Content):
-				in.Type = wire.TypeItemReference
-			default:
-				return BadRequest(param+".type", "missing required parameter: '%s.type'", param)
-			}
-		}
-		it := wire.Item{Type: in.Type, ID: in.ID}
-		native := false
-		var e *Error
-		switch in.Type {
-		case wire.TypeMessage:
-			native, e = d.message(param, &in, &it)
-		case wire.TypeFunctionCall:
-			switch {
-			case in.CallID == "":
-				return BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
-			case in.Name == "":
-				return BadRequest(param+".name", "missing required parameter: '%s.name'", param)
-			case in.Arguments == nil:
-				return BadRequest(param+".arguments", "missing required parameter: '%s.arguments'", param)
-			}
-			it.CallID, it.Name, it.Arguments, it.Namespace = in.CallID, in.Name, *in.Arguments, in.Namespace
-		case wire.TypeCustomToolCall:
-			switch {
-			case in.CallID == "":
-				return BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
-			case in.Name == "":
-				return BadRequest(param+".name", "missing required parameter: '%s.name'", param)
-			case in.Input == nil:
-				return BadRequest(param+".input", "missing required parameter: '%s.input'", param)
-			}
-			it.CallID, it.Name, it.Arguments = in.CallID, in.Name, *in.Input
-		case wire.TypeFunctionCallOutput, wire.TypeCustomToolCallOutput:
-			if in.CallID == "" {
-				return BadRequest(param+".call_id", "missing required parameter: '%s.call_id'", param)
-			}
-			it.CallID = in.CallID
-			native, e = d.content(param+".output", in.Output, "tool", &it)
-		case wire.TypeItemReference:
-			if in.ID == "" {
-				return BadRequest(param+".id", "missing required parameter: '%s.id'", param)
-			}
-		case wire.TypeReasoning:
-			it.Raw = r
-		default:
-			d.needs(BadRequest(param+".type", "the input item type %q is not supported (chat completions take messages, "+
-				"function calls and function call outputs only)"+nativeOnly, Cut(in.Type)))
-			native = true
-		}
-		if e != nil {
-			return e
-		}
-		if native {
-			it.Raw = r
-		}
-		d.Items = append(d.Items, it)
-	}
-	return nil
-}
-
-// message reads a message item's role and content into it; native says
-// a part of it only a native Responses API reads.
-func (d *Decoded) message(param string, in *inputItem, it *wire.Item) (native bool, e *Error) {
-	switch in.Role {
-	case "user", "assistant", "system", "developer":
-	case "":
-		return false, BadRequest(param+".role", "missing required parameter: '%s.role'", param)
-	default:
-		return false, BadRequest(param+".role", "%s.role must be user, assistant, system or developer, got %q", param, Cut(in.Role))
-	}
-	it.Role = in.Role
-	if isNull(in.Content) {
-		return false, BadRequest(param+".content", "missing required parameter: '%s.content'", param)
-	}
-	return d.content(param+".content", in.Content, in.Role, it)
-}
-
-// content reads a message's content or a function output (role "tool"):
-// a string, or an array of parts. Images and files are for user messages
-// and function outputs; refusals and output text for assistant messages.
-// A part only a native Responses API reads (an OpenAI file id, a file
-// URL) is left out of it.Parts, and native says so.
-func (d *Decoded) content(param string, raw json.RawMessage, role string, it *wire.Item) (native bool, e *Error) {
-	if isNull(raw) {
-		return false, BadRequest(param, "missing required parameter: '%s'", param)
-	}
-	switch raw[0] {
-	case '"':
-		_ = json.Unmarshal(raw, &it.Text) // a valid JSON string
-		return false, nil
-	case '[':
-	default:
-		return false, BadRequest(param, "%s must be a string or an array of content parts", param)
-	}
-	var parts []inputPart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return false, decodeError(param, err)
-	}
-	it.Parts = make([]wire.Part, 0, len(parts))
-	media := role == "user" || role == "tool"
-	nativePart := func(field, what string) {
-		d.needs(BadRequest(field, "%s", what+nativeOnly))
-		native = true
-	}
-	for j, p := range parts {
-		pp := fmt.Sprintf("%s[%d]", param, j)
-		switch {
-		case p.Type == wire.PartInputText || p.Type == wire.PartOutputText:
-			it.Parts = append(it.Parts, wire.Part{Type: p.Type, Text: p.Text})
-		case p.Type == wire.PartRefusal && role == "assistant":
-			it.Parts = append(it.Parts, wire.Part{Type: wire.PartRefusal, Text: p.Refusal})
-		case p.Type == wire.PartInputImage && media:
-			if p.FileID != nil && *p.FileID != "" {
-				nativePart(pp+".file_id", "OpenAI file ids are not supported (send image_url, an https or data: URL)")
-				continue
-			}
-			if p.ImageURL == nil || *p.ImageURL == "" {
-				return false, BadRequest(pp+".image_url", "missing required parameter: '%s.image_url'", pp)
-			}
-			detail := p.Detail
-			if detail == "" {
-				detail = "auto" // required by the spec, often left out
-			}
-			it.Parts = append(it.Parts, wire.Part{Type: wire.PartInputImage, ImageURL: *p.ImageURL, Detail: detail})
-		case p.Type == wire.PartInputFile && media:
-			switch {
-			case p.FileID != nil && *p.FileID != "":
-				nativePart(pp+".file_id", "OpenAI file ids are not supported (send file_data, a base64 data: URL)")
-				continue
-			case p.FileURL != nil && *p.FileURL != "":
-				nativePart(pp+".file_url", "file URLs are not supported (send file_data, a base64 data: URL)")
-				continue
-			case p.FileData == "":
-				return false, BadRequest(pp+".file_data", "missing required parameter: '%s.file_data'", pp)
-			}
-			it.Parts = append(it.Parts, wire.Part{Type: wire.PartInputFile, FileData: p.FileData, Filename: p.Filename})
-		default:
-			where := "a " + role + " message"
-			if role == "tool" {
-				where = "a function call output"
-			}
-			return false, BadRequest(pp+".type", "the content part type %q is not supported in %s", Cut(p.Type), where)
-		}
-	}
-	return native, nil
-}
-
-// isNull reports whether a raw value is absent or null.
-func isNull(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || string(raw) == "null"
 }

@@ -19,7 +19,11 @@
 //
 // Invariants:
 //   - Decode reads the whole request or refuses it; a request that needs
-//     a native Responses API is still checked whole.
+//     a native Responses API is still checked whole. It reads the body in
+//     one checked walk (jsonscan.Doc) that is also the bounded body check,
+//     with encoding/json's semantics (keys under any case, the last of a
+//     repeated key, the first wrong value's refusal); decode.golden holds
+//     what it reads.
 //   - Items chat completions cannot take are kept as sent (wire.Item.Raw),
 //     never dropped at decoding.
 //   - Nothing here writes to a client or calls a provider.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/intake"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/limits"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/simulated"
@@ -154,5 +157,54 @@ func TestStoreDown(t *testing.T) {
 	}
 	if status, got := do(t, "POST", srv.URL+"/v1/responses", `{"model":"m","input":"hi"}`); status != 200 {
 		t.Errorf("POST with the store down: %d %s", status, got)
+	}
+}
+
+// TestCheckComesFirst: the body check is made by Decode's walk, and a
+// body it refuses is answered with the check's refusal (intake.Check's
+// status, param and message), before any problem of the request's own
+// that comes earlier in the body, as when the check ran first.
+func TestCheckComesFirst(t *testing.T) {
+	var many strings.Builder
+	many.WriteString(`{"model":7,`)
+	for i := range jsonscan.MaxTopLevelKeys {
+		fmt.Fprintf(&many, `"k%d":1,`, i)
+	}
+	many.WriteString(`"z":1}`)
+	tests := []struct{ name, body string }{
+		{"syntax after a bad model", `{"model":7,"input":"hi","x":[1,]}`},
+		{"syntax after a bad item", `{"model":"m","input":[{"role":"robot","content":"hi"}],"x":tru}`},
+		{"syntax in an item", `{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"a"},]}]}`},
+		{"syntax in a tool", `{"model":"m","input":"hi","tools":[{"type":"function","name":"f","parameters":{"a":}}]}`},
+		{"a missing comma", `{"model":"m" "input":"hi"}`},
+		{"trailing data", `{"model":"m","input":"hi"}{}`},
+		{"depth", `{"model":1,"x":` + strings.Repeat("[", jsonscan.MaxDepth+1) + strings.Repeat("]", jsonscan.MaxDepth+1) + `}`},
+		{"depth in input", `{"model":"m","input":[{"type":"reasoning","summary":` + strings.Repeat("[", jsonscan.MaxDepth) + strings.Repeat("]", jsonscan.MaxDepth) + `}]}`},
+		{"a repeated key after a bad one", `{"model":7,"input":"hi","model":"m"}`},
+		{"a repeated key", `{"model":"m","input":"hi","mod\u0065l":"x"}`},
+		{"too many keys", many.String()},
+		{"not UTF-8", "{\"model\":7,\"input\":\"\xff\"}"},
+		{"not UTF-8 in a part", "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"\xff\"}]}]}"},
+		{"a control character", "{\"model\":7,\"instructions\":\"a\nb\"}"},
+		{"not an object", `[{"model":"m"}]`},
+		{"null", `null`},
+		{"spaces", `   `},
+	}
+	srv := rig(t, nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := intake.Check([]byte(tt.body))
+			if want == nil {
+				t.Fatalf("the check takes %q", tt.body)
+			}
+			status, got := do(t, "POST", srv.URL+"/v1/responses", tt.body)
+			var e struct {
+				Error struct{ Type, Message string }
+			}
+			_ = json.Unmarshal([]byte(got), &e)
+			if status != want.Status || e.Error.Type != want.Type || e.Error.Message != want.Message {
+				t.Errorf("got %d %s; want the check's %d %s %q", status, got, want.Status, want.Type, want.Message)
+			}
+		})
 	}
 }

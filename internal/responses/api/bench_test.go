@@ -36,15 +36,15 @@ const (
 // Allocation budgets per request of the Responses paths, measured when
 // set plus about 10% (docs/BENCHMARKS.md, "Allocation budgets").
 var allocBudgets = map[string]float64{
-	"native":                  140,  // measured 127
-	"native-stream":           301,  // 20 deltas; measured 274
-	"translated":              158,  // measured 144
-	"translated-stream":       527,  // 20 deltas; measured 479
-	"anthropic":               204,  // measured 185
-	"anthropic-stream":        592,  // 20 deltas; measured 538
-	"native-codex-stream":     1785, // measured 1623
-	"translated-codex-stream": 2397, // measured 2179
-	"anthropic-codex-stream":  2998, // measured 2724
+	"native":                  130,  // measured 118
+	"native-stream":           275,  // 20 deltas; measured 250
+	"translated":              149,  // measured 135
+	"translated-stream":       500,  // 20 deltas; measured 455
+	"anthropic":               189,  // measured 172
+	"anthropic-stream":        561,  // 20 deltas; measured 510
+	"native-codex-stream":     616,  // measured 560
+	"translated-codex-stream": 1227, // measured 1115
+	"anthropic-codex-stream":  1823, // measured 1657
 }
 
 // codexReq is a Codex CLI request late in a session, about 80 KB,

@@ -37,22 +37,20 @@ import (
 // own Responses API can honour (a forced built-in tool, background…) goes
 // to the native targets only; a model with none gets the 400 naming the
 // field.
+//
+// The body check (intake.Check) is made by Decode's walk.
 func (s *Server) readResponses(q proxy.Request, r *http.Request, body []byte) (proxy.Call, *apierror.Error) {
-	if aerr := intake.Check(body); aerr != nil {
-		return proxy.Call{}, aerr
-	}
 	return s.read(q, r, body, nil)
 }
 
-// read is readResponses of a body intake.Check passed, for a connection
-// (nil: a POST): a WebSocket connection's turns continue its latest
-// response whatever its store flag (docs/ARCHITECTURE.md, "Responses API
-// over WebSocket").
+// read is readResponses for a connection (nil: a POST): a WebSocket
+// connection's turns continue its latest response whatever its store flag
+// (docs/ARCHITECTURE.md, "Responses API over WebSocket").
 func (s *Server) read(q proxy.Request, r *http.Request, body []byte, cn *conn) (proxy.Call, *apierror.Error) {
 	ex := q.Ex
 	d, rerr := responses.Decode(body)
 	if rerr != nil {
-		return proxy.Call{}, s.refusal(ex, rerr)
+		return proxy.Call{}, s.refusalOf(ex, body, rerr)
 	}
 	if aerr := q.UseModel(d.Model); aerr != nil {
 		return proxy.Call{}, aerr
@@ -322,6 +320,18 @@ func (s *Server) storeError(ex *answer.Exchange, id string, err error) *apierror
 		return s.refusal(ex, responses.NotFound(id))
 	}
 	return s.refusal(ex, responses.Unavailable("", err))
+}
+
+// refusalOf is the refusal of a body Decode refused: the bounded check's
+// (intake.Check) when the body fails it, as the check came first when it
+// was a pass of its own (its status, type and message: which limit), else
+// Decode's. Decode's walk stops at its first problem, so the check runs
+// over the whole body again, on this path only.
+func (s *Server) refusalOf(ex *answer.Exchange, body []byte, e *responses.Error) *apierror.Error {
+	if aerr := intake.Check(body); aerr != nil {
+		return aerr
+	}
+	return s.refusal(ex, e)
 }
 
 // refusal is the error answer for a request internal/responses refused;
