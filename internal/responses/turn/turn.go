@@ -27,6 +27,7 @@ type Turn struct {
 	createdAt int64
 	prev      *store.Turn // previous_response_id's turn; nil for a first turn
 	input     []wire.Item // this turn's input, item_references resolved
+	detached  bool        // input no longer points into the request body (kept)
 	store     store.Store
 	ctx       context.Context // for the store: the request's, without its cancellation
 	storeErr  error
@@ -179,7 +180,7 @@ func (t *Turn) Keep(output []wire.Item, r *wire.Response) []byte {
 	if !t.d.Stored() && t.remember == nil {
 		return b
 	}
-	rec := &store.Record{ID: t.id, Response: b, Turn: &store.Turn{ID: t.id, Prev: t.prev, Input: t.input, Output: output}}
+	rec := &store.Record{ID: t.id, Response: b, Turn: &store.Turn{ID: t.id, Prev: t.prev, Input: t.kept(), Output: output}}
 	if t.remember != nil {
 		t.remember(rec)
 	}
@@ -202,7 +203,7 @@ func (t *Turn) KeepAs(id string, output []wire.Item, response []byte) {
 	if !t.d.Stored() && t.remember == nil {
 		return
 	}
-	rec := &store.Record{ID: id, Response: response, Turn: &store.Turn{Prev: t.prev, Input: t.input, Output: output}}
+	rec := &store.Record{ID: id, Response: response, Turn: &store.Turn{Prev: t.prev, Input: t.kept(), Output: output}}
 	if t.remember != nil {
 		t.remember(rec)
 	}
@@ -221,8 +222,17 @@ func (t *Turn) KeepRunning(id, owner string, response []byte) {
 	if !t.d.Stored() {
 		return
 	}
-	rec := &store.Record{ID: id, Response: response, Owner: owner, Turn: &store.Turn{Prev: t.prev, Input: t.input}}
+	rec := &store.Record{ID: id, Response: response, Owner: owner, Turn: &store.Turn{Prev: t.prev, Input: t.kept()}}
 	t.storeErr = t.store.Put(t.ctx, rec)
+}
+
+// kept is the turn's input as a stored turn keeps it: detached from the
+// request's body, which its items point into (wire.Detach).
+func (t *Turn) kept() []wire.Item {
+	if !t.detached {
+		t.input, t.detached = wire.Detach(t.input), true
+	}
+	return t.input
 }
 
 // autoChoice is tool_choice's echo when the client sent none.

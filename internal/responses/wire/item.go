@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Item types.
 const (
@@ -70,4 +73,68 @@ type Part struct {
 	ImageURL, Detail string
 	// FileData (a base64 data: URL) and Filename are a file's.
 	FileData, Filename string
+}
+
+// Detach returns a copy of items that shares no memory with them: their
+// strings in one new string, their raw JSON in one new slice, their parts
+// in one new array. A decoded request's items point into the request's
+// body (internal/responses, one walk); an item kept beyond the request
+// (a stored turn, a WebSocket connection's latest response) is detached
+// first, so that it keeps its own bytes alive and not the whole body,
+// which responses.max_bytes does not count.
+func Detach(items []Item) []Item {
+	if items == nil {
+		return nil
+	}
+	var nstr, nraw, nparts int
+	for i := range items {
+		it := &items[i]
+		nstr += len(it.Type) + len(it.ID) + len(it.Role) + len(it.Text) + len(it.CallID) + len(it.Name) + len(it.Arguments) + len(it.Namespace)
+		nraw += len(it.Raw)
+		nparts += len(it.Parts)
+		for _, p := range it.Parts {
+			nstr += len(p.Type) + len(p.Text) + len(p.ImageURL) + len(p.Detail) + len(p.FileData) + len(p.Filename)
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(nstr)
+	for i := range items {
+		it := &items[i]
+		for _, s := range [...]string{it.Type, it.ID, it.Role, it.Text, it.CallID, it.Name, it.Arguments, it.Namespace} {
+			sb.WriteString(s)
+		}
+		for _, p := range it.Parts {
+			for _, s := range [...]string{p.Type, p.Text, p.ImageURL, p.Detail, p.FileData, p.Filename} {
+				sb.WriteString(s)
+			}
+		}
+	}
+	all := sb.String()
+	next := func(s string) string {
+		out := all[:len(s)]
+		all = all[len(s):]
+		return out
+	}
+	raw := make([]byte, 0, nraw)
+	parts := make([]Part, 0, nparts)
+	out := make([]Item, len(items))
+	for i := range items {
+		it, o := &items[i], &out[i]
+		o.Type, o.ID, o.Role, o.Text = next(it.Type), next(it.ID), next(it.Role), next(it.Text)
+		o.CallID, o.Name, o.Arguments, o.Namespace = next(it.CallID), next(it.Name), next(it.Arguments), next(it.Namespace)
+		if it.Raw != nil {
+			start := len(raw)
+			raw = append(raw, it.Raw...)
+			o.Raw = raw[start:len(raw):len(raw)]
+		}
+		if it.Parts != nil {
+			start := len(parts)
+			for _, p := range it.Parts {
+				parts = append(parts, Part{Type: next(p.Type), Text: next(p.Text), ImageURL: next(p.ImageURL),
+					Detail: next(p.Detail), FileData: next(p.FileData), Filename: next(p.Filename)})
+			}
+			o.Parts = parts[start:len(parts):len(parts)]
+		}
+	}
+	return out
 }
