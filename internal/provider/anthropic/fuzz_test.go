@@ -230,7 +230,10 @@ func fuzzNativeStream(t *testing.T, in []byte) {
 		if !json.Valid(p) || (!made && !bytes.Contains(in, bytes.SplitN(p, []byte("\n"), 2)[0])) {
 			t.Fatalf("native payload %q is not one of the input's JSON data fields", p)
 		}
-		if gjson.GetBytes(p, "type").Str == "message_delta" && gjson.GetBytes(p, "delta.stop_reason").Type == gjson.String {
+		// The stream reads an event's type from its data, else from its
+		// name, which the payload does not carry: a data without a type
+		// may have been a message_delta.
+		if typ := gjson.GetBytes(p, "type").Str; (typ == "message_delta" || typ == "") && gjson.GetBytes(p, "delta.stop_reason").Type == gjson.String {
 			stopped = true
 		}
 		last = append(last[:0], p...)
