@@ -72,7 +72,7 @@ func inField(field string, err error) error {
 // other type error, and of the two the one earlier in the body, contents
 // in message order.
 func decodeRequest(body []byte, cr *openaiwire.ChatRequest) ([]string, error) {
-	err := json.Unmarshal(body, cr)
+	err := openaiwire.Decode(body, cr)
 	if err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {

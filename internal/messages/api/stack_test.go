@@ -1,0 +1,175 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
+	"github.com/llmrouter/llmrouter/internal/provider/gemini"
+	"github.com/llmrouter/llmrouter/internal/provider/openai"
+)
+
+// heldStream is an upstream stream body that sends its events, the
+// finish and the usage included, then waits for release before its last
+// bytes (tail).
+type heldStream struct {
+	r          *strings.Reader
+	tail       string
+	release    <-chan struct{}
+	sent       chan<- struct{}
+	done, told bool
+}
+
+func (b *heldStream) Read(p []byte) (int, error) {
+	if b.r.Len() > 0 {
+		return b.r.Read(p)
+	}
+	if b.done {
+		return 0, io.EOF
+	}
+	if !b.told {
+		b.told = true
+		b.sent <- struct{}{}
+		<-b.release
+	}
+	b.done = true
+	return copy(p, b.tail), nil
+}
+
+func (b *heldStream) Close() error { return nil }
+
+type heldTransport struct {
+	events, tail string
+	release      <-chan struct{}
+	sent         chan<- struct{}
+}
+
+func (t heldTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body: &heldStream{r: strings.NewReader(t.events), tail: t.tail, release: t.release, sent: t.sent}}, nil
+}
+
+// The upstream streams a held stream sends before its wait: every event
+// up to the finish and the usage, then (after the wait) the end.
+const (
+	heldChat = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n" +
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{"content":"Hello "},"finish_reason":null}]}` + "\n\n" +
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n" +
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":20,"total_tokens":40,"prompt_tokens_details":{"cached_tokens":5}}}` + "\n\n"
+	heldChatEnd = "data: [DONE]\n\n"
+	heldMsg     = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-x\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":20,\"cache_read_input_tokens\":5,\"output_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello \"}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":20}}\n\n"
+	heldMsgEnd = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	heldGemini = `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hello "}]},"index":0}],"usageMetadata":{"promptTokenCount":20,"totalTokenCount":20},"modelVersion":"gemini-2.5-pro"}` + "\r\n\r\n" +
+		`data: {"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":20,"totalTokenCount":40,"cachedContentTokenCount":5},"modelVersion":"gemini-2.5-pro"}` + "\r\n\r\n"
+)
+
+// TestStackPerStream: for each stream path users run at scale, the
+// goroutine stack a stream holds while it waits for its next event,
+// after its finish and usage were read. A path whose frames once reach
+// past 8 KiB grows the stack to 16 KiB and keeps it for the stream's life
+// (~6 KB of frames stay live while it waits, so the collector never
+// halves it): docs/BENCHMARKS.md, "Memory per stream". internal/proxy's
+// test of the same name holds the chat → openai path.
+//
+// want is what each path holds now. chat → anthropic held 16 KiB until
+// the adapter's decode of the chat request left the request's goroutine
+// (openaiwire.Decode): encoding/json's decodeState.object (864 B) and
+// array (968 B) frames, with their value frames, recur once per nesting
+// level (about 3.5 KB for a one-message request, more with content parts
+// and tool calls), on top of anthropic's decodeRequest, translate and Do
+// (344, 416, 656 B) and the ~3 KB from the handler down to the attempt.
+// The gemini paths hold 16 KiB: the same decode (gemini.translateChat)
+// grows them, and once it is off the goroutine so does the stream's read
+// of each event, gjson's nested ForEach over the candidates and their
+// parts (496 B each, with their closures 408 and 416 B, addChoice 336 B,
+// gjson's Get 752 B) and its number parse (strconv's atof64, 912 B) for
+// a candidate's index and the usage.
+func TestStackPerStream(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("frame sizes differ under -race")
+	}
+	type held struct {
+		name         string
+		want         int // KiB of stack per waiting stream
+		route, body  string
+		events, tail string
+		adapter      func(pc provider.Config, c *http.Client) (provider.Adapter, error)
+	}
+	anth := func(pc provider.Config, c *http.Client) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid"
+		return anthropic.New(pc, "k", anthropic.Config{}, c)
+	}
+	chat := func(pc provider.Config, c *http.Client) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid/v1"
+		return openai.New(openai.Compatible, pc, "", openai.Config{}, c)
+	}
+	gem := func(pc provider.Config, c *http.Client) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid"
+		return gemini.New(pc, "k", gemini.Config{}, c)
+	}
+	chatStream := `{"model":"m","max_tokens":64,"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Say hello in five words please."}]}`
+	for _, p := range []held{
+		{"messages-anthropic", 8, "/v1/messages", msgStreamReq, heldMsg, heldMsgEnd, anth},
+		{"messages-openai", 8, "/v1/messages", msgStreamReq, heldChat, heldChatEnd, chat},
+		{"chat-anthropic", 8, "/v1/chat/completions", chatStream, heldMsg, heldMsgEnd, anth},
+		{"chat-gemini", 16, "/v1/chat/completions", chatStream, heldGemini, "", gem},
+		{"messages-gemini", 16, "/v1/messages", msgStreamReq, heldGemini, "", gem},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			const n = 250 // under pathHandler's MaxConcurrency
+			release := make(chan struct{})
+			sent := make(chan struct{}, n)
+			a, err := p.adapter(provider.Config{Name: "up", MaxConcurrency: 1024},
+				&http.Client{Transport: heldTransport{p.events, p.tail, release, sent}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := pathHandler(t, benchPath{p.route, p.body, func(provider.Config) (provider.Adapter, error) { return a, nil }})
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			done := make(chan struct{}, n)
+			for range n {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					r, _ := http.NewRequest("POST", p.route, strings.NewReader(p.body))
+					r.Header.Set("Content-Type", "application/json")
+					h.ServeHTTP(&sink{h: http.Header{}}, r)
+				}()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for range n {
+				select {
+				case <-sent:
+				case <-ctx.Done():
+					close(release)
+					t.Fatal("streams did not reach their wait")
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			close(release)
+			for range n {
+				<-done
+			}
+			perStream := float64(after.StackInuse-before.StackInuse) / n
+			t.Logf("%s: %.1f KiB of goroutine stack per waiting stream (holds %d)", p.name, perStream/1024, p.want)
+			// Halfway to the next size: a stack is 8, 16 or 32 KiB.
+			if perStream > float64(p.want)*1.5*1024 {
+				t.Errorf("%s: %.1f KiB of stack per waiting stream, want %d (a frame on the path grew it to the next size)", p.name, perStream/1024, p.want)
+			}
+		})
+	}
+}
