@@ -1,21 +1,16 @@
 package intake
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/llmrouter/llmrouter/internal/goldentest"
 
 	"github.com/llmrouter/llmrouter/internal/affinity"
 	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
-
-// update rewrites testdata/parse.golden from what Parse reads now:
-// go test ./internal/intake -run Golden -update. Read the diff before
-// committing it.
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the code's output")
 
 // parseInputs are parse.golden's bodies: the shapes each of Parse's
 // branches reads, refusals of the check and of the fields in either
@@ -113,32 +108,7 @@ func TestParseGolden(t *testing.T) {
 				f.Model, f.ModelStart, f.ModelEnd, f.Stream, f.IncludeUsage, f.MaxTokens, f.Messages, f.PromptCacheKey)
 		}
 	}
-	golden(t, "parse.golden", b.String())
-}
-
-// golden compares got with testdata/name, or writes it there under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := "testdata/" + name
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got != string(want) {
-		g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(g), len(w)) {
-			if g[i] != w[i] {
-				t.Fatalf("%s line %d:\ngot  %s\nwant %s\n(run with -update to rewrite it, and read the diff)", path, i+1, g[i], w[i])
-			}
-		}
-		t.Fatalf("%s: got %d lines, want %d (run with -update to rewrite it)", path, len(g), len(w))
-	}
+	goldentest.Check(t, "parse.golden", b.String())
 }
 
 // TestParseTurnsOpening: the opening hashed from the turns Parse's walk

@@ -1,46 +1,13 @@
 package messages
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/llmrouter/llmrouter/internal/goldentest"
 )
-
-// update rewrites the golden files (testdata/*.golden) from what the code
-// writes now: go test ./internal/messages -run Golden -update. Read the
-// diff before committing it.
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the code's output")
-
-// golden compares got with testdata/name, or writes it there under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := "testdata/" + name
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got != string(want) {
-		g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(g), len(w)) {
-			if g[i] != w[i] {
-				t.Fatalf("%s line %d:\ngot  %s\nwant %s\n(run with -update to rewrite it, and read the diff)", path, i+1, g[i], w[i])
-			}
-		}
-		t.Fatalf("%s: got %d lines, want %d (run with -update to rewrite it)", path, len(g), len(w))
-	}
-}
 
 // decodeInputs are decode.golden's bodies: FuzzDecode's seeds, the
 // bodies TestDecodeRefusals, TestDecodeAccepts and TestDecodeCount read,
@@ -78,7 +45,7 @@ func TestDecodeGolden(t *testing.T) {
 			fmt.Fprintf(&b, "%s: %s\n", name, renderForm([]byte(body), f, e))
 		}
 	}
-	golden(t, "decode.golden", b.String())
+	goldentest.Check(t, "decode.golden", b.String())
 }
 
 // renderForm writes a form on one line: a text aliasing the body as its

@@ -1,19 +1,14 @@
 package responses
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
-)
 
-// update rewrites testdata/decode.golden from what Decode reads now:
-// go test ./internal/responses -run Golden -update. Read the diff before
-// committing it.
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the code's output")
+	"github.com/llmrouter/llmrouter/internal/goldentest"
+)
 
 // decodeInputs are decode.golden's bodies: the decode tests' bodies,
 // codexRequest, and the shapes a walk may read otherwise than
@@ -256,7 +251,7 @@ func TestDecodeGolden(t *testing.T) {
 	for i, body := range decodeInputs() {
 		fmt.Fprintf(&b, "# %d\nbody: %q\n%s\n", i, body, render(Decode([]byte(body))))
 	}
-	golden(t, "decode.golden", b.String())
+	goldentest.Check(t, "decode.golden", b.String())
 }
 
 // render prints a decode's result deterministically: the refusal, or
@@ -317,29 +312,4 @@ func dump(v reflect.Value, indent string) string {
 		return fmt.Sprintf("%q", v.String())
 	}
 	return fmt.Sprintf("%v", v.Interface())
-}
-
-// golden compares got with testdata/name, or writes it there under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := "testdata/" + name
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got != string(want) {
-		g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(g), len(w)) {
-			if g[i] != w[i] {
-				t.Fatalf("%s line %d:\ngot  %s\nwant %s\n(run with -update to rewrite it, and read the diff)", path, i+1, g[i], w[i])
-			}
-		}
-		t.Fatalf("%s: got %d lines, want %d (run with -update to rewrite it)", path, len(g), len(w))
-	}
 }

@@ -1,51 +1,18 @@
 package chat
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/llmrouter/llmrouter/internal/goldentest"
+
 	"github.com/llmrouter/llmrouter/internal/messages"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 )
-
-// update rewrites the golden files (testdata/*.golden) from what the code
-// writes now: go test ./internal/messages/chat -run Golden -update. Read
-// the diff before committing it.
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the code's output")
-
-// golden compares got with testdata/name, or writes it there under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := "testdata/" + name
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got != string(want) {
-		g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(g), len(w)) {
-			if g[i] != w[i] {
-				t.Fatalf("%s line %d:\ngot  %s\nwant %s\n(run with -update to rewrite it, and read the diff)", path, i+1, g[i], w[i])
-			}
-		}
-		t.Fatalf("%s: got %d lines, want %d (run with -update to rewrite it)", path, len(g), len(w))
-	}
-}
 
 // literal is s as a Go string literal, raw where it can be.
 func literal(s string) string {
@@ -184,7 +151,7 @@ func TestTranslateGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "chat: %s\nmodel: %q %d:%d stream=%v estimate=%d\n", literal(string(tr.Body)), tr.model, tr.ModelStart, tr.ModelEnd, tr.Stream, tr.estimate)
 	}
-	golden(t, "translate.golden", b.String())
+	goldentest.Check(t, "translate.golden", b.String())
 }
 
 // TestAnswerGolden: the message each chat completion of answer.golden
@@ -201,7 +168,7 @@ func TestAnswerGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "message: %s\n", literal(norm(msg)))
 	}
-	golden(t, "answer.golden", b.String())
+	goldentest.Check(t, "answer.golden", b.String())
 }
 
 // TestEventsGolden: the events each stream of events.golden becomes,
@@ -235,5 +202,5 @@ func TestEventsGolden(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "events.golden", b.String())
+	goldentest.Check(t, "events.golden", b.String())
 }
