@@ -21,18 +21,19 @@ const module = "github.com/llmrouter/llmrouter/"
 // is a mechanism or a leaf, layer 0. Imports point down or sideways: a
 // package imports none of a higher layer.
 var layers = map[string]int{
-	"internal/config":        1, // the schema: composed from the mechanisms' own Config types
-	"internal/answer":        2, // the one answer writer
-	"internal/failover":      2, // the attempt loop
-	"internal/routing":       3, // the routing state in force
-	"internal/warm":          3, // the state file's document, of the routing state
-	"internal/proxy":         4, // the front door and its dialects
-	"internal/messages/api":  4,
-	"internal/gemini/api":    4,
-	"internal/responses/api": 4,
-	"internal/admin":         4,
-	"internal/daemon":        5, // the running router
-	"cmd/router":             6,
+	"internal/config":          1, // the schema: composed from the mechanisms' own Config types
+	"internal/answer":          2, // the one answer writer
+	"internal/failover":        2, // the attempt loop
+	"internal/routing":         3, // the routing state in force
+	"internal/warm":            3, // the state file's document, of the routing state
+	"internal/proxy":           4, // the front door and its dialects
+	"internal/proxy/proxytest": 4, // the front doors' benchmark harness (tests only)
+	"internal/messages/api":    4,
+	"internal/gemini/api":      4,
+	"internal/responses/api":   4,
+	"internal/admin":           4,
+	"internal/daemon":          5, // the running router
+	"cmd/router":               6,
 }
 
 // below is what a package of each layer may import: config sits beside

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrouter/llmrouter/internal/proxy/proxytest"
+
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/gemini"
@@ -145,7 +147,7 @@ func TestStackPerStream(t *testing.T) {
 					defer func() { done <- struct{}{} }()
 					r, _ := http.NewRequest("POST", p.route, strings.NewReader(p.body))
 					r.Header.Set("Content-Type", "application/json")
-					h.ServeHTTP(&sink{h: http.Header{}}, r)
+					h.ServeHTTP(&proxytest.Sink{}, r)
 				}()
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

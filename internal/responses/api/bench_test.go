@@ -2,19 +2,18 @@ package api
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
-	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/proxy/proxytest"
+
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 	"github.com/llmrouter/llmrouter/internal/provider/providertest"
-	"github.com/llmrouter/llmrouter/internal/proxy"
-	"github.com/llmrouter/llmrouter/internal/route"
-	"github.com/llmrouter/llmrouter/internal/routing"
 )
 
 // The Responses API's paths, each with a real adapter whose HTTP client
@@ -173,77 +172,27 @@ var benchPaths = map[string]benchPath{
 
 func pathHandler(tb testing.TB, p benchPath) http.Handler {
 	tb.Helper()
-	pc := provider.Config{Name: "up", MaxConcurrency: 256}
-	a, err := p.adapter(pc)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "up-model"}}}})
-	s, err := proxy.Open(routing.Options{Providers: []provider.Descriptor{{Name: "up", Adapter: a, Config: pc}},
-		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Close)
 	api, err := New(Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return s.Handler(api.Dialect())
+	return proxytest.Handler(tb, p.adapter, "up-model", api.Dialect())
 }
 
-// sink is a ResponseWriter that keeps the status and counts the bytes.
-type sink struct {
-	h     http.Header
-	code  int
-	bytes int
-}
-
-func (w *sink) Header() http.Header { return w.h }
-func (w *sink) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-}
-func (w *sink) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = 200
-	}
-	w.bytes += len(b)
-	return len(b), nil
-}
-func (w *sink) Flush() {}
-
-func serve(tb testing.TB, h http.Handler, p benchPath, w *sink) {
-	r := httptest.NewRequest("POST", "/v1/responses", strings.NewReader(p.body))
-	r.Header.Set("Content-Type", "application/json")
-	w.h, w.code, w.bytes = http.Header{}, 0, 0
-	h.ServeHTTP(w, r)
-	if w.code != 200 || w.bytes == 0 {
-		tb.Fatalf("status %d, %d bytes", w.code, w.bytes)
-	}
+func serve(tb testing.TB, h http.Handler, p benchPath, w *proxytest.Sink) {
+	proxytest.Serve(tb, h, "/v1/responses", p.body, w)
 }
 
 func TestAllocationBudgets(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts differ under -race and are only meaningful in a normal build")
 	}
-	for name := range benchPaths {
-		t.Run(name, func(t *testing.T) {
-			p := benchPaths[name]
-			h := pathHandler(t, p)
-			w := &sink{}
-			serve(t, h, p, w)
-			n := testing.AllocsPerRun(200, func() { serve(t, h, p, w) })
-			budget, ok := allocBudgets[name]
-			t.Logf("%s: %.0f allocations per request (budget %.0f)", name, n, budget)
-			if !ok {
-				t.Errorf("%s has no budget", name)
-			} else if n > budget {
-				t.Errorf("%s: %.0f allocations per request, over the budget of %.0f", name, n, budget)
-			}
-		})
-	}
+	proxytest.Budgets(t, slices.Sorted(maps.Keys(benchPaths)), allocBudgets, func(t testing.TB, name string) func() {
+		p := benchPaths[name]
+		h := pathHandler(t, p)
+		w := &proxytest.Sink{}
+		return func() { serve(t, h, p, w) }
+	})
 }
 
 // BenchmarkPath: time and allocations per request of the Responses paths
@@ -255,7 +204,7 @@ func BenchmarkPath(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			p := benchPaths[name]
 			h := pathHandler(b, p)
-			w := &sink{}
+			w := &proxytest.Sink{}
 			b.ReportAllocs()
 			for b.Loop() {
 				serve(b, h, p, w)
