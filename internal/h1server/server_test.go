@@ -397,9 +397,11 @@ func TestShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	var states atomic.Int64
+	accepted := make(chan struct{}, 2)
 	s := &Server{Handler: h, ConnState: func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
 			states.Add(1)
+			accepted <- struct{}{}
 		} else {
 			states.Add(-1)
 		}
@@ -418,9 +420,8 @@ func TestShutdown(t *testing.T) {
 	<-started
 	// Both connections accepted (a connection still in the listener's
 	// backlog when Shutdown closes it is reset by the kernel).
-	for deadline := time.Now().Add(5 * time.Second); states.Load() < 2 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
+	<-accepted
+	<-accepted
 	shut := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
