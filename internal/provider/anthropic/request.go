@@ -71,8 +71,18 @@ func inField(field string, err error) error {
 // a content (openaiwire.Content.Err) or stop of the wrong type beats any
 // other type error, and of the two the one earlier in the body, contents
 // in message order.
-func decodeRequest(body []byte, cr *openaiwire.ChatRequest) ([]string, error) {
-	err := openaiwire.Decode(body, cr)
+//
+// A stream's decode runs on a goroutine of its own (openaiwire.Decode):
+// the request's goroutine keeps the stack it grew to for the stream's
+// life. A whole answer's goroutine is done with it soon, and decodes in
+// place.
+func decodeRequest(body []byte, cr *openaiwire.ChatRequest, stream bool) ([]string, error) {
+	var err error
+	if stream {
+		err = openaiwire.Decode(body, cr)
+	} else {
+		err = json.Unmarshal(body, cr)
+	}
 	if err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
@@ -215,7 +225,7 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // *outcome.Error of kind ClientError.
 func translate(dst []byte, req *provider.Request, defaultMaxTokens int64) ([]byte, error) {
 	var cr openaiwire.ChatRequest
-	stop, err := decodeRequest(req.Body, &cr)
+	stop, err := decodeRequest(req.Body, &cr, req.Stream)
 	if err != nil {
 		return nil, decodeError(err)
 	}
