@@ -248,18 +248,61 @@ func (b *body) Read(p []byte) (int, error) {
 // Close ends the body. Before its end, what has already arrived of it is
 // read without waiting (the end of a chunked body usually arrives right
 // behind a stream's last event); if that reaches the end the connection
-// is kept, otherwise it is closed.
+// is kept, otherwise it is closed. When nothing more has arrived at all,
+// the rest is awaited instead, for at most drainWait on a goroutine of
+// its own (the caller does not wait): a stream closed at its last event
+// would otherwise cost a new connection to the next request whenever
+// the upstream's final chunk is a moment behind its last event, as it
+// is at low concurrency.
 func (b *body) Close() error {
 	if b.done {
 		return nil
 	}
-	if b.reuse && b.drain() {
-		b.finish(true)
-		return nil
+	if b.reuse {
+		if b.c.br.Buffered() == 0 && b.c.peek() == 0 {
+			// The framing has read nothing since the caller's last read:
+			// its state is whole, and the goroutine takes it over. The
+			// context's deadline-setter is stopped first: once it fired,
+			// its deadline is on the connection, which cannot be kept.
+			if b.stop == nil || b.stop() {
+				b.stop = nil
+				b.done = true
+				b.err = errBodyClosed
+				go b.drainLater()
+				return nil
+			}
+		} else if b.drain() {
+			b.finish(true)
+			return nil
+		}
 	}
 	b.finish(false)
 	b.err = errBodyClosed
 	return nil
+}
+
+// drainWait bounds how long a closed body's end is awaited before its
+// connection is closed (Close).
+const drainWait = 50 * time.Millisecond
+
+// drainLater reads the rest of a closed body for at most drainWait and
+// 32 KiB, then keeps the connection if that reached the body's end and
+// closes it otherwise. It owns the connection: Close handed it over.
+func (b *body) drainLater() {
+	b.c.nc.SetReadDeadline(time.Now().Add(drainWait))
+	var buf [512]byte
+	for range 64 {
+		_, err := b.rc.Read(buf[:])
+		if err == io.EOF {
+			b.c.nc.SetReadDeadline(time.Time{})
+			b.t.put(b.c)
+			return
+		}
+		if err != nil {
+			break
+		}
+	}
+	b.c.nc.Close()
 }
 
 // drain reads what has arrived of the body, without waiting, and says

@@ -191,6 +191,69 @@ func TestStreamEndKeepsConnection(t *testing.T) {
 	}
 }
 
+// A stream closed at its last event before the chunked end has arrived
+// keeps its connection when the end follows a moment later (as it does at
+// low concurrency): Close does not wait for it, and the next request goes
+// out on the same connection.
+func TestStreamEndArrivingLaterKeepsConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var conns atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		conns.Add(1)
+		br := bufio.NewReader(nc)
+		for i := 0; ; i++ {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
+				"e\r\ndata: [DONE]\n\n\r\n")
+			if i == 0 {
+				<-release // the chunked end comes after the client closed the body
+			}
+			io.WriteString(nc, "0\r\n\r\n")
+		}
+	}()
+	defer func() { ln.Close(); <-done }()
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	url := "http://" + ln.Addr().String()
+	for i := range 2 {
+		resp, err := post(t, tr, context.Background(), url, `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, len("data: [DONE]\n\n"))
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if i == 0 {
+			close(release)
+			waitFor(t, func() bool {
+				tr.mu.Lock()
+				defer tr.mu.Unlock()
+				return len(tr.idle[ln.Addr().String()]) == 1
+			})
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("connections = %d, want 1", n)
+	}
+}
+
 // A body closed before its end, with more of it yet to come, closes the
 // connection: the next request gets a new one and a clean answer.
 func TestEarlyCloseDropsConnection(t *testing.T) {
