@@ -323,7 +323,7 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 	if api == "" {
 		api = ex.Op.String()
 	}
-	s.m.requests.WithLabelValues(api, model, strconv.Itoa(ex.status)).Inc()
+	s.m.requests.WithLabelValues(api, model, statusLabel(ex.status)).Inc()
 	if ex.Model != nil {
 		s.m.duration.WithLabelValues(api, model).Observe(elapsed.Seconds())
 		if ex.ttft > 0 {
@@ -418,4 +418,21 @@ func endSpan(ex *Exchange) {
 		a.InputTokens, a.OutputTokens = ex.Usage.PromptTokens, ex.Usage.CompletionTokens
 	}
 	ex.Trace.End(a)
+}
+
+// statusLabels are the status codes' metric labels, made once: Itoa of a
+// number over 99 allocates, on every request.
+var statusLabels = func() (t [600]string) {
+	for i := 100; i < len(t); i++ {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+// statusLabel is code's label.
+func statusLabel(code int) string {
+	if code >= 100 && code < len(statusLabels) {
+		return statusLabels[code]
+	}
+	return strconv.Itoa(code)
 }
