@@ -172,7 +172,7 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 func (s *Writer) write(w http.ResponseWriter, ex *Exchange, p *failover.Provider, status int, body []byte) {
 	h := w.Header()
 	h[hdrCType] = valJSON
-	setHeader(h, hdrCLength, strconv.Itoa(len(body)))
+	ex.setHeader(h, hdrCLength, slotLength, ex.number(strconv.AppendInt(ex.numbers(), int64(len(body)), 10)))
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Now().Add(ex.writeTimeout))
 	w.WriteHeader(status)
@@ -292,10 +292,10 @@ func (s *Writer) unpriced(provider, model string) {
 func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, sv *failover.Served, withCost bool) {
 	up, tg := sv.Provider, sv.Target
 	h := w.Header()
-	// One backing array for the per-response values.
-	vals := make([]string, 6)
-	vals[0], vals[1], vals[2], vals[3] = up.Name, tg.Model, strconv.Itoa(tg.Tier), strconv.Itoa(ex.Attempts)
-	h[hdrProvider], h[hdrModel], h[hdrTier], h[hdrAttempts] = vals[0:1:1], vals[1:2:2], vals[2:3:3], vals[3:4:4]
+	ex.setHeader(h, hdrProvider, slotProvider, up.Name)
+	ex.setHeader(h, hdrModel, slotModel, tg.Model)
+	ex.setHeader(h, hdrTier, slotTier, ex.number(strconv.AppendInt(ex.numbers(), int64(tg.Tier), 10)))
+	ex.setHeader(h, hdrAttempts, slotAttempts, ex.number(strconv.AppendInt(ex.numbers(), int64(ex.Attempts), 10)))
 	if tg.Tier > ex.Model.BestTier {
 		h[hdrDegraded] = valTrue
 	}
@@ -304,11 +304,9 @@ func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, sv *failo
 	}
 	overhead := time.Since(ex.start) - ex.Upstream
 	ex.overhead, ex.committed = overhead, true
-	vals[4] = strconv.FormatFloat(float64(overhead.Microseconds())/1000, 'f', 3, 64)
-	h[hdrOverhead] = vals[4:5:5]
+	ex.setHeader(h, hdrOverhead, slotOverhead, ex.number(strconv.AppendFloat(ex.numbers(), float64(overhead.Microseconds())/1000, 'f', 3, 64)))
 	if withCost {
-		vals[5] = strconv.FormatFloat(ex.Cost, 'f', -1, 64)
-		h[hdrCost] = vals[5:6:6]
+		ex.setHeader(h, hdrCost, slotCost, ex.number(strconv.AppendFloat(ex.numbers(), ex.Cost, 'f', -1, 64)))
 	}
 }
 
@@ -325,7 +323,7 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 	if api == "" {
 		api = ex.Op.String()
 	}
-	s.m.requests.WithLabelValues(api, model, strconv.Itoa(ex.status)).Inc()
+	s.m.requests.WithLabelValues(api, model, statusLabel(ex.status)).Inc()
 	if ex.Model != nil {
 		s.m.duration.WithLabelValues(api, model).Observe(elapsed.Seconds())
 		if ex.ttft > 0 {
@@ -420,4 +418,21 @@ func endSpan(ex *Exchange) {
 		a.InputTokens, a.OutputTokens = ex.Usage.PromptTokens, ex.Usage.CompletionTokens
 	}
 	ex.Trace.End(a)
+}
+
+// statusLabels are the status codes' metric labels, made once: Itoa of a
+// number over 99 allocates, on every request.
+var statusLabels = func() (t [600]string) {
+	for i := 100; i < len(t); i++ {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+// statusLabel is code's label.
+func statusLabel(code int) string {
+	if code >= 100 && code < len(statusLabels) {
+		return statusLabels[code]
+	}
+	return strconv.Itoa(code)
 }

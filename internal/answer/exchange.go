@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/failover"
@@ -61,14 +62,55 @@ type Exchange struct {
 	// the target has no price).
 	Prices *pricing.Table
 	Cost   float64
+
+	// hdr backs the answer's per-request header values (one []string of
+	// one value each, hdr* below), and num the digits of its numbers
+	// (numbers), so that the served answer's headers cost no allocation
+	// of their own: the header map holds them while it lives.
+	hdr  [hdrSlots]string
+	num  [64]byte
+	numN int // num's bytes in use: never written again
 }
+
+// The slots of Exchange.hdr.
+const (
+	slotID = iota
+	slotLength
+	slotProvider
+	slotModel
+	slotTier
+	slotAttempts
+	slotOverhead
+	slotCost
+	hdrSlots
+)
+
+// setHeader sets a canonical key to the value v kept in ex's slot i.
+func (ex *Exchange) setHeader(h http.Header, key string, i int, v string) {
+	ex.hdr[i] = v
+	h[key] = ex.hdr[i : i+1 : i+1]
+}
+
+// number returns b, digits appended to ex.numbers(), as a string viewing
+// them: bytes of num are written once, before their view exists, and
+// never again; b is memory of its own when num was full.
+func (ex *Exchange) number(b []byte) string {
+	if len(b) <= len(ex.num)-ex.numN {
+		ex.numN += len(b)
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// numbers is the unused part of num, to append a number's digits to and
+// pass to number.
+func (ex *Exchange) numbers() []byte { return ex.num[ex.numN:ex.numN:len(ex.num)] }
 
 // NewExchange starts the exchange of r, an op, whose writes to the client
 // are bounded by writeTimeout (limits.client_write_timeout); the answer w
 // will carry says its id (X-Request-ID).
 func (s *Writer) NewExchange(w http.ResponseWriter, r *http.Request, op provider.Op, writeTimeout time.Duration) *Exchange {
 	ex := &Exchange{Run: failover.Run{ID: s.requestID(r), Op: op}, start: time.Now(), writeTimeout: writeTimeout}
-	setHeader(w.Header(), hdrRequestID, ex.ID)
+	ex.setHeader(w.Header(), hdrRequestID, slotID, ex.ID)
 	return ex
 }
 
@@ -87,7 +129,8 @@ func (s *Writer) requestID(r *http.Request) string {
 			return id
 		}
 	}
-	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
+	var b [40]byte // one allocation: the id itself
+	return string(strconv.AppendUint(append(b[:0], s.idPrefix...), s.idSeq.Add(1), 36))
 }
 
 // Upgraded records that the request was answered by switching protocols

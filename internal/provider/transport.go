@@ -167,7 +167,7 @@ func ReadBody(ctx context.Context, what string, resp *http.Response, max int64) 
 	if resp.ContentLength > max {
 		return nil, tooLong(what, max)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	b, err := readAtMost(resp.Body, max+1, resp.ContentLength)
 	if err != nil {
 		return nil, TransportError(ctx, what, err)
 	}
@@ -175,6 +175,36 @@ func ReadBody(ctx context.Context, what string, resp *http.Response, max int64) 
 		return nil, tooLong(what, max)
 	}
 	return b, nil
+}
+
+// sizeHint bounds the buffer a declared Content-Length makes at once: the
+// length is the provider's word, memory is the router's.
+const sizeHint = 1 << 20
+
+// readAtMost reads r to its end or to limit bytes, whichever comes first,
+// into a buffer made for size, the length the answer declares (-1:
+// unknown), up to sizeHint: a whole answer of a declared length is read
+// in one allocation of its size, where io.ReadAll starts at 512 bytes
+// and doubles (and io.LimitReader is one allocation more).
+func readAtMost(r io.Reader, limit, size int64) ([]byte, error) {
+	n := int64(512)
+	if size >= 0 {
+		n = min(size, sizeHint) + 1 // + 1: room for the read that finds the end
+	}
+	b := make([]byte, 0, min(n, limit))
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow
+		}
+		m, err := r.Read(b[len(b):min(int64(cap(b)), limit)])
+		b = b[:len(b)+m]
+		switch {
+		case int64(len(b)) >= limit, err == io.EOF:
+			return b, nil
+		case err != nil:
+			return b, err
+		}
+	}
 }
 
 func tooLong(what string, max int64) *outcome.Error {

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -33,6 +34,30 @@ func (z *zeros) Close() error { z.closed = true; return nil }
 // (limits.max_response_bytes); one longer, or declaring itself longer, is
 // a ServerError naming the limit with at most one byte past it read (the
 // answer was read whole before, however long: issue 31, finding 3).
+// TestReadBodyAllocations: an answer of a declared length is read in one
+// allocation of its size.
+func TestReadBodyAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under -race")
+	}
+	src := bytes.Repeat([]byte("x"), 10<<10)
+	r := bytes.NewReader(src)
+	resp := &http.Response{StatusCode: http.StatusOK, Body: nopCloser{r}, ContentLength: int64(len(src))}
+	n := testing.AllocsPerRun(100, func() {
+		r.Reset(src)
+		if b, err := ReadBody(context.Background(), "reading x", resp, 1<<20); err != nil || len(b) != len(src) {
+			t.Fatalf("got %d bytes and %v", len(b), err)
+		}
+	})
+	if n > 1 {
+		t.Errorf("%.0f allocations reading %d bytes of a declared length, want 1", n, len(src))
+	}
+}
+
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
 func TestReadBody(t *testing.T) {
 	const max = 1 << 20
 	tests := []struct {
@@ -49,6 +74,10 @@ func TestReadBody(t *testing.T) {
 		{"one byte over", max + 1, -1, max, true, max + 1},
 		{"64 MiB undeclared", 64 << 20, -1, max, true, max + 1},
 		{"declared over the limit", 64 << 20, 64 << 20, max, true, 0},
+		{"declared more than sent", 1000, 5000, max, false, 1000},
+		{"declared less than sent", 5000, 1000, max, false, 5000},
+		{"declared less than sent, over the limit", 2 << 20, 1000, max, true, max + 1},
+		{"declared over the size hint", 3 << 20, 3 << 20, 4 << 20, false, 3 << 20},
 		{"zero limit means the default", 2 << 20, -1, 0, false, 2 << 20},
 		{"the default limit", DefaultMaxResponseBytes + 1<<20, -1, 0, true, DefaultMaxResponseBytes + 1},
 	}

@@ -14,7 +14,8 @@ import (
 // shed_open_fraction of the providers are open. A refusal is the answer to
 // give; release, when not nil, frees the request's slot.
 func (s *Server) shed(ctx context.Context, r *http.Request, st *routing.State) (release func(), refusal *apierror.Error) {
-	prio, ok := shed.ParsePriority(r.Header.Get("X-LLMRouter-Priority"))
+	// The canonical form: Get canonicalises any other, one allocation.
+	prio, ok := shed.ParsePriority(r.Header.Get("X-Llmrouter-Priority"))
 	if !ok {
 		return nil, apierror.BadRequest("", "X-LLMRouter-Priority must be high, normal or low")
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -108,7 +107,11 @@ type Adapter struct {
 	base        string // base_url without trailing slash
 	version     string // Azure api-version; APIVersionV1 for the v1 API; "" for other flavors
 
-	urls     [4]string // by provider.Op: the full URL, except Azure classic (per deployment)
+	urls [4]string // by provider.Op: the full URL, except Azure classic (per deployment)
+	// parsed are urls parsed once (nil: not a fixed URL), shared by every
+	// request to it: a RoundTripper does not modify its request
+	// (net/http's contract), nor does anything else here.
+	parsed   [4]*url.URL
 	what     [4]string // by provider.Op: "calling openai chat completions"
 	probeURL string
 	query    string // Azure classic: "?api-version=V"
@@ -203,6 +206,11 @@ func New(f Flavor, p provider.Config, key string, c Config, client *http.Client)
 		// "Azure OpenAI Responses API"): the body's model names the
 		// deployment, and no api-version is sent.
 		a.urls[provider.OpResponses] = base + "/openai/v1" + provider.OpResponses.Path()
+	}
+	for op, u := range a.urls {
+		if r, err := http.NewRequest(http.MethodPost, u, nil); err == nil {
+			a.parsed[op] = r.URL // as http.NewRequest parses it (the host's empty port dropped)
+		}
 	}
 	return a, nil
 }
@@ -326,13 +334,21 @@ func (a *Adapter) newRequest(ctx context.Context, req *provider.Request, target 
 			b.buf, hideUsage = nb, true
 		}
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
-	if err != nil {
-		b.release()
-		return nil, nil, false, err
+	var hreq *http.Request
+	if u := a.parsed[req.Op]; u != nil && target == a.urls[req.Op] {
+		// What http.NewRequestWithContext makes, without parsing the URL
+		// again.
+		hreq = (&http.Request{Method: http.MethodPost, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: make(http.Header, 4), Host: u.Host}).WithContext(ctx)
+	} else {
+		var err error
+		if hreq, err = http.NewRequestWithContext(ctx, http.MethodPost, target, nil); err != nil {
+			b.release()
+			return nil, nil, false, err
+		}
 	}
 	hreq.Body = b.reader()
-	hreq.GetBody = func() (io.ReadCloser, error) { return b.reader(), nil }
+	hreq.GetBody = b.getBody
 	hreq.ContentLength = int64(len(b.buf))
 	a.setHeaders(hreq.Header, req.Stream)
 	return hreq, b, hideUsage, nil

@@ -11,7 +11,11 @@ import (
 // request must not pin 10 MiB per pooled buffer for ever.
 const maxPooledBody = 1 << 20
 
-var bodyPool = sync.Pool{New: func() any { return new(body) }}
+var bodyPool = sync.Pool{New: func() any {
+	b := new(body)
+	b.getBody = func() (io.ReadCloser, error) { return b.reader(), nil }
+	return b
+}}
 
 var errBodyClosed = errors.New("request body read after close")
 
@@ -26,6 +30,9 @@ var errBodyClosed = errors.New("request body read after close")
 type body struct {
 	buf  []byte
 	refs atomic.Int32
+	// getBody is the request's GetBody, made once per pooled body: a
+	// reader of b (when called while the request is in flight, as above).
+	getBody func() (io.ReadCloser, error)
 }
 
 // getBody returns an empty pooled body holding one reference (the caller's).

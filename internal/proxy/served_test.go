@@ -1,0 +1,151 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmrouter/llmrouter/internal/h1server"
+	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/provider/openai"
+	"github.com/llmrouter/llmrouter/internal/route"
+	"github.com/llmrouter/llmrouter/internal/routing"
+)
+
+// servedUpstream answers every request on each connection with the bench's
+// JSON answer and OpenAI's rate-limit headers, as the rig's fake upstream
+// does, allocating nothing per request: the benchmark's allocations are
+// the router's.
+func servedUpstream(tb testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := []byte("HTTP/1.1 200 OK\r\nX-Ratelimit-Limit-Requests: 100000000\r\nX-Ratelimit-Limit-Tokens: 10000000000\r\n" +
+		"X-Ratelimit-Remaining-Requests: 99999999\r\nX-Ratelimit-Remaining-Tokens: 9999999000\r\n" +
+		"X-Ratelimit-Reset-Requests: 1ms\r\nX-Ratelimit-Reset-Tokens: 1ms\r\nDate: Mon, 07 Dec 2026 14:00:00 GMT\r\n" +
+		"Content-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(benchAnswer)) + "\r\n\r\n" + benchAnswer)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn // closed at the end: the transport keeps them idle
+	tb.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, nc := range conns {
+			nc.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, nc)
+			mu.Unlock()
+			wg.Go(func() {
+				defer nc.Close()
+				br := bufio.NewReader(nc)
+				for {
+					if err := discardMessage(br); err != nil {
+						return
+					}
+					if _, err := nc.Write(out); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// discardMessage reads one HTTP/1.1 message with a Content-Length body
+// (or none) without allocating.
+func discardMessage(br *bufio.Reader) error {
+	length := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if len(line) <= 2 {
+			break
+		}
+		if len(line) > 16 && bytes.EqualFold(line[:15], []byte("Content-Length:")) {
+			for _, c := range bytes.TrimSpace(line[15:]) {
+				length = length*10 + int(c-'0')
+			}
+		}
+	}
+	_, err := br.Discard(length)
+	return err
+}
+
+// BenchmarkPathServed is the plain path as the daemon serves it: a client
+// on a kept loopback connection, the API listener's own server
+// (internal/h1server), the router, the openai adapter on the lean
+// HTTP/1.1 transport (internal/h1) to a fake upstream that allocates
+// nothing. Its allocations are the router's whole per-request cost,
+// server and transport included, which BenchmarkPath's in-memory client
+// and httptest request leave out.
+func BenchmarkPathServed(b *testing.B) {
+	pc := provider.Config{Name: "up", BaseURL: servedUpstream(b) + "/v1", MaxConcurrency: 256}
+	a, err := openai.New(openai.Compatible, pc, "", openai.Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "gpt-4o-mini"}}}})
+	s, err := Open(routing.Options{Providers: []provider.Descriptor{{Name: "up", Adapter: a, Config: pc}},
+		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &h1server.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second, MaxHeaderBytes: 1 << 20}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	req := []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAccept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\n" +
+		"Accept: application/json\r\nContent-Type: application/json\r\nUser-Agent: OpenAI/Python 1.99.0\r\nX-Stainless-Lang: python\r\n" +
+		"X-Stainless-Package-Version: 1.99.0\r\nX-Stainless-Os: Linux\r\nX-Stainless-Arch: x64\r\nAuthorization: Bearer sk-test\r\n" +
+		"x-stainless-retry-count: 0\r\nContent-Length: " + strconv.Itoa(len(benchReq)) + "\r\n\r\n" + benchReq)
+	br := bufio.NewReader(c)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !bytes.HasPrefix(line, []byte("HTTP/1.1 200 ")) {
+			b.Fatalf("status line %q", line)
+		}
+		if err := discardMessage(br); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
