@@ -23,7 +23,7 @@
 //   - Watch runs its function synchronously in the goroutine that ends
 //     the Ctx (the hang-up watcher, the timer, the owner), outside any
 //     lock: for short non-blocking work (putting a past deadline on a
-//     socket). Its Stop is a value: no allocation.
+//     socket). Unwatch takes its id: no allocation.
 //   - The AfterFunc method (which context.AfterFunc and the standard
 //     library's derived contexts use) runs its function in a goroutine of
 //     its own, as context.AfterFunc documents.

@@ -236,39 +236,35 @@ func (c *Ctx) remove(id uint64) bool {
 	return false
 }
 
-// Watch is a function registered with Watch; the zero Watch is none.
-type Watch struct {
-	c  *Ctx
-	id uint64
-}
-
 // Watch has f called once c ends, synchronously in the goroutine that
 // ends it, outside any lock: f must be short and must not block (the
-// hang-up watcher or a timer may be that goroutine). When c has ended, f
-// runs now, in the caller's goroutine.
-func (c *Ctx) Watch(f func()) Watch {
-	id, _, _ := c.add(watcher{f: f})
+// hang-up watcher or a timer may be that goroutine). id is for Unwatch;
+// when c has ended, f runs now, in the caller's goroutine, and id is 0.
+// Its types are the language's own, so that a package below this one
+// (internal/h1) can use it through an interface of its own.
+func (c *Ctx) Watch(f func()) (id uint64) {
+	id, _, _ = c.add(watcher{f: f})
 	if id == 0 {
 		f()
-		return Watch{}
 	}
-	return Watch{c: c, id: id}
+	return id
 }
 
-// Stop unregisters the watch; true when that kept its function from
-// running.
-func (w Watch) Stop() bool {
-	if w.c == nil {
+// Unwatch unregisters the watch id (0: none); true when that kept its
+// function from running.
+func (c *Ctx) Unwatch(id uint64) bool {
+	if id == 0 {
 		return false
 	}
-	return w.c.remove(w.id)
+	return c.remove(id)
 }
 
 // AfterFunc has f called in a goroutine of its own once c ends (at once
 // when it has), as context.AfterFunc, which calls it; stop unregisters it
 // and says whether that kept f from being started.
 func (c *Ctx) AfterFunc(f func()) (stop func() bool) {
-	return c.Watch(func() { go f() }).Stop
+	id := c.Watch(func() { go f() })
+	return func() bool { return c.Unwatch(id) }
 }
 
 // Deadline is c's deadline, or its parent's when that comes first.

@@ -265,37 +265,42 @@ func TestWatch(t *testing.T) {
 	t.Run("stopped", func(t *testing.T) {
 		var x Ctx
 		ran := 0
-		ws := make([]Watch, 4)
+		ws := make([]uint64, 4)
 		for i := range ws {
 			ws[i] = x.Watch(func() { ran++ })
 		}
-		if !ws[0].Stop() || !ws[3].Stop() {
-			t.Error("Stop before the end = false, want true")
+		if !x.Unwatch(ws[0]) || !x.Unwatch(ws[3]) {
+			t.Error("Unwatch before the end = false, want true")
 		}
-		if ws[0].Stop() {
-			t.Error("a second Stop = true, want false")
+		if x.Unwatch(ws[0]) {
+			t.Error("a second Unwatch = true, want false")
 		}
 		x.Cancel(nil)
 		if ran != 2 {
 			t.Errorf("ran %d, want the 2 not stopped", ran)
 		}
-		if ws[1].Stop() {
-			t.Error("Stop after the function ran = true, want false")
+		if x.Unwatch(ws[1]) {
+			t.Error("Unwatch after the function ran = true, want false")
 		}
 	})
 	t.Run("after the end", func(t *testing.T) {
 		var x Ctx
 		x.Cancel(nil)
 		ran := false
-		w := x.Watch(func() { ran = true })
+		id := x.Watch(func() { ran = true })
 		if !ran {
 			t.Error("did not run at once on an ended Ctx")
 		}
-		if w.Stop() {
-			t.Error("Stop = true after it ran")
+		if id != 0 {
+			t.Errorf("id %d of a watch on an ended Ctx, want 0", id)
 		}
-		if (Watch{}).Stop() {
-			t.Error("the zero Watch's Stop = true")
+		if x.Unwatch(id) {
+			t.Error("Unwatch = true after it ran")
+		}
+		var y Ctx
+		y.Watch(func() {})
+		if y.Unwatch(0) {
+			t.Error("Unwatch(0) = true, want false (a free slot is not a watch)")
 		}
 	})
 }
@@ -370,8 +375,8 @@ func TestRace(t *testing.T) {
 			wg.Go(func() {
 				x := New(&root)
 				for range 8 {
-					w := x.Watch(func() { ran.Add(1) })
-					if w.Stop() {
+					id := x.Watch(func() { ran.Add(1) })
+					if x.Unwatch(id) {
 						stopped.Add(1)
 					}
 					_ = x.Err()
@@ -402,9 +407,9 @@ func TestAllocations(t *testing.T) {
 	n := testing.AllocsPerRun(100, func() {
 		*o = owner{}
 		o.c.Init(&root)
-		w := o.c.Watch(f)
+		id := o.c.Watch(f)
 		_ = o.c.Err()
-		w.Stop()
+		o.c.Unwatch(id)
 		o.c.Watch(f)
 		o.c.Cancel(errMine)
 	})
