@@ -11,13 +11,14 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/relay"
+	"github.com/llmrouter/llmrouter/internal/reqctx"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/tracing"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 )
 
 // Causes the loop gives when it ends an attempt itself; adapters turn them
-// into outcome.Timeout through context.Cause.
+// into outcome.Timeout through provider.Cause.
 var (
 	errAttemptTimeout    = &outcome.Error{Kind: outcome.Timeout, Message: "attempt timed out (provider timeout)"}
 	errFirstTokenTimeout = &outcome.Error{Kind: outcome.Timeout, Message: "no first token within first_token_timeout"}
@@ -47,9 +48,9 @@ type Served struct {
 
 	l            *Loop
 	permit       *upstream.Permit // released by finish, abandon or (a stream's) Done; nil once released
-	ctx          context.Context  // the attempt's
+	ctx          context.Context  // the attempt's: rc, or what the trace adds to it
+	rc           reqctx.Ctx       // the attempt's own, ended with its cause
 	t0           time.Time        // when it was sent
-	cancel       context.CancelCauseFunc
 	timer        *time.Timer
 	cause        atomic.Pointer[outcome.Error] // what the timer's firing means
 	firstContent time.Duration
@@ -78,9 +79,10 @@ type Served struct {
 }
 
 // attemptCtx is a stream attempt's context: its own, lending act
-// (provider.ActivityKey) without an allocation of its own.
+// (provider.ActivityKey) without an allocation of its own. It passes on
+// the Ctx's cause and watches (docs/ARCHITECTURE.md, "Request contexts").
 type attemptCtx struct {
-	context.Context
+	*reqctx.Ctx
 	act *provider.Activity
 }
 
@@ -88,7 +90,7 @@ func (c *attemptCtx) Value(key any) any {
 	if _, ok := key.(provider.ActivityKey); ok {
 		return c.act
 	}
-	return c.Context.Value(key)
+	return c.Ctx.Value(key)
 }
 
 // Done ends the attempt: a stream's permit is released with its end (a
@@ -136,13 +138,13 @@ func ResponseModel(u outcome.Usage, tg route.Target) string {
 func (sv *Served) fire() {
 	cause := sv.cause.Load()
 	if cause != errStreamIdle {
-		sv.cancel(cause)
+		sv.rc.Cancel(cause)
 		return
 	}
 	now := time.Now()
 	left := sv.until.Sub(now)
 	if left <= 0 {
-		sv.cancel(errAttemptTimeout)
+		sv.rc.Cancel(errAttemptTimeout)
 		return
 	}
 	if n := sv.act.Reads(); n != sv.reads {
@@ -150,10 +152,10 @@ func (sv *Served) fire() {
 	}
 	quiet := now.Sub(sv.quiet)
 	if quiet >= sv.idle {
-		sv.cancel(errStreamIdle)
+		sv.rc.Cancel(errStreamIdle)
 		return
 	}
-	if sv.ctx.Err() == nil {
+	if sv.rc.Err() == nil {
 		sv.timer.Reset(min(sv.look, sv.idle-quiet, left))
 	}
 }
@@ -165,12 +167,12 @@ const stallLook = time.Second
 
 // Stalled reports whether the attempt ended as a stall
 // (routing.stream.idle_timeout).
-func (sv *Served) Stalled() bool { return context.Cause(sv.ctx) == errStreamIdle }
+func (sv *Served) Stalled() bool { return sv.rc.Cause() == errStreamIdle }
 
 // end stops the attempt's timer and context.
 func (sv *Served) end() {
 	sv.timer.Stop()
-	sv.cancel(nil)
+	sv.rc.Cancel(nil)
 }
 
 // attempt sends req to one target under permit. On success it returns the
@@ -199,10 +201,13 @@ func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target,
 	// One context and one timer bound the attempt: first the first-token
 	// deadline (streams), then the attempt timeout. The timer's cause
 	// says which one fired.
+	// Its context is a reqctx.Ctx inside Served, linked to the request's
+	// without an allocation (docs/ARCHITECTURE.md, "Request contexts").
 	sv := &Served{Provider: up, Target: tg, Req: req, Hedged: hedge, l: l, permit: permit}
-	sv.ctx, sv.cancel = context.WithCancelCause(ctx)
+	sv.rc.Init(ctx)
+	sv.ctx = &sv.rc
 	if req.Stream && r.idle > 0 {
-		sv.actx = attemptCtx{Context: sv.ctx, act: &sv.act}
+		sv.actx = attemptCtx{Ctx: &sv.rc, act: &sv.act}
 		sv.ctx = &sv.actx
 	}
 	// The attempt's span rides its context to the adapter, whose request

@@ -157,7 +157,7 @@ func (l *Loop) race(ctx context.Context, r *Run, p *Policy, c *candidate, permit
 			if lg == first {
 				loser = second
 			}
-			loser.sv.cancel(errHedgeLost)
+			loser.sv.rc.Cancel(errHedgeLost)
 			sv, _ = l.finish(ctx, r, lg.sv, lg.resp, nil)
 			r.LastTier = lg.c.tg.Tier
 		default:

@@ -103,7 +103,7 @@ func TestRescue(t *testing.T) {
 				t.Fatal("not rescuable")
 			}
 			if tc.stalled {
-				sv.cancel(errStreamIdle)
+				sv.rc.Cancel(errStreamIdle)
 			}
 			_, ok := sv.Rescue(tc.err, "x")
 			sv.Done(outcome.OK)

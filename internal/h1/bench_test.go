@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/llmrouter/llmrouter/internal/reqctx"
 )
 
 // benchJSON and benchStream are answers shaped as the bench's fake
@@ -81,14 +83,27 @@ func quietServer(b *testing.B, answer string) string {
 // BenchmarkRoundTrip is one request and its whole answer over a kept
 // loopback connection: the allocations are the request's and the
 // transport's.
+// The request's context is the standard library's, or (/reqctx) the
+// router's own, watched without an allocation.
 func BenchmarkRoundTrip(b *testing.B) {
-	for _, c := range []struct{ name, answer string }{{"json", benchJSON}, {"stream", benchStream}} {
+	for _, c := range []struct {
+		name, answer string
+		own          bool
+	}{{"json", benchJSON, false}, {"stream", benchStream, false}, {"json/reqctx", benchJSON, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			url := quietServer(b, c.answer)
 			tr := newTransport()
 			defer tr.CloseIdleConnections()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
+			var ctx context.Context
+			if c.own {
+				rc := reqctx.New(context.Background())
+				defer rc.Cancel(nil)
+				ctx = rc
+			} else {
+				sc, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				ctx = sc
+			}
 			buf := make([]byte, 2048)
 			b.ReportAllocs()
 			for b.Loop() {

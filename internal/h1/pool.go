@@ -220,7 +220,7 @@ type body struct {
 	t     *Transport
 	c     *conn
 	rc    io.ReadCloser // the framing reader (answer.go: length, chunked, to the end) or http.NoBody
-	stop  func() bool   // stops the context's deadline-setter; nil without one
+	stop  watch         // the context's deadline-setter
 	reuse bool
 	done  bool
 	err   error
@@ -264,8 +264,8 @@ func (b *body) Close() error {
 			// its state is whole, and the goroutine takes it over. The
 			// context's deadline-setter is stopped first: once it fired,
 			// its deadline is on the connection, which cannot be kept.
-			if b.stop == nil || b.stop() {
-				b.stop = nil
+			if b.stop.end() {
+				b.stop = watch{}
 				b.done = true
 				b.err = errBodyClosed
 				go b.drainLater()
@@ -337,7 +337,7 @@ var errBodyClosed = errors.New("h1: read on closed response body")
 func (b *body) finish(ended bool) {
 	b.done = true
 	keep := ended && b.reuse
-	if b.stop != nil && !b.stop() {
+	if !b.stop.end() {
 		keep = false // the context fired: its deadline is on the connection
 	}
 	if keep {

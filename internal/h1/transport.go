@@ -127,18 +127,16 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 // whether the request left whole (a failure after that may have reached
 // the upstream). On failure c is closed.
 func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*http.Response, bool, error) {
-	var stop func() bool
-	if ctx.Done() != nil {
-		if c.expire == nil {
-			// Once per connection: a closure given to AfterFunc escapes.
-			c.expire = func() { c.nc.SetDeadline(aLongTimeAgo) }
-		}
-		stop = context.AfterFunc(ctx, c.expire)
+	var stop watch
+	if w, ok := ctx.(watchable); ok {
+		// The router's own request context: watched without an
+		// allocation (docs/ARCHITECTURE.md, "Request contexts").
+		stop.w, stop.id = w, w.Watch(c.expireFunc())
+	} else if ctx.Done() != nil {
+		stop.stop = context.AfterFunc(ctx, c.expireFunc())
 	}
 	fail := func(err error, written bool) (*http.Response, bool, error) {
-		if stop != nil {
-			stop()
-		}
+		stop.end()
 		c.nc.Close()
 		if cerr := ctx.Err(); cerr != nil {
 			err = cerr
@@ -169,6 +167,45 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 		}
 		// 1xx informational: its head is all there is; the answer follows.
 	}
+}
+
+// expireFunc is the function that puts a past deadline on c's socket,
+// made once per connection (a function handed to a watch escapes).
+func (c *conn) expireFunc() func() {
+	if c.expire == nil {
+		c.expire = func() { c.nc.SetDeadline(aLongTimeAgo) }
+	}
+	return c.expire
+}
+
+// watchable is a context that calls a function when it ends without an
+// allocation: internal/reqctx's Ctx (Watch gives 0 when it has ended, and
+// has then called f).
+type watchable interface {
+	Watch(f func()) (id uint64)
+	Unwatch(id uint64) bool
+}
+
+// watch is an exchange's watch on its request's context, which puts a
+// past deadline on the connection when the context ends: a watchable's
+// own, or context.AfterFunc's for any other context that can end; the
+// zero watch is none (a context that never ends).
+type watch struct {
+	w    watchable
+	id   uint64
+	stop func() bool
+}
+
+// end unregisters the watch; false when the context ended first (its
+// deadline is on the connection).
+func (w watch) end() bool {
+	switch {
+	case w.stop != nil:
+		return w.stop()
+	case w.w != nil:
+		return w.w.Unwatch(w.id)
+	}
+	return true
 }
 
 // framed says whether the body's end is known without the connection

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/llmrouter/llmrouter/internal/reqctx"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them.
@@ -385,6 +387,114 @@ func TestInformationalAnswersSkipped(t *testing.T) {
 	}
 	if got := readAll(t, resp); resp.StatusCode != 200 || got != "{}" {
 		t.Fatalf("answer = %d %q", resp.StatusCode, got)
+	}
+}
+
+// cancellables are the kinds of request context the transport watches:
+// the standard library's, the router's own (reqctx.Ctx, watched without
+// an allocation), and values added to the router's own.
+var cancellables = []struct {
+	name string
+	ctx  func() (context.Context, func())
+}{
+	{"context", func() (context.Context, func()) { return context.WithCancel(context.Background()) }},
+	{"reqctx", func() (context.Context, func()) {
+		rc := reqctx.New(context.Background())
+		return rc, func() { rc.Cancel(nil) }
+	}},
+	{"values over reqctx", func() (context.Context, func()) {
+		rc := reqctx.New(context.Background())
+		return context.WithValue(rc, valueKey{}, 1), func() { rc.Cancel(nil) }
+	}},
+}
+
+type valueKey struct{}
+
+// TestCancelKinds is TestCancelWhileWaiting and TestCancelMidBody for
+// each kind of request context.
+func TestCancelKinds(t *testing.T) {
+	for _, k := range cancellables {
+		t.Run(k.name+"/waiting", func(t *testing.T) {
+			s := newRawServer(t, func(c, i int, _ *http.Request) (string, bool) {
+				if c == 0 {
+					return "", false // never answers
+				}
+				return okJSON, false
+			})
+			tr := newTransport()
+			defer tr.CloseIdleConnections()
+			ctx, cancel := k.ctx()
+			done := make(chan error, 1)
+			go func() {
+				_, err := post(t, tr, ctx, s.url(), `{}`)
+				done <- err
+			}()
+			<-s.seen // the upstream has the request
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("RoundTrip = %v, want context.Canceled", err)
+			}
+			resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			readAll(t, resp)
+			if n := s.conns.Load(); n != 2 {
+				t.Fatalf("connections = %d, want 2 (the cancelled one dropped)", n)
+			}
+		})
+		t.Run(k.name+"/mid body", func(t *testing.T) {
+			s := newRawServer(t, func(int, int, *http.Request) (string, bool) {
+				return "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", false
+			})
+			tr := newTransport()
+			defer tr.CloseIdleConnections()
+			ctx, cancel := k.ctx()
+			resp, err := post(t, tr, ctx, s.url(), `{}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 5)
+			if _, err := io.ReadFull(resp.Body, buf); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			if _, err := resp.Body.Read(buf); err == nil || err == io.EOF {
+				t.Fatalf("Read after cancel = %v, want a failure", err)
+			}
+			resp.Body.Close()
+			tr.mu.Lock()
+			n := len(tr.idle[s.ln.Addr().String()])
+			tr.mu.Unlock()
+			if n != 0 {
+				t.Fatal("a cancelled answer's connection was pooled")
+			}
+		})
+		t.Run(k.name+"/kept", func(t *testing.T) {
+			// A whole answer read before the context ends: the watch is
+			// stopped, the connection pooled, and the context's later end
+			// does not reach it.
+			s := newRawServer(t, func(int, int, *http.Request) (string, bool) { return okJSON, false })
+			tr := newTransport()
+			defer tr.CloseIdleConnections()
+			ctx, cancel := k.ctx()
+			resp, err := post(t, tr, ctx, s.url(), `{}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			readAll(t, resp)
+			cancel()
+			for range 2 {
+				resp, err := post(t, tr, context.Background(), s.url(), `{}`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				readAll(t, resp)
+			}
+			if n := s.conns.Load(); n != 1 {
+				t.Fatalf("connections = %d, want 1 (kept across the context's end)", n)
+			}
+		})
 	}
 }
 

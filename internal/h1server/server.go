@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmrouter/llmrouter/internal/reqctx"
 )
 
 // Server serves HTTP/1.1 on a listener (see the package doc). Set its
@@ -221,9 +223,9 @@ type conn struct {
 	// the answer before the client read it (a body left unread).
 	linger bool
 
-	mu     sync.Mutex         // guards cancel and gone
-	cancel context.CancelFunc // the request in flight's; nil between requests
-	gone   bool               // the peer hung up
+	mu   sync.Mutex  // guards ctx and gone
+	ctx  *reqctx.Ctx // the request in flight's; nil between requests
+	gone bool        // the peer hung up
 }
 
 // outSize is the body bytes an answer buffers before it is sent.
@@ -257,21 +259,21 @@ func (s *Server) newConn(nc net.Conn) *conn {
 func (c *conn) peerGone() {
 	c.mu.Lock()
 	c.gone = true
-	cancel := c.cancel
+	ctx := c.ctx
 	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if ctx != nil {
+		ctx.Cancel(nil)
 	}
 }
 
-// setCancel installs the cancel of the request in flight (nil: none).
-func (c *conn) setCancel(cancel context.CancelFunc) {
+// setCtx installs the context of the request in flight (nil: none).
+func (c *conn) setCtx(ctx *reqctx.Ctx) {
 	c.mu.Lock()
-	c.cancel = cancel
+	c.ctx = ctx
 	gone := c.gone
 	c.mu.Unlock()
-	if gone && cancel != nil {
-		cancel()
+	if gone && ctx != nil {
+		ctx.Cancel(nil)
 	}
 }
 
@@ -368,18 +370,21 @@ func (c *conn) refuse(err error) {
 	c.linger = true
 }
 
-// exchange is one request's writer and body, in one allocation.
+// exchange is one request's context, writer and body, in one
+// allocation. The context is the request's own, not the connection's
+// reused: a handler's goroutine that outlives the request sees it ended.
 type exchange struct {
-	w response
-	b body
+	ctx reqctx.Ctx
+	w   response
+	b   body
 }
 
 // serveRequest runs the handler for r and completes its answer; false:
 // the connection is not to be used again.
 func (c *conn) serveRequest(r *request) (keep bool) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	ex := &exchange{}
+	ctx := &ex.ctx
+	defer ctx.Cancel(nil)
 	var b *body
 	if r.contentLength != 0 {
 		ex.b = body{c: c, n: r.contentLength}
@@ -402,9 +407,9 @@ func (c *conn) serveRequest(r *request) (keep bool) {
 	if r.expectContinue {
 		ex.b.cont = w.sendContinue
 	}
-	c.setCancel(cancel)
+	c.setCtx(ctx)
 	ok := c.run(w, req)
-	c.setCancel(nil)
+	c.setCtx(nil)
 	if w.hijacked {
 		return false
 	}

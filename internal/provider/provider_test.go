@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/outcome"
+	"github.com/llmrouter/llmrouter/internal/reqctx"
 	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
@@ -91,6 +92,12 @@ func TestTransportError(t *testing.T) {
 	defer cancel2()
 	firstToken, cancel3 := context.WithCancelCause(context.Background())
 	cancel3(&outcome.Error{Kind: outcome.Timeout, Message: "no first token"})
+	// The attempt's own context (internal/reqctx), whose cause
+	// context.Cause cannot see.
+	rcCanceled, rcDeadline, rcFirstToken := &reqctx.Ctx{}, &reqctx.Ctx{}, &reqctx.Ctx{}
+	rcCanceled.Cancel(nil)
+	rcDeadline.SetDeadline(time.Now().Add(-time.Second))
+	rcFirstToken.Cancel(&outcome.Error{Kind: outcome.Timeout, Message: "no first token"})
 
 	tests := []struct {
 		name string
@@ -105,6 +112,9 @@ func TestTransportError(t *testing.T) {
 		{"deadline", deadline, context.DeadlineExceeded, outcome.Timeout},
 		{"proxy cause", firstToken, context.Canceled, outcome.Timeout},
 		{"already classified", context.Background(), &outcome.Error{Kind: outcome.Auth}, outcome.Auth},
+		{"reqctx client canceled", rcCanceled, context.Canceled, outcome.Canceled},
+		{"reqctx deadline", rcDeadline, context.DeadlineExceeded, outcome.Timeout},
+		{"reqctx proxy cause", rcFirstToken, context.Canceled, outcome.Timeout},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,6 +98,21 @@ func plainDirect(base string) bool {
 	return err == nil && p == nil
 }
 
+// causer is a context that keeps its own cause, which context.Cause
+// cannot see: internal/reqctx's Ctx (an attempt's context), and the
+// wrappers that carry values over it (a trace's span, a stream's
+// Activity).
+type causer interface{ Cause() error }
+
+// Cause is why ctx ended: its own Cause when it keeps one, else
+// context.Cause's.
+func Cause(ctx context.Context) error {
+	if c, ok := ctx.(causer); ok {
+		return c.Cause()
+	}
+	return context.Cause(ctx)
+}
+
 // TransportError classifies an error from sending a request or reading its
 // answer (no HTTP status to go by) into an *outcome.Error:
 //   - ctx ended: its cause decides. context.Canceled (the client went away)
@@ -118,7 +133,7 @@ func TransportError(ctx context.Context, what string, err error) error {
 	kind := outcome.Network
 	msg := err.Error()
 	if ctx.Err() != nil {
-		cause := context.Cause(ctx)
+		cause := Cause(ctx)
 		msg = cause.Error()
 		switch {
 		case errors.As(cause, &oe):

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/llmrouter/llmrouter/internal/answer"
 	"github.com/llmrouter/llmrouter/internal/apierror"
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/reqctx"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
@@ -76,8 +78,12 @@ func (q Request) Dispatch(body *intake.Body, read func(Request, *http.Request, [
 // for its whole life (docs/ARCHITECTURE.md, "Memory"), unless a
 // continuation may need it (a stream that may be rescued).
 func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
-	ctx, cancel := context.WithTimeout(q.r.Context(), q.st.Limits.RequestTimeout)
-	defer cancel()
+	// One reqctx.Ctx, linked to the server's own request context without
+	// a children map or closures, and its one timer (docs/ARCHITECTURE.md,
+	// "Request contexts").
+	ctx := reqctx.New(q.r.Context())
+	ctx.SetDeadline(time.Now().Add(q.st.Limits.RequestTimeout))
+	defer ctx.Cancel(nil)
 	release, aerr := s.shed(ctx, q.r, q.st)
 	if aerr != nil {
 		q.Answer(answer.Result{Err: aerr})

@@ -85,6 +85,24 @@ type span struct {
 }
 
 // Value makes a span the context that carries it (fromContext).
+// Cause is why the context the span rides on ended: its own Cause when it
+// keeps one (internal/reqctx's, which context.Cause cannot see), else
+// context.Cause's.
+func (s *span) Cause() error {
+	if c, ok := s.Context.(interface{ Cause() error }); ok {
+		return c.Cause()
+	}
+	return context.Cause(s.Context)
+}
+
+// AfterFunc is context.AfterFunc of the context the span rides on, so
+// that a context derived from the span is linked to that one (for
+// internal/reqctx's, through its own AfterFunc) rather than watched by a
+// goroutine of its own.
+func (s *span) AfterFunc(f func()) (stop func() bool) {
+	return context.AfterFunc(s.Context, f)
+}
+
 func (s *span) Value(key any) any {
 	if key == (spanKey{}) {
 		return s

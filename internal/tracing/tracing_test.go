@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/hex"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -26,6 +27,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/llmrouter/llmrouter/internal/reqctx"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: a
@@ -1001,4 +1004,29 @@ func TestQueueMemoryLongTracestate(t *testing.T) {
 	}
 	close(exp.release)
 	_ = tr.Shutdown(context.Background())
+}
+
+// TestSpanPassesOn: an attempt's span passes on the cause of the
+// context it rides on (internal/reqctx's, which context.Cause cannot
+// see) and links contexts derived from it through that context's
+// AfterFunc (docs/ARCHITECTURE.md, "Request contexts").
+func TestSpanPassesOn(t *testing.T) {
+	tr, _ := newTest(t, 1, nil)
+	var attempt reqctx.Ctx
+	rctx, req := tr.Start(context.Background(), http.Header{}, "chat", "")
+	attempt.Init(rctx)
+	actx, a := req.Attempt(&attempt, Try{Op: "chat", Model: "m"})
+	defer req.End(Answered{Status: 200})
+	defer a.End(Outcome{})
+	derived, cancel := context.WithCancel(actx)
+	defer cancel()
+	cause := errors.New("no first token")
+	attempt.Cancel(cause)
+	if got := actx.(interface{ Cause() error }).Cause(); got != cause {
+		t.Errorf("span's Cause() = %v, want %v", got, cause)
+	}
+	<-derived.Done() // ended through AfterFunc
+	if derived.Err() != context.Canceled {
+		t.Errorf("derived context's err %v, want Canceled", derived.Err())
+	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package reqctx
+
+const raceEnabled = false
