@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -368,10 +369,14 @@ func (c *conn) refuse(err error) {
 	c.linger = true
 }
 
-// exchange is one request's writer and body, in one allocation.
+// exchange is one request's writer, body, header values (up to
+// len(vals) lines; more have a slice of their own) and URL, in one
+// allocation.
 type exchange struct {
-	w response
-	b body
+	w    response
+	b    body
+	vals [16]string
+	url  url.URL
 }
 
 // serveRequest runs the handler for r and completes its answer; false:
@@ -379,7 +384,7 @@ type exchange struct {
 func (c *conn) serveRequest(r *request) (keep bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ex := &exchange{}
+	ex := r.ex
 	var b *body
 	if r.contentLength != 0 {
 		ex.b = body{c: c, n: r.contentLength}
