@@ -27,6 +27,7 @@ minimize="${FUZZ_MINIMIZE:-1s}"
 targets=(
   "./internal/recent FuzzAppendJSON"
   "./internal/h1server FuzzParse"
+  "./internal/h1server FuzzRequestURI"
   "./internal/proxy FuzzParseFields"
   "./internal/proxy FuzzHandler"
   "./internal/messages FuzzDecode"

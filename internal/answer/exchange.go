@@ -70,6 +70,24 @@ type Exchange struct {
 	hdr  [hdrSlots]string
 	num  [64]byte
 	numN int // num's bytes in use: never written again
+
+	// req backs the first provider.Request NewRequest hands out; reqUsed
+	// says it has been.
+	req     provider.Request
+	reqUsed bool
+}
+
+// NewRequest returns a zero provider.Request for the exchange's attempts:
+// the Exchange's own the first time, so the request a dialect reads costs
+// no allocation of its own, and a new one after that (an exchange that
+// dispatches more than once never shares one). It lives as long as the
+// Exchange; nothing reuses it.
+func (ex *Exchange) NewRequest() *provider.Request {
+	if ex.reqUsed {
+		return new(provider.Request)
+	}
+	ex.reqUsed = true
+	return &ex.req
 }
 
 // The slots of Exchange.hdr.

@@ -156,7 +156,7 @@ func (k *Key) Admit(ctx context.Context, clock func() time.Time, tokens int64, e
 			}
 			return Ticket{}, &Refusal{Reason: TooLarge}
 		}
-		t.res = res
+		t.res = &res // shared by the Ticket's copies: the charge ends once
 	}
 	if !k.capped {
 		return t, nil

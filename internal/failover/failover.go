@@ -152,8 +152,12 @@ type Run struct {
 	// Missing are the targets ("provider/model") skipped or failed because
 	// their provider says the model does not exist.
 	Missing []string
-	// cands are the targets that serve the op, with their progress.
-	cands []candidate
+	// cands are the targets that serve the op, with their progress;
+	// candBuf holds them for a model of up to two targets, so most
+	// requests' plan allocates nothing (the Run is the request's own, in
+	// its Exchange, never reused).
+	cands   []candidate
+	candBuf [2]candidate
 	// waited is the time the latest pause took, for the retry log line.
 	waited time.Duration
 	// hedged: a hedge was sent (a request hedges at most once).

@@ -25,9 +25,9 @@ type candidate struct {
 	p        *Provider
 	req      *provider.Request // what this target is sent: the request or its Alt
 	tries    int
-	out      bool              // never again for this request
 	notUntil time.Time         // backoff: not before then
 	refusal  *upstream.Refusal // the provider's last refusal, if any
+	out      bool              // never again for this request
 	// held: its tier waits for its retry (routing.retry.tier_wait): no
 	// candidate of a lower tier after it is tried before it is.
 	held bool
@@ -55,7 +55,10 @@ func (l *Loop) plan(r *Run, p *Policy, providers func(name string) *Provider, re
 		hs[i].DomainDown = p.DomainDown != nil && p.DomainDown(name)
 	}
 	order := p.Weights.Rank(m, hs, func() float64 { return 1 - l.rnd() }, orderBuf[:0])
-	cands := make([]candidate, 0, len(order))
+	cands := r.candBuf[:0]
+	if len(order) > len(r.candBuf) {
+		cands = make([]candidate, 0, len(order))
+	}
 	for _, i := range order {
 		tg := &m.Targets[i]
 		pr := providers(tg.Provider)

@@ -29,6 +29,11 @@ type answer struct {
 	resp  http.Response
 	frame framing
 	body  body
+	// vals backs the header's values of an answer of up to fifteen
+	// fields (more have a slice of their own): the answer is the
+	// request's own, never reused, so its header map may point into it.
+	// Fifteen fill the answer's 512-byte size class.
+	vals [15]string
 }
 
 var (
@@ -280,7 +285,10 @@ func (a *answer) build(head string, fields int, req *http.Request) error {
 	r.StatusCode = int(r.Status[0]-'0')*100 + int(r.Status[1]-'0')*10 + int(r.Status[2]-'0')
 
 	h := make(http.Header, fields)
-	vals := make([]string, fields)
+	vals := a.vals[:]
+	if fields > len(vals) {
+		vals = make([]string, fields)
+	}
 	for i := 0; ; {
 		line, rest = nextLine(rest)
 		if line == "" {

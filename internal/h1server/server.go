@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -370,19 +371,22 @@ func (c *conn) refuse(err error) {
 	c.linger = true
 }
 
-// exchange is one request's context, writer and body, in one
+// exchange is one request's context, writer, body, header values (up to
+// len(vals) lines; more have a slice of their own) and URL, in one
 // allocation. The context is the request's own, not the connection's
 // reused: a handler's goroutine that outlives the request sees it ended.
 type exchange struct {
-	ctx reqctx.Ctx
-	w   response
-	b   body
+	ctx  reqctx.Ctx
+	w    response
+	b    body
+	vals [16]string
+	url  url.URL
 }
 
 // serveRequest runs the handler for r and completes its answer; false:
 // the connection is not to be used again.
 func (c *conn) serveRequest(r *request) (keep bool) {
-	ex := &exchange{}
+	ex := r.ex
 	ctx := &ex.ctx
 	defer ctx.Cancel(nil)
 	var b *body

@@ -117,7 +117,8 @@ func readOp(q Request, r *http.Request, o provider.Op, body []byte) (Call, *apie
 	if aerr := q.UseModel(f.Model); aerr != nil {
 		return Call{}, aerr
 	}
-	req := &provider.Request{
+	req := q.Ex.NewRequest()
+	*req = provider.Request{
 		Op: o, Body: body, ModelStart: f.ModelStart, ModelEnd: f.ModelEnd,
 		Stream: f.Stream, IncludeUsage: f.IncludeUsage,
 	}

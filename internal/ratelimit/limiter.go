@@ -88,24 +88,28 @@ func (l *Limiter) nowLocked(now time.Time) time.Time {
 // (it was not). On refusal it returns a *LimitedError and charges nothing,
 // or, when tokens exceeds the whole token budget, an error wrapping
 // ErrTooLarge.
-func (l *Limiter) Reserve(now time.Time, tokens int64) (*Reservation, error) {
+//
+// The Reservation is a value so that its holder can keep it inside its
+// own state (upstream's Permit) instead of one allocation per request;
+// keep it in one place, since a copy would end the charge twice.
+func (l *Limiter) Reserve(now time.Time, tokens int64) (Reservation, error) {
 	tokens = max(tokens, 0)
 	l.mu.Lock()
 	now = l.nowLocked(now)
 	if c := l.tok.capacity(); c > 0 && tokens > c {
 		l.mu.Unlock()
-		return nil, fmt.Errorf("reserving %d tokens against %d: %w", tokens, c, ErrTooLarge)
+		return Reservation{}, fmt.Errorf("reserving %d tokens against %d: %w", tokens, c, ErrTooLarge)
 	}
 	wait, limit := l.waitLocked(now, tokens)
 	if wait > 0 {
 		l.mu.Unlock()
-		return nil, &LimitedError{Wait: wait, Limit: limit}
+		return Reservation{}, &LimitedError{Wait: wait, Limit: limit}
 	}
 	l.req.takeLocked(now, 1)
 	l.tok.takeLocked(now, tokens)
 	reqGen, tokGen := l.req.gen, l.tok.gen
 	l.mu.Unlock()
-	return &Reservation{l: l, tokens: tokens, reqGen: reqGen, tokGen: tokGen}, nil
+	return Reservation{l: l, tokens: tokens, reqGen: reqGen, tokGen: tokGen}, nil
 }
 
 // waitLocked returns how long until one request and tokens tokens could all
@@ -183,8 +187,8 @@ func (l *Limiter) Snapshot(now time.Time) Snapshot {
 }
 
 // Reservation is one request's charge against a Limiter. End it with exactly
-// one Reconcile or Cancel; later calls do nothing. A nil *Reservation does
-// nothing either, which suits rollback code.
+// one Reconcile or Cancel; later calls do nothing. A nil *Reservation and
+// the zero Reservation do nothing either, which suits rollback code.
 type Reservation struct {
 	l      *Limiter
 	tokens int64  // tokens charged (the estimate)
@@ -201,7 +205,7 @@ type Reservation struct {
 // announcement set its level after this reservation, because the provider's
 // number already stands for its own accounting.
 func (r *Reservation) Reconcile(now time.Time, actualTokens int64) {
-	if r == nil {
+	if r == nil || r.l == nil {
 		return
 	}
 	l := r.l
@@ -223,7 +227,7 @@ func (r *Reservation) Reconcile(now time.Time, actualTokens int64) {
 // provider bucket alone whose level an announcement set after this
 // reservation (the announcement could not have counted an unsent request).
 func (r *Reservation) Cancel(now time.Time) {
-	if r == nil {
+	if r == nil || r.l == nil {
 		return
 	}
 	l := r.l

@@ -85,9 +85,9 @@ func run(t *testing.T, l *Limiter, steps []step) {
 					t.Fatalf("step %d (%s, reserve %d): got wait %s, want %s", i, s.at, s.n, le.Wait, s.wait)
 				}
 				if err == nil {
-					granted = append(granted, r)
-				} else if r != nil {
-					t.Fatalf("step %d: got a reservation with an error, want nil", i)
+					granted = append(granted, &r)
+				} else if r != (Reservation{}) {
+					t.Fatalf("step %d: got a reservation with an error, want none", i)
 				}
 			}
 		case "cancel":
@@ -495,7 +495,7 @@ func TestGenerations(t *testing.T) {
 				t.Fatalf("Reserve: got %v, want nil", err)
 			}
 			l.Observe(t0, tt.announce)
-			tt.end(r)
+			tt.end(&r)
 			if ceil, prov := levels(l); ceil != tt.wantCeil || prov != tt.wantProv {
 				t.Errorf("got ceiling %v, provider %v; want %v, %v", ceil, prov, tt.wantCeil, tt.wantProv)
 			}
@@ -659,5 +659,21 @@ func TestStaleAnswerDoesNotRaiseTheLevel(t *testing.T) {
 		if got := l.Snapshot(at(step.ms)).RemainingRequests; got != step.want {
 			t.Errorf("at +%dms after remaining %d: level %d, want %d", step.ms, step.remaining, got, step.want)
 		}
+	}
+}
+
+// TestReserveAllocations: a Reservation is a value its holder keeps
+// (upstream's Permit), so reserving and ending one allocates nothing.
+func TestReserveAllocations(t *testing.T) {
+	l := New(1e9, 1e12)
+	now := time.Now()
+	if got := testing.AllocsPerRun(100, func() {
+		r, err := l.Reserve(now, 1200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Reconcile(now, 700)
+	}); got != 0 {
+		t.Errorf("got %v allocations per Reserve and Reconcile, want 0", got)
 	}
 }

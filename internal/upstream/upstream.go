@@ -247,7 +247,7 @@ func (u *Upstream) Renew(d provider.Descriptor) { u.desc.Store(&d) }
 type Permit struct {
 	u        *Upstream
 	ticket   breaker.Ticket
-	res      *ratelimit.Reservation
+	res      ratelimit.Reservation // by value: one allocation less per attempt
 	released atomic.Bool
 	// quotaCheck marks the one request that checks a provider out of
 	// quota.

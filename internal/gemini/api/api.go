@@ -116,7 +116,8 @@ func (s *Server) readGenerate(q proxy.Request, r *http.Request, body []byte, mod
 	if aerr := q.UseModel(model); aerr != nil {
 		return proxy.Call{}, aerr
 	}
-	req := &provider.Request{Op: provider.OpGemini, Body: body, Stream: stream}
+	req := q.Ex.NewRequest()
+	*req = provider.Request{Op: provider.OpGemini, Body: body, Stream: stream}
 	var tr *translation
 	if !allNative(q, q.Ex.Model) {
 		tr = translate(d, model, stream)

@@ -83,14 +83,16 @@ func (s *Server) read(q proxy.Request, r *http.Request, body []byte, cn *conn) (
 		if nc, rerr = responsesnative.Prepare(tn, body); rerr != nil {
 			return proxy.Call{}, s.refusal(ex, rerr)
 		}
-		req = &provider.Request{Op: provider.OpResponses, Body: nc.Body, ModelStart: nc.ModelStart, ModelEnd: nc.ModelEnd, Stream: tn.Stream()}
+		req = q.Ex.NewRequest()
+		*req = provider.Request{Op: provider.OpResponses, Body: nc.Body, ModelStart: nc.ModelStart, ModelEnd: nc.ModelEnd, Stream: tn.Stream()}
 		size = len(nc.Body)
 	}
 	if translated {
 		if tr, rerr = chat.Translate(tn); rerr != nil {
 			return proxy.Call{}, s.refusal(ex, rerr)
 		}
-		creq := &provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
+		creq := q.Ex.NewRequest()
+		*creq = provider.Request{Op: provider.OpChat, Body: tr.Body, ModelStart: tr.ModelStart, ModelEnd: tr.ModelEnd,
 			Stream: tn.Stream(), IncludeUsage: tn.Stream()}
 		if req == nil {
 			req = creq
