@@ -449,5 +449,5 @@ func reserveStep(t *testing.T, l *ratelimit.Limiter, now time.Time, tokens int64
 	default:
 		t.Fatal(err)
 	}
-	return r, g
+	return &r, g
 }
