@@ -44,6 +44,7 @@ targets=(
   "./internal/tracing FuzzSpans"
   "./internal/h1 FuzzAnswer"
   "./internal/h1 FuzzReadAnswer"
+  "./internal/h1 FuzzChunked"
   "./internal/openaiwire FuzzChunkEncoding"
   "./internal/sse FuzzReader"
   "./internal/relay FuzzRescueSplice"

@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/http/httputil"
 	"net/textproto"
 	"strconv"
 	"strings"
@@ -472,16 +471,24 @@ const (
 // net/http's body does for the same framing: a body shorter than its
 // Content-Length is io.ErrUnexpectedEOF, the last bytes come with io.EOF,
 // a chunked body's trailer is read at its end into resp.Trailer.
+//
+// Reading through a pooled connection (c set), a read that finds the
+// buffer empty waits for the connection's next bytes without one (c.wait):
+// a stream between events holds no read buffer.
 type framing struct {
 	br   *bufio.Reader
+	c    *conn // the connection br is the read buffer of; nil: br is kept
 	resp *http.Response
 	kind int
-	left int64     // lengthBody: bytes still to come
-	cr   io.Reader // chunkedBody: made at the first read
-	te   [1]string // resp.TransferEncoding's backing array
+	left int64       // lengthBody: bytes still to come
+	cr   chunkReader // chunkedBody
+	te   [1]string   // resp.TransferEncoding's backing array
 }
 
 func (f *framing) Read(p []byte) (int, error) {
+	if f.c != nil && len(p) > 0 && f.br.Buffered() == 0 && f.reads() {
+		f.br = f.c.wait()
+	}
 	switch f.kind {
 	case lengthBody:
 		if f.left <= 0 {
@@ -500,10 +507,7 @@ func (f *framing) Read(p []byte) (int, error) {
 		}
 		return n, err
 	case chunkedBody:
-		if f.cr == nil {
-			f.cr = httputil.NewChunkedReader(f.br)
-		}
-		n, err := f.cr.Read(p)
+		n, err := f.cr.read(f.br, p)
 		if err == io.EOF {
 			if terr := f.readTrailer(); terr != nil {
 				err = terr
@@ -515,6 +519,18 @@ func (f *framing) Read(p []byte) (int, error) {
 		return f.br.Read(p)
 	}
 	return 0, io.EOF
+}
+
+// reads says whether a Read reads the connection (rather than report the
+// body's end or its error).
+func (f *framing) reads() bool {
+	switch f.kind {
+	case lengthBody:
+		return f.left > 0
+	case chunkedBody:
+		return f.cr.err == nil
+	}
+	return f.kind == toCloseBody
 }
 
 // Close does nothing: pool.go's body decides the connection's fate.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"time"
 )
@@ -26,7 +27,7 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 			break
 		}
 		if c.alive() {
-			c.br = t.reader(c.nc)
+			c.br = t.reader(&c.src)
 			return c, nil
 		}
 		c.nc.Close()
@@ -35,7 +36,9 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newConn(nc, t.reader(nc), addr), nil
+	c := newConn(t, nc, addr)
+	c.br = t.reader(&c.src)
+	return c, nil
 }
 
 // dial dials addr on a goroutine of its own, whose stack ends with it:
@@ -62,12 +65,88 @@ func (t *Transport) dial(ctx context.Context, addr string) (net.Conn, error) {
 // write buffer only while its request is written: an idle connection, or
 // one relaying a long stream, costs no write buffer and (idle) no read
 // buffer either.
-func (t *Transport) reader(nc net.Conn) *bufio.Reader {
+func (t *Transport) reader(r io.Reader) *bufio.Reader {
 	if br, ok := t.readers.Get().(*bufio.Reader); ok {
-		br.Reset(nc)
+		br.Reset(r)
 		return br
 	}
-	return bufio.NewReaderSize(nc, size(t.ReadBufferSize))
+	return bufio.NewReaderSize(r, size(t.ReadBufferSize))
+}
+
+func (t *Transport) putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	t.readers.Put(br)
+}
+
+// source is what a connection's read buffer reads: the socket, or inside
+// wait's callback its descriptor, read as net's conn reads it (EINTR
+// retried, 0 bytes io.EOF, a failure a *net.OpError) but without waiting:
+// EAGAIN is errAgain.
+type source struct {
+	nc  net.Conn
+	fd  int   // >= 0: the descriptor, inside wait's callback
+	err error // the descriptor's read ended with it (io.EOF, a failure): every later read does
+}
+
+var errAgain = errors.New("h1: nothing to read yet")
+
+func (s *source) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.fd < 0 {
+		return s.nc.Read(p)
+	}
+	for {
+		n, err := syscall.Read(s.fd, p)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+			return 0, errAgain
+		case err != nil:
+			s.err = &net.OpError{Op: "read", Net: s.nc.LocalAddr().Network(), Source: s.nc.LocalAddr(), Addr: s.nc.RemoteAddr(),
+				Err: os.NewSyscallError("read", err)}
+			return 0, s.err
+		case n == 0 && len(p) > 0:
+			s.err = io.EOF
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// wait is a body's read when c's read buffer is empty: the buffer goes
+// back to the pool, and one is taken again only when the socket has bytes
+// (or its end), read into it at once. The system calls are those of a
+// read through the buffer (a read that finds nothing, the wait, the read
+// that finds the bytes), so a stream between events costs no read buffer
+// (docs/BENCHMARKS.md, "Memory per stream"). It returns c.br, holding
+// bytes, or empty when the wait failed (a deadline, the connection
+// closed): then the buffer's read through the socket gives net's error.
+func (c *conn) wait() *bufio.Reader {
+	t := c.t
+	t.putReader(c.br)
+	c.br = nil
+	if c.waitFn == nil {
+		// Once per connection: a closure given to RawConn.Read escapes.
+		c.waitFn = func(fd uintptr) bool {
+			br := t.reader(&c.src)
+			c.src.fd = int(fd)
+			_, err := br.Peek(1) // the read into br's buffer (source.Read)
+			c.src.fd = -1
+			if err == errAgain {
+				t.putReader(br)
+				return false // the poller waits; then the read again
+			}
+			c.br = br // bytes, or the end (in c.src.err)
+			return true
+		}
+	}
+	if err := c.raw.Read(c.waitFn); err != nil {
+		c.br = t.reader(&c.src)
+	}
+	return c.br
 }
 
 func (t *Transport) writer(nc net.Conn) *bufio.Writer {
@@ -130,8 +209,7 @@ func (t *Transport) put(c *conn) {
 		c.nc.Close() // bytes nobody asked for: the framing is off
 		return
 	}
-	c.br.Reset(nil)
-	t.readers.Put(c.br)
+	t.putReader(c.br)
 	c.br = nil
 	c.used = true
 	c.idleAt = t.now()
@@ -164,8 +242,8 @@ func (t *Transport) CloseIdleConnections() {
 }
 
 // newConn is nc, to addr, reading through br.
-func newConn(nc net.Conn, br *bufio.Reader, addr string) *conn {
-	c := &conn{nc: nc, br: br, key: addr}
+func newConn(t *Transport, nc net.Conn, addr string) *conn {
+	c := &conn{t: t, nc: nc, key: addr, src: source{nc: nc, fd: -1}}
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, c.rawErr = sc.SyscallConn()
 		// Made once per connection, not per look: a closure passed to
@@ -340,9 +418,16 @@ func (b *body) finish(ended bool) {
 	if !b.stop.end() {
 		keep = false // the context fired: its deadline is on the connection
 	}
+	if f, ok := b.rc.(*framing); ok {
+		f.br, f.c = nil, nil // the read buffer is the pool's or the next answer's now
+	}
 	if keep {
 		b.t.put(b.c)
 		return
 	}
 	b.c.nc.Close()
+	if b.c.br != nil {
+		b.t.putReader(b.c.br)
+		b.c.br = nil
+	}
 }

@@ -46,8 +46,10 @@ const defaultIdleTimeout = 90 * time.Second
 
 // conn is one upstream connection with its buffers.
 type conn struct {
+	t      *Transport
 	nc     net.Conn
-	br     *bufio.Reader // nil while idle
+	br     *bufio.Reader // nil while idle, and while a body waits (wait)
+	src    source        // what br reads
 	key    string
 	idleAt time.Time
 	used   bool // has carried a request before this one
@@ -57,7 +59,8 @@ type conn struct {
 	rawErr  error
 	peekFn  func(fd uintptr) bool
 	peekBuf [1]byte
-	peeked  int // what peekFn saw last
+	peeked  int                   // what peekFn saw last
+	waitFn  func(fd uintptr) bool // wait's; made once
 
 	expire func() // puts a past deadline on nc (exchange); made once
 }
@@ -157,6 +160,9 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 		}
 		resp := &a.resp
 		if resp.StatusCode >= 200 {
+			if c.raw != nil && c.rawErr == nil && a.frame.kind != noBody {
+				a.frame.c = c // a socket: the body waits without a buffer
+			}
 			a.body = body{t: t, c: c, rc: resp.Body, stop: stop,
 				reuse: !resp.Close && !req.Close && framed(resp)}
 			resp.Body = &a.body

@@ -581,6 +581,32 @@ func TestBuffersHeld(t *testing.T) {
 	}
 }
 
+// TestHeaderDropped: once an answer's head is sent, its header map is not
+// kept for the rest of the answer (a stream's life); Header after that is
+// a new map whose changes go nowhere, as net/http's after the head.
+func TestHeaderDropped(t *testing.T) {
+	kept := make(chan bool, 1)
+	_, addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Before", "1")
+		_, _ = io.WriteString(w, "data: x\n\n")
+		w.(http.Flusher).Flush()
+		kept <- w.(*response).header != nil
+		w.Header().Set("X-After", "1")
+		_, _ = io.WriteString(w, "data: y\n\n")
+	}))
+	c, br := dial(t, addr)
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	a := readAnswer(t, c, br, "GET", false)
+	if a.body != "data: x\n\ndata: y\n\n" || a.resp.Header.Get("X-Before") != "1" || a.resp.Header.Get("X-After") != "" {
+		t.Errorf("answer %q, headers %v", a.body, a.resp.Header)
+	}
+	if <-kept {
+		t.Error("the header map is kept after the head was sent")
+	}
+}
+
 // TestHijackUnbuffered: a connection hijacked with no bytes read beyond
 // the head (its read buffer released) reads what the client sends next.
 func TestHijackUnbuffered(t *testing.T) {

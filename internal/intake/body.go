@@ -24,7 +24,10 @@ import (
 
 // bodyClasses are the pooled buffer sizes, smallest first; a body that
 // outgrows the last one gets a plain allocation, doubled as it grows.
-var bodyClasses = [...]int{4 << 10, 32 << 10, 256 << 10, 1 << 20}
+// The first, 1 KiB, is only for a body that declares a Content-Length
+// below it (a declared length only ever makes the first buffer smaller);
+// others start at the second.
+var bodyClasses = [...]int{1 << 10, 4 << 10, 32 << 10, 256 << 10, 1 << 20}
 
 var bodyPools [len(bodyClasses)]sync.Pool
 
@@ -59,19 +62,27 @@ func (b *Budget) take(n, limit int64) bool {
 
 func (b *Budget) give(n int64) { b.used.Add(-n) }
 
-// newBody returns a first buffer, of the smallest class or maxBody bytes
-// when that is less, charged to the budget; nil when the budget cannot
-// take it.
-func (bud *Budget) newBody(maxBody, limit int64) *Body {
-	size, class := int64(bodyClasses[0]), 0
+// newBody returns a first buffer, of the 4 KiB class, of the 1 KiB one
+// for a body declared shorter than that (declared: its Content-Length,
+// -1 unknown), or maxBody bytes when that is less, charged to the
+// budget; nil when the budget cannot take it. A body of a few hundred
+// bytes then holds 1 KiB, not 4, while it waits for its answer (for a
+// stream's whole life when a rescue may need it; docs/BENCHMARKS.md,
+// "Memory per stream, the retentions").
+func (bud *Budget) newBody(maxBody, limit, declared int64) *Body {
+	class := 1
+	if declared > 0 && declared < int64(bodyClasses[0]) {
+		class = 0
+	}
+	size := int64(bodyClasses[class])
 	if size > maxBody {
 		size, class = maxBody, -1
 	}
 	if !bud.take(size, limit) {
 		return nil
 	}
-	if class == 0 {
-		if rb, ok := bodyPools[0].Get().(*Body); ok {
+	if class >= 0 {
+		if rb, ok := bodyPools[class].Get().(*Body); ok {
 			return rb
 		}
 	}
@@ -153,7 +164,7 @@ func (bud *Budget) Read(w http.ResponseWriter, r *http.Request, lim Limits) (*Bo
 	if r.ContentLength == 0 {
 		return nil, apierror.BadRequest("", "the request body is empty: send a JSON object")
 	}
-	rb := bud.newBody(lim.MaxBody, lim.Budget)
+	rb := bud.newBody(lim.MaxBody, lim.Budget, r.ContentLength)
 	if rb == nil {
 		return nil, bodiesFull()
 	}

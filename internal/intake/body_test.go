@@ -22,23 +22,32 @@ func TestReadGrowsWithBytes(t *testing.T) {
 		maxBody, budget int64
 		wantStatus      int   // 0: read
 		wantCharged     int64 // while held
+		declared        int64 // Content-Length; 0: none declared (chunked)
 	}{
-		{"small", 100, 1 << 20, 64 << 20, 0, 4 << 10},
-		{"second class", 10 << 10, 1 << 20, 64 << 20, 0, 32 << 10},
-		{"past the classes", 3 << 20, 10 << 20, 64 << 20, 0, 4 << 20},
-		{"class capped at max", 40 << 10, 64 << 10, 64 << 10, 0, 64 << 10},
-		{"exactly max", 64 << 10, 64 << 10, 64 << 10, 0, 64 << 10},
-		{"max below the first class", 100, 200, 200, 0, 200},
-		{"one byte over max", 64<<10 + 1, 64 << 10, 64 << 20, http.StatusRequestEntityTooLarge, 0},
-		{"over max", 70 << 10, 64 << 10, 64 << 20, http.StatusRequestEntityTooLarge, 0},
-		{"over budget", 40 << 10, 64 << 10, 36 << 10, http.StatusServiceUnavailable, 0},
-		{"empty", 0, 1 << 20, 64 << 20, http.StatusBadRequest, 0},
+		{"small", 100, 1 << 20, 64 << 20, 0, 4 << 10, 0},
+		{"small, declared", 100, 1 << 20, 64 << 20, 0, 1 << 10, 100},
+		{"declared just under the first class", 1023, 1 << 20, 64 << 20, 0, 1 << 10, 1023},
+		{"declared the first class", 1 << 10, 1 << 20, 64 << 20, 0, 4 << 10, 1 << 10},
+		{"declared, second class", 10 << 10, 1 << 20, 64 << 20, 0, 32 << 10, 10 << 10},
+		{"declared, max below the first class", 100, 200, 200, 0, 200, 100},
+		{"second class", 10 << 10, 1 << 20, 64 << 20, 0, 32 << 10, 0},
+		{"past the classes", 3 << 20, 10 << 20, 64 << 20, 0, 4 << 20, 0},
+		{"class capped at max", 40 << 10, 64 << 10, 64 << 10, 0, 64 << 10, 0},
+		{"exactly max", 64 << 10, 64 << 10, 64 << 10, 0, 64 << 10, 0},
+		{"max below the first class", 100, 200, 200, 0, 200, 0},
+		{"one byte over max", 64<<10 + 1, 64 << 10, 64 << 20, http.StatusRequestEntityTooLarge, 0, 0},
+		{"over max", 70 << 10, 64 << 10, 64 << 20, http.StatusRequestEntityTooLarge, 0, 0},
+		{"over budget", 40 << 10, 64 << 10, 36 << 10, http.StatusServiceUnavailable, 0, 0},
+		{"empty", 0, 1 << 20, 64 << 20, http.StatusBadRequest, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var bud Budget
 			r := httptest.NewRequest("POST", "/", strings.NewReader(strings.Repeat("x", tt.size)))
 			r.ContentLength = -1 // as for a chunked body: nothing declared
+			if tt.declared > 0 {
+				r.ContentLength = tt.declared
+			}
 			b, err := bud.Read(httptest.NewRecorder(), r, Limits{MaxBody: tt.maxBody, Budget: tt.budget, ReadTimeout: time.Second})
 			if tt.wantStatus != 0 {
 				if err == nil || err.Status != tt.wantStatus {

@@ -569,8 +569,9 @@ func TestBodyBudget(t *testing.T) {
 		}
 		return ok(`{"id":"x","object":"chat.completion","choices":[]}`)(ctx, req)
 	}}
-	// 6 KiB: one body's first 4 KiB buffer fits, a second does not.
-	s := newServer(t, limits.Config{MaxBodyBytes: 6 << 10, BodyBufferBytes: 6 << 10}, nil, target{name: "p", a: a})
+	// 1.5 KiB: one body's first buffer (1 KiB: the body declares less)
+	// fits, a second does not.
+	s := newServer(t, limits.Config{MaxBodyBytes: 3 << 9, BodyBufferBytes: 3 << 9}, nil, target{name: "p", a: a})
 	h := s.Handler()
 	post := func() *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()

@@ -153,7 +153,8 @@ type Pinger interface {
 }
 
 // Stream commits the stream: headers, the held chunks, then every chunk as
-// it arrives. A write blocked for writeTimeout (a client that stopped
+// it arrives. Held's chunks are dropped (its elements set to nil) once
+// written. A write blocked for writeTimeout (a client that stopped
 // reading) ends the stream. A provider failure after the commit ends it
 // with one error event and no [DONE], so no client mistakes a truncated
 // answer for a whole one.
@@ -436,6 +437,10 @@ func (pu *pump) one(o *writer, st provider.Stream, held [][]byte, end *End) (err
 			break
 		}
 	}
+	// Framed (copied into buf): the chunks are not kept for the stream's
+	// life by whoever handed them over (failover.Served.Held; a few
+	// hundred bytes a stream: docs/BENCHMARKS.md, "Memory per stream").
+	clear(held)
 	if len(buf) > 0 && !o.write(buf, true) {
 		end.Kind = outcome.Canceled
 		return errCanceled

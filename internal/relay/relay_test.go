@@ -162,3 +162,51 @@ func TestTranslate(t *testing.T) {
 		})
 	}
 }
+
+// heldCheck is a stream whose first Next, the wait after the held chunks
+// were written, records whether the caller's held slice still holds them.
+type heldCheck struct {
+	held [][]byte
+	kept bool
+	chunks
+}
+
+func (h *heldCheck) Next() ([]byte, error) {
+	if !h.kept {
+		h.kept = slices.ContainsFunc(h.held, func(p []byte) bool { return p != nil })
+	}
+	return h.chunks.Next()
+}
+
+// TestHeldDropped: a stream's held chunks, once written, are not kept for
+// the stream's life by the slice they came in (failover.Served.Held, a
+// continuation's Held): the relay drops them before its first wait.
+func TestHeldDropped(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(w *httptest.ResponseRecorder, st *heldCheck) End
+	}{
+		{"stream", func(w *httptest.ResponseRecorder, st *heldCheck) End { return Stream(w, st, st.held, time.Second) }},
+		{"translate", func(w *httptest.ResponseRecorder, st *heldCheck) End {
+			return Translate(w, st, st.held, time.Second, &upper{})
+		}},
+		{"rescuable", func(w *httptest.ResponseRecorder, st *heldCheck) End {
+			return Rescued(w, st, st.held, time.Second, nil, &continuer{})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &heldCheck{held: [][]byte{[]byte(roleOnly), []byte(text)}, chunks: chunks{p: []string{text}, end: io.EOF}}
+			w := httptest.NewRecorder()
+			if end := tt.run(w, st); end.Kind != outcome.OK {
+				t.Fatalf("end %+v, body %q", end, w.Body.String())
+			}
+			if st.kept {
+				t.Error("the held chunks are kept while the stream waits")
+			}
+			if n := strings.Count(strings.ToLower(w.Body.String()), `"content":"hi"`); n != 2 {
+				t.Errorf("body %q: %d content chunks, want 2", w.Body.String(), n)
+			}
+		})
+	}
+}

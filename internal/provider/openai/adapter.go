@@ -363,8 +363,10 @@ func (a *Adapter) openStream(ctx context.Context, req *provider.Request, resp *h
 	// The headers are read: a chunked body (internal/h1's framing, as
 	// net/http's) keeps its *http.Response (for trailers) as long as the
 	// stream lasts, and with it the header map, a kilobyte or two a stream
-	// (docs/BENCHMARKS.md, "Memory per stream").
-	resp.Header = nil
+	// (docs/BENCHMARKS.md, "Memory per stream"). So does the request it
+	// answers, sent by now: its header map, URL and context copy are
+	// another kilobyte or so.
+	resp.Header, resp.Request = nil, nil
 	if req.Op == provider.OpResponses {
 		out.Stream = newEventStream(ctx, resp.Body, what, req.Model)
 		return out, nil

@@ -143,14 +143,15 @@ func TestReadUsageAsGjson(t *testing.T) {
 
 type keptResponse struct{ resp *http.Response }
 
-func (k *keptResponse) RoundTrip(*http.Request) (*http.Response, error) {
-	k.resp = &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}, "X-Ratelimit-Remaining-Requests": {"9"}},
+func (k *keptResponse) RoundTrip(req *http.Request) (*http.Response, error) {
+	k.resp = &http.Response{StatusCode: 200, Request: req, Header: http.Header{"Content-Type": {"text/event-stream"}, "X-Ratelimit-Remaining-Requests": {"9"}},
 		Body: io.NopCloser(strings.NewReader("data: [DONE]\n\n"))}
 	return k.resp, nil
 }
 
-// TestStreamDropsHeaders: a stream answer's header map is not kept for
-// the stream's life (its body keeps the *http.Response), once read.
+// TestStreamDropsHeaders: a stream answer's header map and the request it
+// answers are not kept for the stream's life (its body keeps the
+// *http.Response), once read.
 func TestStreamDropsHeaders(t *testing.T) {
 	k := &keptResponse{}
 	a, err := New(Compatible, provider.Config{Name: "up", BaseURL: "http://upstream.invalid/v1"}, "", Config{}, &http.Client{Transport: k})
@@ -167,5 +168,8 @@ func TestStreamDropsHeaders(t *testing.T) {
 	}
 	if k.resp.Header != nil {
 		t.Error("the answer's header map is kept")
+	}
+	if k.resp.Request != nil {
+		t.Error("the request is kept")
 	}
 }
