@@ -373,14 +373,14 @@ func (b *body) drainLater() {
 		_, err := b.rc.Read(buf[:])
 		if err == io.EOF {
 			b.c.nc.SetReadDeadline(time.Time{})
-			b.t.put(b.c)
+			b.settle(true)
 			return
 		}
 		if err != nil {
 			break
 		}
 	}
-	b.c.nc.Close()
+	b.settle(false)
 }
 
 // drain reads what has arrived of the body, without waiting, and says
@@ -418,6 +418,12 @@ func (b *body) finish(ended bool) {
 	if !b.stop.end() {
 		keep = false // the context fired: its deadline is on the connection
 	}
+	b.settle(keep)
+}
+
+// settle keeps the connection (keep) or closes it, and leaves the
+// framing holding no read buffer.
+func (b *body) settle(keep bool) {
 	if f, ok := b.rc.(*framing); ok {
 		f.br, f.c = nil, nil // the read buffer is the pool's or the next answer's now
 	}
