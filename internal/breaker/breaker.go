@@ -316,6 +316,16 @@ func (b *Breaker) State(now time.Time) State {
 	return b.observeLocked(now)
 }
 
+// Cooldown is the breaker's state at now and, while it is open, the
+// cooldown left (Snapshot's State and CooldownLeft): for a caller on a
+// request's path, without the window counts Snapshot rolls (which read
+// the clock again, under gobreaker's lock).
+func (b *Breaker) Cooldown(now time.Time) (State, time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.observeLocked(now), b.leftLocked(now)
+}
+
 // startProbe claims the probe slot if a probe is due at now. While the slot
 // is held nothing but finishProbe moves the breaker: real requests are
 // refused and their stale outcomes dropped.

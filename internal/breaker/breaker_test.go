@@ -654,3 +654,40 @@ func TestRetryInStaleNow(t *testing.T) {
 		t.Errorf("RetryIn = %v after the trip, want the cooldown less 100ms", err)
 	}
 }
+
+// TestCooldownState: Cooldown is Snapshot's State and CooldownLeft, closed,
+// open (with the cooldown left) and half-open once it has passed.
+func TestCooldownState(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FailureThreshold.Consecutive = 1
+	b := New("p", cfg, Options{})
+	t0 := time.Unix(1_000_000, 0)
+	tk, err := b.Allow(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		at   time.Time
+		want State
+		left time.Duration
+	}{
+		{"open at the trip", t0, Open, cfg.Cooldown.Failure},
+		{"open later", t0.Add(time.Second), Open, cfg.Cooldown.Failure - time.Second},
+		{"half-open after the cooldown", t0.Add(cfg.Cooldown.Failure), HalfOpen, 0},
+	}
+	if st, left := b.Cooldown(t0); st != Closed || left != 0 {
+		t.Fatalf("Cooldown before the trip = %s %s, want closed 0", st, left)
+	}
+	b.Done(t0, tk, outcome.ServerError, 0)
+	for _, s := range steps {
+		snap := b.Snapshot(s.at)
+		st, left := b.Cooldown(s.at)
+		if st != s.want || left != s.left {
+			t.Errorf("%s: Cooldown = %s %s, want %s %s", s.name, st, left, s.want, s.left)
+		}
+		if st != snap.State || left != snap.CooldownLeft {
+			t.Errorf("%s: Cooldown = %s %s, Snapshot %s %s", s.name, st, left, snap.State, snap.CooldownLeft)
+		}
+	}
+}

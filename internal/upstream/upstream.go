@@ -554,8 +554,8 @@ func (u *Upstream) capacity(now time.Time) float64 {
 // IsOpen reports whether the breaker is open at now and how long until
 // its next probe is due.
 func (u *Upstream) IsOpen(now time.Time) (bool, time.Duration) {
-	b := u.breaker.Snapshot(now)
-	return b.State == breaker.Open, b.CooldownLeft
+	st, left := u.breaker.Cooldown(now)
+	return st == breaker.Open, left
 }
 
 // Admits reports whether the provider's breaker is closed and it is not
