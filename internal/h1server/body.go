@@ -46,6 +46,9 @@ func (b *body) Read(p []byte) (int, error) {
 	if int64(len(p)) > b.n {
 		p = p[:b.n]
 	}
+	if b.c.br.Buffered() == 0 {
+		b.c.readDeadlineNone() // the read reaches the socket
+	}
 	n, err := b.c.br.Read(p)
 	b.n -= int64(n)
 	switch {
@@ -68,6 +71,7 @@ func (b *body) readChunked(p []byte) (int, error) {
 	if b.chunked == nil {
 		b.chunked = httputil.NewChunkedReader(br)
 	}
+	b.c.readDeadlineNone()
 	n, err := b.chunked.Read(p)
 	if err == io.EOF {
 		// The last chunk read; what follows is the trailer section,

@@ -153,7 +153,8 @@ func (w *response) FlushError() error {
 }
 
 // SetReadDeadline bounds the reading of the request body
-// (http.ResponseController).
+// (http.ResponseController). It replaces the head's deadline, which the
+// server leaves on the socket until then (conn.rdNone).
 func (w *response) SetReadDeadline(t time.Time) error {
 	if w.err == errHandlerDone {
 		return w.err
@@ -161,6 +162,7 @@ func (w *response) SetReadDeadline(t time.Time) error {
 	if w.c.killed.Load() {
 		return net.ErrClosed
 	}
+	w.c.rdNone = false
 	return w.c.nc.SetReadDeadline(t)
 }
 
@@ -192,6 +194,7 @@ func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		}
 	}
 	w.hijacked = true
+	w.c.readDeadlineNone()
 	br := w.c.br // the bytes already read, if any
 	if br == nil {
 		br = bufio.NewReaderSize(w.c.nc, readSize)

@@ -223,6 +223,13 @@ type conn struct {
 	// client still sends for a moment, so that a reset does not destroy
 	// the answer before the client read it (a body left unread).
 	linger bool
+	// rdNone: the socket is to have no read deadline, not yet applied
+	// (readDeadlineNone): the head's deadline, or the one a handler
+	// cleared, stays on the socket until a read may reach it, or the
+	// next request's idle or head deadline replaces it. A plain request
+	// changes the socket's read timer twice less (docs/ARCHITECTURE.md,
+	// "The API listener").
+	rdNone bool
 
 	mu   sync.Mutex  // guards ctx and gone
 	ctx  *reqctx.Ctx // the request in flight's; nil between requests
@@ -313,7 +320,7 @@ func (c *conn) serve() {
 			c.refuse(err)
 			return
 		}
-		_ = c.nc.SetReadDeadline(time.Time{})
+		c.rdNone = true
 		if !c.serveRequest(&c.req) {
 			return
 		}
@@ -337,6 +344,7 @@ func (c *conn) awaitRequest() bool {
 		} else {
 			_ = c.nc.SetReadDeadline(time.Time{})
 		}
+		c.rdNone = false
 		c.state.Store(stateIdle)
 		if s.shutting.Load() {
 			return false
@@ -352,8 +360,22 @@ func (c *conn) awaitRequest() bool {
 	}
 	if d := s.ReadHeaderTimeout; d > 0 {
 		_ = c.nc.SetReadDeadline(time.Now().Add(d))
+		c.rdNone = false
+	} else {
+		c.readDeadlineNone()
 	}
 	return true
+}
+
+// readDeadlineNone applies a pending rdNone: before a read that may
+// reach the socket. A killed connection keeps its past deadline.
+func (c *conn) readDeadlineNone() {
+	if c.rdNone {
+		c.rdNone = false
+		if !c.killed.Load() {
+			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+	}
 }
 
 // refuse answers a request the server does not pass on (a statusError)

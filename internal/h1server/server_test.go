@@ -635,3 +635,38 @@ func TestHijackUnbuffered(t *testing.T) {
 		t.Errorf("got %q %v, want the late bytes echoed", line, err)
 	}
 }
+
+// TestHeadDeadlineNotOnBody: the head's deadline, left on the socket
+// once the head is read (conn.rdNone), does not bound a body the handler
+// reads without a deadline of its own: a body whose rest comes after
+// ReadHeaderTimeout is read whole, Content-Length or chunked.
+func TestHeadDeadlineNotOnBody(t *testing.T) {
+	const timeout = 30 * time.Millisecond
+	tests := []struct {
+		name, head, first, rest, want string
+	}{
+		{"content-length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n", "hello", "world", "helloworld"},
+		{"chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", "5\r\nhello\r\n", "5\r\nworld\r\n0\r\n\r\n", "helloworld"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, addr := serve(t, echo, func(s *Server) { s.ReadHeaderTimeout = timeout })
+			c, br := dial(t, addr)
+			if _, err := io.WriteString(c, tc.head+tc.first); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * timeout) // the head's deadline passes while the body is awaited
+			if _, err := io.WriteString(c, tc.rest); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("reading the answer: %v", err)
+			}
+			b, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != http.StatusOK || string(b) != tc.want {
+				t.Errorf("got %d %q %v, want 200 %q", resp.StatusCode, b, err, tc.want)
+			}
+		})
+	}
+}
