@@ -90,12 +90,13 @@ const (
 // level (about 3.5 KB for a one-message request, more with content parts
 // and tool calls), on top of anthropic's decodeRequest, translate and Do
 // (344, 416, 656 B) and the ~3 KB from the handler down to the attempt.
-// The gemini paths hold 16 KiB: the same decode (gemini.translateChat)
-// grows them, and once it is off the goroutine so does the stream's read
+// The gemini paths held 16 KiB: the same decode (gemini.translateChat)
+// grew them, and once it was off the goroutine so did the stream's read
 // of each event, gjson's nested ForEach over the candidates and their
 // parts (496 B each, with their closures 408 and 416 B, addChoice 336 B,
 // gjson's Get 752 B) and its number parse (strconv's atof64, 912 B) for
-// a candidate's index and the usage.
+// a candidate's index and the usage: the events are read with jsonscan
+// now (gemini/scan.go).
 func TestStackPerStream(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("frame sizes differ under -race")
@@ -124,8 +125,8 @@ func TestStackPerStream(t *testing.T) {
 		{"messages-anthropic", 8, "/v1/messages", msgStreamReq, heldMsg, heldMsgEnd, anth},
 		{"messages-openai", 8, "/v1/messages", msgStreamReq, heldChat, heldChatEnd, chat},
 		{"chat-anthropic", 8, "/v1/chat/completions", chatStream, heldMsg, heldMsgEnd, anth},
-		{"chat-gemini", 16, "/v1/chat/completions", chatStream, heldGemini, "", gem},
-		{"messages-gemini", 16, "/v1/messages", msgStreamReq, heldGemini, "", gem},
+		{"chat-gemini", 8, "/v1/chat/completions", chatStream, heldGemini, "", gem},
+		{"messages-gemini", 8, "/v1/messages", msgStreamReq, heldGemini, "", gem},
 	} {
 		t.Run(p.name, func(t *testing.T) {
 			const n = 250 // under pathHandler's MaxConcurrency
