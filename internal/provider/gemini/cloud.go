@@ -32,7 +32,8 @@ func TranslateCompletion(data []byte, model string, now time.Time) ([]byte, outc
 }
 
 // NewStream returns the OpenAI chat.completion.chunk stream of a
-// streamGenerateContent?alt=sse answer, bound to ctx until Close.
+// streamGenerateContent?alt=sse answer, bound to ctx until Close. It
+// drops resp's header map and request (see newStream): read them first.
 func NewStream(ctx context.Context, resp *http.Response, model string, includeUsage bool, now time.Time) provider.Stream {
 	return newStream(ctx, resp, model, includeUsage, now)
 }

@@ -33,6 +33,7 @@ func (a *Adapter) native(ctx context.Context, req *provider.Request) (*provider.
 		if err != nil {
 			return nil, err
 		}
+		resp.Header, resp.Request = nil, nil // not read after the status: see newStream
 		return &provider.Response{Stream: NewNativeStream(ctx, resp.Body, model, a.now()), RateLimit: outcome.UnknownRateLimit}, nil
 	}
 	const what = "calling gemini generateContent"

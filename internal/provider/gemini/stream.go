@@ -55,7 +55,13 @@ type stream struct {
 	closed    bool
 }
 
+// newStream is the stream of the answer resp. Its headers are not read
+// after its status: a chunked body (internal/h1's framing, as
+// net/http's) keeps its *http.Response (for trailers) for the stream's
+// life, and with it the header map and the request it answers, which
+// newStream drops (docs/BENCHMARKS.md, "Memory per stream").
 func newStream(ctx context.Context, resp *http.Response, model string, includeUsage bool, now time.Time) *stream {
+	resp.Header, resp.Request = nil, nil
 	return &stream{
 		ctx:          ctx,
 		body:         resp.Body,
