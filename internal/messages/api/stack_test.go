@@ -115,12 +115,13 @@ const (
 // a candidate's index and the usage: the events are read with jsonscan
 // now (gemini/scan.go).
 //
-// The Bedrock paths hold 16 KiB: a stream's request is signed on the
+// The Bedrock paths held 16 KiB: a stream's request was signed on the
 // request's goroutine (the SDK's SignHTTP 488 B, its signing frames 688
 // and 144 B, time.Format's appendFormat 624 B, on OnCloud 600 B and the
-// adapter's post and send), and a chat request to a Converse model is
-// decoded there too (translateConverse 768 B over encoding/json's
-// frames).
+// adapter's post and send), and a chat request to a Converse model was
+// translated there too (translateConverse 768 B over encoding/json's
+// decode and encode frames, per nesting level): both run on a goroutine
+// of their own for a stream now (bedrock's apart).
 func TestStackPerStream(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("frame sizes differ under -race")
@@ -171,10 +172,10 @@ func TestStackPerStream(t *testing.T) {
 		{"chat-anthropic", 8, "/v1/chat/completions", chatStream, heldMsg, heldMsgEnd, anth, ""},
 		{"chat-gemini", 8, "/v1/chat/completions", chatStream, heldGemini, "", gem, ""},
 		{"messages-gemini", 8, "/v1/messages", msgStreamReq, heldGemini, "", gem, ""},
-		{"messages-bedrock-claude", 16, "/v1/messages", msgStreamReq, heldInvoke, heldInvokeEnd, bed, claude},
-		{"chat-bedrock-claude", 16, "/v1/chat/completions", chatStream, heldInvoke, heldInvokeEnd, bed, claude},
-		{"chat-bedrock-converse", 16, "/v1/chat/completions", chatStream, heldConverse, "", bed, llama},
-		{"messages-bedrock-converse", 16, "/v1/messages", msgStreamReq, heldConverse, "", bed, llama},
+		{"messages-bedrock-claude", 8, "/v1/messages", msgStreamReq, heldInvoke, heldInvokeEnd, bed, claude},
+		{"chat-bedrock-claude", 8, "/v1/chat/completions", chatStream, heldInvoke, heldInvokeEnd, bed, claude},
+		{"chat-bedrock-converse", 8, "/v1/chat/completions", chatStream, heldConverse, "", bed, llama},
+		{"messages-bedrock-converse", 8, "/v1/messages", msgStreamReq, heldConverse, "", bed, llama},
 	} {
 		t.Run(p.name, func(t *testing.T) {
 			const n = 250 // under pathHandler's MaxConcurrency
