@@ -62,6 +62,7 @@ targets=(
   "./internal/provider/gemini FuzzClassifyError"
   "./internal/provider/gemini FuzzStream"
   "./internal/provider/gemini FuzzTranslateCompletion"
+  "./internal/provider/gemini FuzzReadsAsGjson"
   "./internal/provider/vertex FuzzClassifyError"
   "./internal/provider/bedrock FuzzClassifyError"
   "./internal/provider/bedrock FuzzStream"

@@ -25,6 +25,9 @@ func same(t testing.TB, v string) {
 		if got, want := Unquote(v), gjson.Parse(v).Str; IsString(v) && got != want {
 			t.Fatalf("Unquote(%q) = %q, gjson reads %q", v, got, want)
 		}
+		if r := gjson.Parse(v); AsInt(v) != r.Int() || AsBool(v) != r.Bool() || AsString(v) != r.String() {
+			t.Fatalf("%q: AsInt, AsBool, AsString %d %v %q; gjson reads %d %v %q", v, AsInt(v), AsBool(v), AsString(v), r.Int(), r.Bool(), r.String())
+		}
 		if v[0] != '{' && v[0] != '[' {
 			continue // gjson's ForEach reads a scalar as its one element
 		}
@@ -248,5 +251,27 @@ func TestChecked(t *testing.T) {
 		`{"a":1}x`, `{"a":1} `, `"x"`, `12`, ``, `  `,
 	} {
 		sameAsCheck(t, s)
+	}
+}
+
+// TestValuesAsGjson: AsInt, AsBool and AsString read a value as gjson's
+// Int, Bool and String do.
+func TestValuesAsGjson(t *testing.T) {
+	for _, v := range []string{
+		``, `0`, `-0`, `7`, `-12`, `1.5`, `1.50`, `2e2`, `1e-400`, `0.0`, `-0.0`, `1E3`,
+		`9007199254740991`, `9007199254740993`, `-9007199254740993`, `99999999999999999999`, `-99999999999999999999`,
+		`true`, `false`, `null`, `""`, `"7"`, `"1.5"`, `"x"`, `"true"`, `"TRUE"`, `"t"`, `"0"`, `"1"`, `"F"`,
+		`"a\"b"`, `"\u0041"`, `{}`, `{"a":1}`, `[]`, `[1,2]`,
+	} {
+		r := gjson.Parse(v)
+		if got, want := AsInt(v), r.Int(); got != want {
+			t.Errorf("AsInt(%s) = %d, gjson's %d", v, got, want)
+		}
+		if got, want := AsBool(v), r.Bool(); got != want {
+			t.Errorf("AsBool(%s) = %v, gjson's %v", v, got, want)
+		}
+		if got, want := AsString(v), r.String(); got != want {
+			t.Errorf("AsString(%s) = %q, gjson's %q", v, got, want)
+		}
 	}
 }

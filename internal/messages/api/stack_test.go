@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/anthropic"
+	"github.com/llmrouter/llmrouter/internal/provider/bedrock"
+	"github.com/llmrouter/llmrouter/internal/provider/bedrock/bedrocktest"
 	"github.com/llmrouter/llmrouter/internal/provider/gemini"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
 )
@@ -52,9 +56,22 @@ type heldTransport struct {
 	sent         chan<- struct{}
 }
 
-func (t heldTransport) RoundTrip(*http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+func (t *heldTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	ct := "text/event-stream"
+	if strings.HasPrefix(t.events, "\x00") { // an event-stream frame's length
+		ct = "application/vnd.amazon.eventstream"
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {ct}},
 		Body: &heldStream{r: strings.NewReader(t.events), tail: t.tail, release: t.release, sent: t.sent}}, nil
+}
+
+// frames are Bedrock's event-stream frames of op's events.
+func frames(op bedrocktest.Op, evs []bedrocktest.Event) string {
+	var b []byte
+	for _, ev := range evs {
+		b = append(b, bedrocktest.Frame(op, ev)...)
+	}
+	return string(b)
 }
 
 // The upstream streams a held stream sends before its wait: every event
@@ -90,12 +107,21 @@ const (
 // level (about 3.5 KB for a one-message request, more with content parts
 // and tool calls), on top of anthropic's decodeRequest, translate and Do
 // (344, 416, 656 B) and the ~3 KB from the handler down to the attempt.
-// The gemini paths hold 16 KiB: the same decode (gemini.translateChat)
-// grows them, and once it is off the goroutine so does the stream's read
+// The gemini paths held 16 KiB: the same decode (gemini.translateChat)
+// grew them, and once it was off the goroutine so did the stream's read
 // of each event, gjson's nested ForEach over the candidates and their
 // parts (496 B each, with their closures 408 and 416 B, addChoice 336 B,
 // gjson's Get 752 B) and its number parse (strconv's atof64, 912 B) for
-// a candidate's index and the usage.
+// a candidate's index and the usage: the events are read with jsonscan
+// now (gemini/scan.go).
+//
+// The Bedrock paths held 16 KiB: a stream's request was signed on the
+// request's goroutine (the SDK's SignHTTP 488 B, its signing frames 688
+// and 144 B, time.Format's appendFormat 624 B, on OnCloud 600 B and the
+// adapter's post and send), and a chat request to a Converse model was
+// translated there too (translateConverse 768 B over encoding/json's
+// decode and encode frames, per nesting level): both run on a goroutine
+// of their own for a stream now (bedrock's apart).
 func TestStackPerStream(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("frame sizes differ under -race")
@@ -106,6 +132,7 @@ func TestStackPerStream(t *testing.T) {
 		route, body  string
 		events, tail string
 		adapter      func(pc provider.Config, c *http.Client) (provider.Adapter, error)
+		target       string // the target's model; "" is up-model
 	}
 	anth := func(pc provider.Config, c *http.Client) (provider.Adapter, error) {
 		pc.BaseURL = "http://upstream.invalid"
@@ -119,24 +146,64 @@ func TestStackPerStream(t *testing.T) {
 		pc.BaseURL = "http://upstream.invalid"
 		return gemini.New(pc, "k", gemini.Config{}, c)
 	}
+	bed := func(pc provider.Config, c *http.Client) (provider.Adapter, error) {
+		pc.BaseURL = "http://upstream.invalid"
+		return bedrock.New(pc, bedrock.Config{Region: "us-east-1"}, c)
+	}
+	// Bedrock signs with the credentials of the default chain: the
+	// fake's, from the environment only.
+	t.Setenv("AWS_ACCESS_KEY_ID", bedrocktest.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", bedrocktest.SecretAccessKey)
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	invoke := bedrocktest.MessagesEvents("Hello there")
+	converse := bedrocktest.Default(bedrocktest.Request{Op: bedrocktest.ConverseStream, Model: "meta.llama3-x"}).Events
+	heldInvoke := frames(bedrocktest.InvokeStream, invoke[:len(invoke)-1])
+	heldInvokeEnd := frames(bedrocktest.InvokeStream, invoke[len(invoke)-1:])
+	heldConverse := frames(bedrocktest.ConverseStream, converse)
+	const claude, llama = "us.anthropic.claude-x", "meta.llama3-x"
 	chatStream := `{"model":"m","max_tokens":64,"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Say hello in five words please."}]}`
 	for _, p := range []held{
-		{"messages-anthropic", 8, "/v1/messages", msgStreamReq, heldMsg, heldMsgEnd, anth},
-		{"messages-openai", 8, "/v1/messages", msgStreamReq, heldChat, heldChatEnd, chat},
-		{"chat-anthropic", 8, "/v1/chat/completions", chatStream, heldMsg, heldMsgEnd, anth},
-		{"chat-gemini", 16, "/v1/chat/completions", chatStream, heldGemini, "", gem},
-		{"messages-gemini", 16, "/v1/messages", msgStreamReq, heldGemini, "", gem},
+		{"messages-anthropic", 8, "/v1/messages", msgStreamReq, heldMsg, heldMsgEnd, anth, ""},
+		{"messages-openai", 8, "/v1/messages", msgStreamReq, heldChat, heldChatEnd, chat, ""},
+		{"chat-anthropic", 8, "/v1/chat/completions", chatStream, heldMsg, heldMsgEnd, anth, ""},
+		{"chat-gemini", 8, "/v1/chat/completions", chatStream, heldGemini, "", gem, ""},
+		{"messages-gemini", 8, "/v1/messages", msgStreamReq, heldGemini, "", gem, ""},
+		{"messages-bedrock-claude", 8, "/v1/messages", msgStreamReq, heldInvoke, heldInvokeEnd, bed, claude},
+		{"chat-bedrock-claude", 8, "/v1/chat/completions", chatStream, heldInvoke, heldInvokeEnd, bed, claude},
+		{"chat-bedrock-converse", 8, "/v1/chat/completions", chatStream, heldConverse, "", bed, llama},
+		{"messages-bedrock-converse", 8, "/v1/messages", msgStreamReq, heldConverse, "", bed, llama},
 	} {
 		t.Run(p.name, func(t *testing.T) {
 			const n = 250 // under pathHandler's MaxConcurrency
 			release := make(chan struct{})
 			sent := make(chan struct{}, n)
-			a, err := p.adapter(provider.Config{Name: "up", MaxConcurrency: 1024},
-				&http.Client{Transport: heldTransport{p.events, p.tail, release, sent}})
+			// One stream first, released at once: what an adapter does
+			// once (Bedrock's credential chain) is not on a stream's stack.
+			warm := make(chan struct{})
+			close(warm)
+			tr := &heldTransport{p.events, p.tail, warm, sent}
+			a, err := p.adapter(provider.Config{Name: "up", MaxConcurrency: 1024}, &http.Client{Transport: tr})
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := pathHandler(t, benchPath{p.route, p.body, func(provider.Config) (provider.Adapter, error) { return a, nil }})
+			target := p.target
+			if target == "" {
+				target = "up-model"
+			}
+			h := proxytest.Handler(t, func(provider.Config) (provider.Adapter, error) { return a, nil }, target, New(nil).Dialect())
+			wr := httptest.NewRecorder()
+			r, _ := http.NewRequest("POST", p.route, strings.NewReader(p.body))
+			r.Header.Set("Content-Type", "application/json")
+			h.ServeHTTP(wr, r)
+			<-sent
+			if wr.Code != http.StatusOK || wr.Body.Len() == 0 {
+				t.Fatalf("the first stream answered %d: %s", wr.Code, wr.Body)
+			}
+			tr.release = release
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.GC()

@@ -177,6 +177,11 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	}
 	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, now)}
 	if req.Stream {
+		// The headers are read: a chunked body (internal/h1's framing, as
+		// net/http's) keeps its *http.Response (for trailers) for the
+		// stream's life, and with it the header map and the request it
+		// answers (docs/BENCHMARKS.md, "Memory per stream").
+		resp.Header, resp.Request = nil, nil
 		out.Stream = newStream(ctx, resp.Body, req.Model, now.Unix(), req.IncludeUsage)
 		return out, nil
 	}

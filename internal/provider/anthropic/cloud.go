@@ -221,6 +221,7 @@ func OnCloud(ctx context.Context, c Cloud, cc *CloudConfig, req *provider.Reques
 	}
 	out := &provider.Response{RateLimit: outcome.UnknownRateLimit}
 	if req.Stream {
+		resp.Header, resp.Request = nil, nil // not read after the status: see Adapter.Do
 		events := c.Events(ctx, resp.Body)
 		if req.Op == provider.OpMessages {
 			out.Stream = NewNativeStream(ctx, events, resp.Body, req.Model)

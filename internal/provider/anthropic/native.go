@@ -42,6 +42,7 @@ func (a *Adapter) doMessages(ctx context.Context, req *provider.Request) (*provi
 	}
 	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.now())}
 	if req.Stream {
+		resp.Header, resp.Request = nil, nil // read: see Do
 		out.Stream = newNativeStream(ctx, resp.Body, req.Model)
 		return out, nil
 	}

@@ -182,6 +182,14 @@ func (a *Adapter) post(ctx context.Context, path string, body []byte, stream boo
 	} else {
 		hr.Header.Set("Accept", contentJSON)
 	}
+	if stream {
+		// Signed on a goroutine of its own (apart).
+		var err error
+		if apart(func() { err = a.signer.sign(ctx, hr, body, what) }); err != nil {
+			return nil, err
+		}
+		return a.sendSigned(ctx, hr, what)
+	}
 	return a.send(ctx, hr, body, what)
 }
 
@@ -191,6 +199,12 @@ func (a *Adapter) send(ctx context.Context, hr *http.Request, body []byte, what 
 	if err := a.signer.sign(ctx, hr, body, what); err != nil {
 		return nil, err
 	}
+	return a.sendSigned(ctx, hr, what)
+}
+
+// sendSigned sends the signed hr; a status other than 200 is read, closed
+// and classified.
+func (a *Adapter) sendSigned(ctx context.Context, hr *http.Request, what string) (*http.Response, error) {
 	resp, err := provider.Send(a.client, hr)
 	if err != nil {
 		return nil, provider.TransportError(ctx, what, err)

@@ -18,7 +18,15 @@ import (
 // Anthropic's: translated into a Converse request (translateConverse),
 // sent to Converse or ConverseStream, and the answer translated back.
 func (a *Adapter) converse(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	body, err := translateConverse(req.Body, req.MaxOutputTokens)
+	var body []byte
+	var err error
+	if req.Stream {
+		// Translated on a goroutine of its own (apart): encoding/json's
+		// decode and encode frames recur per nesting level.
+		apart(func() { body, err = translateConverse(req.Body, req.MaxOutputTokens) })
+	} else {
+		body, err = translateConverse(req.Body, req.MaxOutputTokens)
+	}
 	if err != nil {
 		return nil, err
 	}

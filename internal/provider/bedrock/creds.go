@@ -148,6 +148,23 @@ func (s *signer) sign(ctx context.Context, hr *http.Request, body []byte, what s
 	return nil
 }
 
+// apart runs f on a goroutine of its own and waits for it; a panic there
+// is raised again on the caller (as openaiwire.Decode does). A stream's
+// request is made with it: what its frames need (encoding/json's per
+// nesting level, the SDK's signing with time.Format's) would grow the
+// request's goroutine past 8 KiB, a stack it keeps for the stream's life
+// (docs/BENCHMARKS.md, "Memory per stream").
+func apart(f func()) {
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		f()
+	}()
+	if p := <-done; p != nil {
+		panic(p)
+	}
+}
+
 // FindCredentials gets the provider's credentials as its first request
 // would and says where they came from, in the AWS SDKs' words, with the
 // access key ID shortened (never the secret or the session token):

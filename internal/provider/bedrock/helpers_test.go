@@ -39,3 +39,20 @@ func isolateAWS(t testing.TB) {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials-none"))
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 }
+
+// TestApart: apart runs f to its end before it returns, and a panic in f
+// is raised again on the caller.
+func TestApart(t *testing.T) {
+	ran := false
+	apart(func() { ran = true })
+	if !ran {
+		t.Fatal("f did not run")
+	}
+	defer func() {
+		if p := recover(); p != "boom" {
+			t.Fatalf("recovered %v, want boom", p)
+		}
+	}()
+	apart(func() { panic("boom") })
+	t.Fatal("apart returned after a panic")
+}

@@ -100,7 +100,7 @@ func modelPath(model string) string {
 
 func (a *Adapter) chat(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 	model := strings.TrimPrefix(req.Model, "models/")
-	body, err := translateChat(req.Body, model, req.MaxOutputTokens)
+	body, err := translateChat(req.Body, model, req.MaxOutputTokens, req.Stream)
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func BenchmarkTranslateChat(b *testing.B) {
 	body := []byte(benchChat)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := translateChat(body, "gemini-2.5-flash", 0); err != nil {
+		if _, err := translateChat(body, "gemini-2.5-flash", 0, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -17,10 +17,11 @@ import (
 // TranslateChat is the generateContent body for an OpenAI chat request
 // (provider.OpChat) to model, its output limit lowered to maxOutput (the
 // target's cap, provider.Request's MaxOutputTokens) when that is above 0
-// and exceeded. Its error is an *outcome.Error of kind ClientError: the
+// and exceeded; stream says the request streams (its decode then leaves
+// the caller's goroutine). Its error is an *outcome.Error of kind ClientError: the
 // request never reaches the network.
-func TranslateChat(body []byte, model string, maxOutput int64) ([]byte, error) {
-	return translateChat(body, model, maxOutput)
+func TranslateChat(body []byte, model string, maxOutput int64, stream bool) ([]byte, error) {
+	return translateChat(body, model, maxOutput, stream)
 }
 
 // TranslateCompletion is the OpenAI chat.completion for a
@@ -31,7 +32,8 @@ func TranslateCompletion(data []byte, model string, now time.Time) ([]byte, outc
 }
 
 // NewStream returns the OpenAI chat.completion.chunk stream of a
-// streamGenerateContent?alt=sse answer, bound to ctx until Close.
+// streamGenerateContent?alt=sse answer, bound to ctx until Close. It
+// drops resp's header map and request (see newStream): read them first.
 func NewStream(ctx context.Context, resp *http.Response, model string, includeUsage bool, now time.Time) provider.Stream {
 	return newStream(ctx, resp, model, includeUsage, now)
 }

@@ -33,6 +33,13 @@
 //     (a quotaId containing "PerDay") is outcome.Quota with a wait until the
 //     next midnight in America/Los_Angeles, when Google resets daily quotas.
 //   - The client's body is never modified; the same bytes serve every retry.
-//   - The adapter starts no goroutines. A Stream holds the response body
+//   - The adapter starts no goroutine that outlives a call: a stream
+//     request's chat decode runs on one of its own, which Do waits for
+//     (openaiwire.Decode: the request's goroutine keeps the stack it
+//     grows to for the stream's life). A Stream holds the response body
 //     until Close; it is not safe for concurrent use.
+//   - A stream's events are read with jsonscan as gjson read them
+//     (scan.go; FuzzReadsAsGjson), with no float parse of a plain
+//     integer and no nested closures: a waiting stream's goroutine stays
+//     at 8 KiB of stack.
 package gemini

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/sse"
@@ -32,6 +33,7 @@ func (a *Adapter) native(ctx context.Context, req *provider.Request) (*provider.
 		if err != nil {
 			return nil, err
 		}
+		resp.Header, resp.Request = nil, nil // not read after the status: see newStream
 		return &provider.Response{Stream: NewNativeStream(ctx, resp.Body, model, a.now()), RateLimit: outcome.UnknownRateLimit}, nil
 	}
 	const what = "calling gemini generateContent"
@@ -149,7 +151,7 @@ func ReadNative(raw []byte, model string, now time.Time) (outcome.Usage, error) 
 		e.Body = raw
 		return outcome.Usage{}, e
 	}
-	u := readUsage(res.Get("usageMetadata")).outcome()
+	u := readUsage(res.Get("usageMetadata").Raw).outcome()
 	u.Model = models.Name(res.Get("modelVersion").String(), model)
 	return u, nil
 }
@@ -206,37 +208,50 @@ func (s *nativeStream) Next() ([]byte, error) {
 			s.err = malformed("stream event")
 			return nil, s.err
 		}
-		res := gjson.ParseBytes(ev.Data)
-		if res.Get("error").IsObject() {
-			e := ClassifyError(0, nil, ev.Data, s.now)
-			e.Message = "gemini stream error event: " + e.Message
-			e.Body = bytes.Clone(ev.Data)
-			s.err = e
-			return nil, e
+		if err := s.read(ev.Data); err != nil {
+			s.err = err
+			return nil, err
 		}
-		if u := res.Get("usageMetadata"); u.Exists() {
-			s.usage = readUsage(u)
-		}
-		if s.model == "" {
-			s.model = models.Name(res.Get("modelVersion").String(), s.target)
-		}
-		cands := res.Get("candidates")
-		if !cands.Exists() && res.Get("promptFeedback.blockReason").Exists() {
-			s.fin.Finish(0)
-		}
-		pos := 0
-		cands.ForEach(func(_, c gjson.Result) bool {
-			if idx := candidateIndex(c, pos); c.Get("finishReason").Str != "" {
-				s.fin.Finish(idx)
-			} else {
-				s.fin.Saw(idx)
-			}
-			pos++
-			return true
-		})
 		return ev.Data, nil
 	}
 	return nil, s.err
+}
+
+// read reads an event's usage, model and finishes (with jsonscan, as the
+// translated stream reads them: scan.go), or the failure an error event
+// names.
+func (s *nativeStream) read(data []byte) error {
+	ev := readEvent(unsafeString(data))
+	if ev.err != "" && ev.err[0] == '{' {
+		e := ClassifyError(0, nil, data, s.now)
+		e.Message = "gemini stream error event: " + e.Message
+		e.Body = bytes.Clone(data)
+		return e
+	}
+	if ev.usage != "" {
+		s.usage = readUsage(ev.usage)
+	}
+	if s.model == "" {
+		s.model = models.Name(jsonscan.AsString(ev.model), s.target)
+	}
+	if ev.candidates == "" && ev.blocked() {
+		s.fin.Finish(0)
+	}
+	pos := 0
+	for e := each(ev.candidates); e.next(); pos++ {
+		c := jsonscan.Fields(e.val, "index", "finishReason")
+		idx := pos
+		if c[0] != "" {
+			idx = int(jsonscan.AsInt(c[0]))
+		}
+		// A finishReason that is a string, not empty (gjson's Str).
+		if jsonscan.IsString(c[1]) && len(c[1]) > 2 {
+			s.fin.Finish(idx)
+		} else {
+			s.fin.Saw(idx)
+		}
+	}
+	return nil
 }
 
 // Usage is the latest usageMetadata the stream carried.

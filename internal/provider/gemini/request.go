@@ -151,9 +151,21 @@ func badRequest(err error, format string, args ...any) *outcome.Error {
 // when above 0, is the target's cap: a larger max_completion_tokens (or
 // max_tokens) is sent as maxOutputTokens = maxOutput. Every error is a
 // ClientError.
-func translateChat(body []byte, model string, maxOutput int64) ([]byte, error) {
+//
+// A stream's decode runs on a goroutine of its own (openaiwire.Decode):
+// encoding/json's frames recur per nesting level, and the request's
+// goroutine keeps the stack it grew to for the stream's life
+// (docs/BENCHMARKS.md, "Memory per stream"). A whole answer's goroutine
+// is done with it soon, and decodes in place.
+func translateChat(body []byte, model string, maxOutput int64, stream bool) ([]byte, error) {
 	var in openaiwire.ChatRequest
-	if err := json.Unmarshal(body, &in); err != nil {
+	var err error
+	if stream {
+		err = openaiwire.Decode(body, &in)
+	} else {
+		err = json.Unmarshal(body, &in)
+	}
+	if err != nil {
 		return nil, badRequest(err, "decoding chat request: %v", err)
 	}
 	var out genRequest

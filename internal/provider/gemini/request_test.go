@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -215,7 +216,7 @@ func TestTranslateChatRejects(t *testing.T) {
 func TestTranslateDoesNotModifyBody(t *testing.T) {
 	in := `{"messages":[{"role":"user","content":" x "}],"tools":[{"type":"function","function":{"name":"f","parameters":{ "type" : "object" }}}]}`
 	body := []byte(in)
-	if _, err := translateChat(body, "gemini-2.5-flash", 0); err != nil {
+	if _, err := translateChat(body, "gemini-2.5-flash", 0, false); err != nil {
 		t.Fatalf("translateChat: %v", err)
 	}
 	if string(body) != in {
@@ -258,12 +259,16 @@ func TestTranslateChatContentWhenReached(t *testing.T) {
 		{"tool result an object", `{"messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"c","content":{}}]}`, "messages[2].content must be a string or an array of text parts"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := translateChat([]byte(tt.in), "gemini-2.5-flash", 0)
-			oe := providertest.As[*outcome.Error](t, err)
-			if oe.Kind != outcome.ClientError || !strings.Contains(oe.Message, tt.wantMsg) {
-				t.Errorf("got %v %q, want client_error mentioning %q", oe.Kind, oe.Message, tt.wantMsg)
-			}
-		})
+		// A stream's decode runs on a goroutine of its own: the same
+		// error either way.
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", tt.name, stream), func(t *testing.T) {
+				_, err := translateChat([]byte(tt.in), "gemini-2.5-flash", 0, stream)
+				oe := providertest.As[*outcome.Error](t, err)
+				if oe.Kind != outcome.ClientError || !strings.Contains(oe.Message, tt.wantMsg) {
+					t.Errorf("got %v %q, want client_error mentioning %q", oe.Kind, oe.Message, tt.wantMsg)
+				}
+			})
+		}
 	}
 }

@@ -12,26 +12,30 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
 )
 
-// Gemini answers are read with gjson rather than decoded into structs: the
-// adapter reads the handful of fields an event has for OpenAI straight
-// into the openaiwire answer types.
+// Gemini answers are read rather than decoded into structs: the adapter
+// reads the handful of fields an event has for OpenAI straight into the
+// openaiwire answer types, with jsonscan (scan.go). A whole answer's
+// top level is read with gjson.
 
 // usage is Gemini's usageMetadata as far as OpenAI can show it.
 type usage struct {
 	prompt, candidates, thoughts, cached int64
 }
 
-func readUsage(u gjson.Result) usage {
+// readUsage reads the usageMetadata object u (its JSON text).
+func readUsage(u string) usage {
+	f := jsonscan.Fields(u, "promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "cachedContentTokenCount")
 	return usage{
-		prompt:     u.Get("promptTokenCount").Int(),
-		candidates: u.Get("candidatesTokenCount").Int(),
-		thoughts:   u.Get("thoughtsTokenCount").Int(),
-		cached:     u.Get("cachedContentTokenCount").Int(),
+		prompt:     jsonscan.AsInt(f[0]),
+		candidates: jsonscan.AsInt(f[1]),
+		thoughts:   jsonscan.AsInt(f[2]),
+		cached:     jsonscan.AsInt(f[3]),
 	}
 }
 
@@ -95,47 +99,48 @@ func appendRandomHex(dst []byte) []byte {
 	return dst
 }
 
-// toolCall is the OpenAI tool call for a Gemini functionCall. The id is
-// Gemini's own when it sent one, else generated; the arguments are args
-// compacted, {} when args is not an object.
-func toolCall(fc gjson.Result) openaiwire.ToolCall {
-	id := fc.Get("id").String()
+// toolCall is the OpenAI tool call for a Gemini functionCall (its JSON
+// text). The id is Gemini's own when it sent one, else generated; the
+// arguments are args compacted, {} when args is not an object.
+func toolCall(fc string) openaiwire.ToolCall {
+	f := jsonscan.Fields(fc, "id", "args", "name")
+	id := jsonscan.AsString(f[0])
 	if id == "" {
 		id = string(appendRandomHex([]byte("call_")))
 	}
 	args := "{}"
-	if a := fc.Get("args"); a.IsObject() {
-		args = compactJSON(a.Raw)
+	if a := f[1]; a != "" && a[0] == '{' {
+		args = compactJSON(a)
 	}
-	return openaiwire.ToolCall{ID: id, Type: "function", Function: openaiwire.FunctionCall{Name: fc.Get("name").String(), Arguments: args}}
+	return openaiwire.ToolCall{ID: id, Type: "function", Function: openaiwire.FunctionCall{Name: jsonscan.AsString(f[2]), Arguments: args}}
 }
 
-// textOf joins the text of the parts (a JSON array) that are neither
-// thoughts nor function calls. ok is false when there is none; with
-// skipEmpty an empty or non-string text counts as none. One part's text
-// is returned without copying.
-func textOf(parts gjson.Result, skipEmpty bool) (text string, ok bool) {
+// textOf joins the text of the parts (a JSON array's text) that are
+// neither thoughts nor function calls. ok is false when there is none;
+// with skipEmpty an empty or non-string text counts as none. One part's
+// text is returned without copying.
+func textOf(parts string, skipEmpty bool) (text string, ok bool) {
 	var joined []byte
 	n := 0
-	parts.ForEach(func(_, p gjson.Result) bool {
-		if p.Get("thought").Bool() || p.Get("functionCall").Exists() {
-			return true
+	for e := each(parts); e.next(); {
+		f := jsonscan.Fields(e.val, "thought", "functionCall", "text")
+		if jsonscan.AsBool(f[0]) || f[1] != "" {
+			continue
 		}
-		t := p.Get("text")
-		if !t.Exists() || skipEmpty && (t.Type != gjson.String || t.Str == "") {
-			return true
+		t := f[2]
+		if t == "" || skipEmpty && (!jsonscan.IsString(t) || t == `""`) {
+			continue
 		}
 		switch n {
 		case 0:
-			text = t.String()
+			text = jsonscan.AsString(t)
 		case 1:
-			joined = append(append(joined, text...), t.String()...)
+			joined = append(append(joined, text...), jsonscan.AsString(t)...)
 		default:
-			joined = append(joined, t.String()...)
+			joined = append(joined, jsonscan.AsString(t)...)
 		}
 		n++
-		return true
-	})
+	}
 	if n > 1 {
 		text = string(joined)
 	}
@@ -158,9 +163,9 @@ func compactJSON(raw string) string {
 
 // candidateIndex is the candidate's choice index: its "index" field, which
 // proto3 JSON omits when 0, or its position when absent.
-func candidateIndex(c gjson.Result, pos int) int {
-	if v := c.Get("index"); v.Exists() {
-		return int(v.Int())
+func candidateIndex(c string, pos int) int {
+	if v := get(c, "index"); v != "" {
+		return int(jsonscan.AsInt(v))
 	}
 	return pos
 }
@@ -190,7 +195,7 @@ func translateCompletion(data []byte, model string, now time.Time) ([]byte, outc
 	if e := res.Get("error"); e.IsObject() {
 		return nil, outcome.Usage{}, ClassifyError(0, nil, data, now)
 	}
-	u := readUsage(res.Get("usageMetadata"))
+	u := readUsage(res.Get("usageMetadata").Raw)
 	respID := res.Get("responseId").String()
 	ou := u.outcome()
 	if ou.Model = models.Name(res.Get("modelVersion").String(), model); ou.Model != "" {
@@ -222,12 +227,12 @@ func translateCompletion(data []byte, model string, now time.Time) ([]byte, outc
 		var calls []openaiwire.ToolCall
 		parts.ForEach(func(_, p gjson.Result) bool {
 			if fc := p.Get("functionCall"); fc.Exists() && !p.Get("thought").Bool() {
-				calls = append(calls, toolCall(fc))
+				calls = append(calls, toolCall(fc.Raw))
 			}
 			return true
 		})
 		msg := openaiwire.ResponseMessage{Role: "assistant", ToolCalls: calls}
-		text, hasText := textOf(parts, false)
+		text, hasText := textOf(parts.Raw, false)
 		if hasText || len(calls) == 0 {
 			msg.Content = &text // "" when there is neither text nor a call
 		}
@@ -235,7 +240,7 @@ func translateCompletion(data []byte, model string, now time.Time) ([]byte, outc
 		if fr == "" {
 			fr = openaiwire.FinishStop
 		}
-		doc.Choices = append(doc.Choices, openaiwire.ChatChoice{Index: candidateIndex(c, pos), Message: msg, FinishReason: fr})
+		doc.Choices = append(doc.Choices, openaiwire.ChatChoice{Index: candidateIndex(c.Raw, pos), Message: msg, FinishReason: fr})
 	}
 	out, err := openaiwire.Append(make([]byte, 0, len(data)+256), &doc)
 	if err != nil {

@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/llmrouter/llmrouter/internal/jsoncheck"
+	"github.com/llmrouter/llmrouter/internal/jsonscan"
 	"github.com/llmrouter/llmrouter/internal/openaiwire"
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/provider"
@@ -56,7 +55,13 @@ type stream struct {
 	closed    bool
 }
 
+// newStream is the stream of the answer resp. Its headers are not read
+// after its status: a chunked body (internal/h1's framing, as
+// net/http's) keeps its *http.Response (for trailers) for the stream's
+// life, and with it the header map and the request it answers, which
+// newStream drops (docs/BENCHMARKS.md, "Memory per stream").
 func newStream(ctx context.Context, resp *http.Response, model string, includeUsage bool, now time.Time) *stream {
+	resp.Header, resp.Request = nil, nil
 	return &stream{
 		ctx:          ctx,
 		body:         resp.Body,
@@ -134,80 +139,81 @@ func (s *stream) encode() ([]byte, error) {
 }
 
 // chunkOf translates one event into s.chunk; false means the event
-// carried nothing to send.
+// carried nothing to send. The event is read with jsonscan (scan.go).
 func (s *stream) chunkOf(data []byte) (bool, error) {
 	if !jsoncheck.Valid(data) {
 		return false, malformed("stream event")
 	}
-	res := gjson.ParseBytes(data)
-	if res.Get("error").IsObject() {
-		e := ClassifyError(0, nil, data, s.now)
-		e.Message = "gemini stream error event: " + e.Message
-		return false, e
+	ev := readEvent(unsafeString(data))
+	if ev.err != "" && ev.err[0] == '{' {
+		return false, s.errorEvent(data)
 	}
-	if u := res.Get("usageMetadata"); u.Exists() {
-		s.usage = readUsage(u)
+	if ev.usage != "" {
+		s.usage = readUsage(ev.usage)
 	}
 	if !s.head {
 		s.head = true
-		s.chunk.ID = responseID(res.Get("responseId").String())
+		s.chunk.ID = responseID(jsonscan.AsString(ev.id))
 		// Interned, not the whole event; the chunks keep the model asked
 		// for when Gemini names none.
-		if s.model = models.Name(res.Get("modelVersion").String(), s.chunk.Model); s.model != "" {
+		if s.model = models.Name(jsonscan.AsString(ev.model), s.chunk.Model); s.model != "" {
 			s.chunk.Model = s.model
 		}
 	}
 
 	s.chunk.Choices = s.chunk.Choices[:0]
 	s.texts = s.texts[:0]
-	var err error
-	cands := res.Get("candidates")
-	if !cands.Exists() && res.Get("promptFeedback.blockReason").Exists() {
+	if ev.candidates == "" && ev.blocked() {
 		// The prompt was blocked: an empty answer, filtered.
 		s.fin.Finish(0)
 		s.grow(0)
-		s.addChoice(0, "", gjson.Result{}, openaiwire.FinishContentFilter)
+		s.addChoice(0, "", "", openaiwire.FinishContentFilter)
 	}
 	pos := 0
-	cands.ForEach(func(_, c gjson.Result) bool {
-		idx := candidateIndex(c, pos)
-		pos++
+	for e := each(ev.candidates); e.next(); pos++ {
+		c := jsonscan.Fields(e.val, "index", "finishReason", "content")
+		idx := pos
+		if c[0] != "" {
+			idx = int(jsonscan.AsInt(c[0]))
+		}
 		if idx < 0 || idx >= maxChoices {
-			err = malformed("stream event: candidate index " + strconv.Itoa(idx))
-			return false
+			return false, malformed("stream event: candidate index " + strconv.Itoa(idx))
 		}
 		s.grow(idx)
-		s.addChoice(idx, c.Get("finishReason").String(), c.Get("content.parts"), "")
-		return true
-	})
-	if err != nil {
-		return false, err
+		s.addChoice(idx, jsonscan.AsString(c[1]), get(c[2], "parts"), "")
 	}
 	return len(s.chunk.Choices) > 0, nil
 }
 
+// errorEvent is the failure an error event names.
+func (s *stream) errorEvent(data []byte) error {
+	e := ClassifyError(0, nil, data, s.now)
+	e.Message = "gemini stream error event: " + e.Message
+	return e
+}
+
 // addChoice adds one choice to the chunk: its delta (role on the choice's
 // first delta, text joined, function calls with running indexes and whole
-// arguments) and finish reason. It adds nothing when the candidate
-// carries neither content nor a finish reason. forced, when not "", is
-// the finish reason to send regardless of reason.
-func (s *stream) addChoice(idx int, reason string, parts gjson.Result, forced string) {
+// arguments) and finish reason. parts is the candidate's content.parts
+// (JSON text). It adds nothing when the candidate carries neither content
+// nor a finish reason. forced, when not "", is the finish reason to send
+// regardless of reason.
+func (s *stream) addChoice(idx int, reason string, parts string, forced string) {
 	var d openaiwire.Delta
 	if !s.roleSent[idx] {
 		d.Role = "assistant"
 	}
 	text, hasText := textOf(parts, true)
-	parts.ForEach(func(_, p gjson.Result) bool {
-		fc := p.Get("functionCall")
-		if !fc.Exists() || p.Get("thought").Bool() {
-			return true
+	for e := each(parts); e.next(); {
+		p := jsonscan.Fields(e.val, "functionCall", "thought")
+		if p[0] == "" || jsonscan.AsBool(p[1]) {
+			continue
 		}
-		tc := toolCall(fc)
+		tc := toolCall(p[0])
 		d.ToolCalls = append(d.ToolCalls, openaiwire.ToolCallDelta{Index: s.toolCalls[idx], ID: tc.ID, Type: tc.Type,
 			Function: openaiwire.FunctionDelta{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
 		s.toolCalls[idx]++
-		return true
-	})
+	}
 	content := hasText || len(d.ToolCalls) > 0
 	fr := forced
 	if fr == "" {

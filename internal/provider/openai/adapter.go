@@ -552,7 +552,7 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 // completion_tokens.
 //
 // It reads as gjson's Get and Int do, without gjson's float parse (see
-// intOf), whose frames would grow the request's goroutine past 8 KiB.
+// jsonscan.AsInt), whose frames would grow the request's goroutine past 8 KiB.
 func readUsage(op provider.Op, u gjson.Result) outcome.Usage {
 	keys := [3]string{"prompt_tokens", "completion_tokens", "prompt_tokens_details"}
 	if op == provider.OpResponses {
@@ -562,8 +562,8 @@ func readUsage(op provider.Op, u gjson.Result) outcome.Usage {
 	// cached_tokens is the part of the prompt read from the cache, billed
 	// at its own price.
 	f := jsonscan.Fields(u.Raw, keys[0], keys[1], keys[2])
-	return outcome.Usage{PromptTokens: intOf(f[0]), CompletionTokens: intOf(f[1]),
-		CachedInput: intOf(jsonscan.Fields(f[2], "cached_tokens")[0])}
+	return outcome.Usage{PromptTokens: jsonscan.AsInt(f[0]), CompletionTokens: jsonscan.AsInt(f[1]),
+		CachedInput: jsonscan.AsInt(jsonscan.Fields(f[2], "cached_tokens")[0])}
 }
 
 // FetchResponse forwards a request about one of the provider's own

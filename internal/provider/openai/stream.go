@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -214,7 +213,7 @@ func (s *stream) readFinishes(data []byte) {
 		f := jsonscan.Fields(w.Val(), "index", "finish_reason")
 		i := pos
 		if idx := f[0]; idx != "" && (idx[0] == '-' || '0' <= idx[0] && idx[0] <= '9') {
-			i = int(intOf(idx))
+			i = int(jsonscan.AsInt(idx))
 		}
 		pos++
 		if fr := f[1]; jsonscan.IsString(fr) && jsonscan.Unquote(fr) != "" {
@@ -223,19 +222,6 @@ func (s *stream) readFinishes(data []byte) {
 			s.fin.Saw(i)
 		}
 	}
-}
-
-// intOf is gjson's Int of the JSON value v (a chunk's checked text),
-// without gjson's float parse for a plain integer.
-// "" (no value) is 0.
-func intOf(v string) int64 {
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return n
-	}
-	return gjson.Parse(v).Int()
 }
 
 // hasFinish reports whether data has a "finish_reason" key whose value is
@@ -305,13 +291,13 @@ func (s *stream) readUsage(data []byte) bool {
 	}
 	f := jsonscan.Fields(u, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
 	if f[0] != "" {
-		s.usage.PromptTokens = intOf(f[0])
+		s.usage.PromptTokens = jsonscan.AsInt(f[0])
 	}
 	if f[1] != "" {
-		s.usage.CompletionTokens = intOf(f[1])
+		s.usage.CompletionTokens = jsonscan.AsInt(f[1])
 	}
 	if c := jsonscan.Fields(f[2], "cached_tokens")[0]; c != "" {
-		s.usage.CachedInput = intOf(c)
+		s.usage.CachedInput = jsonscan.AsInt(c)
 	}
 	return true
 }

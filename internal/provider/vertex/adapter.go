@@ -178,7 +178,7 @@ func (a *Adapter) rawPredict(ctx context.Context, req *provider.Request, body []
 // package's translation.
 func (a *Adapter) generate(ctx context.Context, req *provider.Request) (*provider.Response, error) {
 	model := strings.TrimPrefix(req.Model, "models/")
-	body, err := gemini.TranslateChat(req.Body, model, req.MaxOutputTokens)
+	body, err := gemini.TranslateChat(req.Body, model, req.MaxOutputTokens, req.Stream)
 	if err != nil {
 		return nil, err
 	}
