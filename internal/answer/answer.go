@@ -95,10 +95,10 @@ func (s *Writer) KeepRecent(r *recent.Ring) { s.ring = r }
 // (docs/ARCHITECTURE.md, "Request path"). Its first byte is the commit
 // point.
 func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
-	h := w.Header()
 	switch {
 	case res.Gone:
 	case res.Err != nil:
+		h := w.Header()
 		e := res.Err
 		if e.EndConn {
 			apierror.EndConnection(w)
@@ -170,9 +170,12 @@ func (s *Writer) Answer(w http.ResponseWriter, ex *Exchange, res Result) {
 // handler has nothing left to block on; the deadline is then cleared so
 // that it does not outlive this request on a kept-alive connection.
 func (s *Writer) write(w http.ResponseWriter, ex *Exchange, p *failover.Provider, status int, body []byte) {
-	h := w.Header()
-	h[hdrCType] = valJSON
-	ex.setHeader(h, hdrCLength, slotLength, ex.number(strconv.AppendInt(ex.numbers(), int64(len(body)), 10)))
+	if fs, ok := w.(fieldSetter); ok {
+		fs.SetField(hdrCType, valJSON[0])
+	} else {
+		w.Header()[hdrCType] = valJSON
+	}
+	ex.setHeader(w, hdrCLength, slotLength, ex.number(strconv.AppendInt(ex.numbers(), int64(len(body)), 10)))
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Now().Add(ex.writeTimeout))
 	w.WriteHeader(status)
@@ -291,22 +294,21 @@ func (s *Writer) unpriced(provider, model string) {
 // its first byte).
 func (s *Writer) setServedHeaders(w http.ResponseWriter, ex *Exchange, sv *failover.Served, withCost bool) {
 	up, tg := sv.Provider, sv.Target
-	h := w.Header()
-	ex.setHeader(h, hdrProvider, slotProvider, up.Name)
-	ex.setHeader(h, hdrModel, slotModel, tg.Model)
-	ex.setHeader(h, hdrTier, slotTier, ex.number(strconv.AppendInt(ex.numbers(), int64(tg.Tier), 10)))
-	ex.setHeader(h, hdrAttempts, slotAttempts, ex.number(strconv.AppendInt(ex.numbers(), int64(ex.Attempts), 10)))
+	ex.setHeader(w, hdrProvider, slotProvider, up.Name)
+	ex.setHeader(w, hdrModel, slotModel, tg.Model)
+	ex.setHeader(w, hdrTier, slotTier, ex.number(strconv.AppendInt(ex.numbers(), int64(tg.Tier), 10)))
+	ex.setHeader(w, hdrAttempts, slotAttempts, ex.number(strconv.AppendInt(ex.numbers(), int64(ex.Attempts), 10)))
 	if tg.Tier > ex.Model.BestTier {
-		h[hdrDegraded] = valTrue
+		w.Header()[hdrDegraded] = valTrue
 	}
 	if sv.Hedged {
-		h[hdrHedged] = valTrue // docs/ARCHITECTURE.md, "Hedging"
+		w.Header()[hdrHedged] = valTrue // docs/ARCHITECTURE.md, "Hedging"
 	}
 	overhead := time.Since(ex.start) - ex.Upstream
 	ex.overhead, ex.committed = overhead, true
-	ex.setHeader(h, hdrOverhead, slotOverhead, ex.number(strconv.AppendFloat(ex.numbers(), float64(overhead.Microseconds())/1000, 'f', 3, 64)))
+	ex.setHeader(w, hdrOverhead, slotOverhead, ex.number(strconv.AppendFloat(ex.numbers(), float64(overhead.Microseconds())/1000, 'f', 3, 64)))
 	if withCost {
-		ex.setHeader(h, hdrCost, slotCost, ex.number(strconv.AppendFloat(ex.numbers(), ex.Cost, 'f', -1, 64)))
+		ex.setHeader(w, hdrCost, slotCost, ex.number(strconv.AppendFloat(ex.numbers(), ex.Cost, 'f', -1, 64)))
 	}
 }
 

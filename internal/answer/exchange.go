@@ -103,10 +103,26 @@ const (
 	hdrSlots
 )
 
-// setHeader sets a canonical key to the value v kept in ex's slot i.
-func (ex *Exchange) setHeader(h http.Header, key string, i int, v string) {
+// fieldSetter is a ResponseWriter that sets header fields outside its
+// header map (internal/h1server's, the API listener's): the answer's own
+// fields then cost no map entries, and a common answer's map stays within
+// eight entries, two allocations where more cost four
+// (docs/ARCHITECTURE.md, "The API listener").
+type fieldSetter interface {
+	// SetField sets key, in canonical form, to the one value v, as
+	// Header()[key] = []string{v} does.
+	SetField(key, v string)
+}
+
+// setHeader sets a canonical key of w's answer to the value v: outside
+// the map when w takes it so, else in the map, kept in ex's slot i.
+func (ex *Exchange) setHeader(w http.ResponseWriter, key string, i int, v string) {
+	if fs, ok := w.(fieldSetter); ok {
+		fs.SetField(key, v)
+		return
+	}
 	ex.hdr[i] = v
-	h[key] = ex.hdr[i : i+1 : i+1]
+	w.Header()[key] = ex.hdr[i : i+1 : i+1]
 }
 
 // number returns b, digits appended to ex.numbers(), as a string viewing
@@ -128,7 +144,7 @@ func (ex *Exchange) numbers() []byte { return ex.num[ex.numN:ex.numN:len(ex.num)
 // will carry says its id (X-Request-ID).
 func (s *Writer) NewExchange(w http.ResponseWriter, r *http.Request, op provider.Op, writeTimeout time.Duration) *Exchange {
 	ex := &Exchange{Run: failover.Run{ID: s.requestID(r), Op: op}, start: time.Now(), writeTimeout: writeTimeout}
-	ex.setHeader(w.Header(), hdrRequestID, slotID, ex.ID)
+	ex.setHeader(w, hdrRequestID, slotID, ex.ID)
 	return ex
 }
 

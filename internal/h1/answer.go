@@ -22,17 +22,118 @@ import (
 // model server sends).
 const maxHeadBytes = 1 << 20
 
-// answer is one parsed answer in one allocation: the Response, the reader
-// of its body's framing and pool.go's body around it.
+// answer is one parsed answer in one allocation: the Response, its
+// header fields, the reader of its body's framing and pool.go's body
+// around it.
 type answer struct {
-	resp  http.Response
-	frame framing
-	body  body
-	// vals backs the header's values of an answer of up to fifteen
-	// fields (more have a slice of their own): the answer is the
-	// request's own, never reused, so its header map may point into it.
-	// Fifteen fill the answer's 512-byte size class.
-	vals [15]string
+	resp   http.Response
+	fields Fields
+	frame  framing
+	body   body
+}
+
+// Fields are an answer's header fields as its head has them: read one at
+// a time by name (Get), without a map, or whole as the http.Header that
+// http.ReadResponse would have made of the head (Header), built when first
+// asked for. A router reads a handful of a provider's 15 to 25 header
+// fields (its rate limits, Retry-After, Content-Type): a map of them all
+// is four allocations and a hash of every name for nothing
+// (docs/ARCHITECTURE.md, "Upstream connections").
+//
+// The answer is the request's own, never reused: its fields view the head
+// as long as it lives.
+type Fields struct {
+	head string
+	list []field // inline[:n], or memory of its own past len(inline)
+	// drop are the fields http.ReadResponse removes from the Header it
+	// makes (dropTE and the others), and noCache says it adds
+	// Cache-Control: no-cache (an HTTP/1.0 Pragma: no-cache without one).
+	drop    uint8
+	noCache bool
+	header  http.Header // made by Header
+	// inline holds the fields of a head of up to 24 fields, more than a
+	// provider's answer has.
+	inline [24]field
+}
+
+// field is a header line of the head: its name is head[at:colon] and its
+// value head[colon+1:end] with the spaces around it dropped.
+type field struct{ at, colon, end uint32 }
+
+// The fields Fields.drop hides.
+const (
+	dropTE      = 1 << iota // Transfer-Encoding: the framing's (resp.TransferEncoding)
+	dropConn                // Connection: close on HTTP/1.1 (resp.Close)
+	dropTrailer             // a chunked answer's Trailer (resp.Trailer)
+)
+
+func (f *Fields) name(fl field) string  { return f.head[fl.at:fl.colon] }
+func (f *Fields) value(fl field) string { return trimOWS(f.head[fl.colon+1 : fl.end]) }
+
+// dropped says whether the field named k is one of drop's.
+func (f *Fields) dropped(k string) bool {
+	return f.drop != 0 && (f.drop&dropTE != 0 && k == "Transfer-Encoding" ||
+		f.drop&dropConn != 0 && k == "Connection" || f.drop&dropTrailer != 0 && k == "Trailer")
+}
+
+// Get is the first value of the field named key, which is in canonical
+// form (textproto.CanonicalMIMEHeaderKey's: the head's names are
+// canonicalised as it is read); "" when there is none. It is
+// Header()[key][0] without the map.
+func (f *Fields) Get(key string) string {
+	if i := f.index(key, 0); i >= 0 {
+		if f.dropped(key) {
+			return ""
+		}
+		return f.value(f.list[i])
+	}
+	if f.noCache && key == "Cache-Control" {
+		return "no-cache"
+	}
+	return ""
+}
+
+// index is the index of the first field named key at or after from, or
+// -1.
+func (f *Fields) index(key string, from int) int {
+	for i := from; i < len(f.list); i++ {
+		if fl := f.list[i]; int(fl.colon-fl.at) == len(key) && f.head[fl.at:fl.colon] == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// Header is the fields as the http.Header http.ReadResponse makes of the
+// head, made at the first call; later calls return the same map.
+func (f *Fields) Header() http.Header {
+	if f.header != nil {
+		return f.header
+	}
+	h := make(http.Header, len(f.list))
+	vals := make([]string, len(f.list))
+	for i, fl := range f.list {
+		k := f.name(fl)
+		if f.dropped(k) {
+			continue
+		}
+		v := f.value(fl)
+		if vv, ok := h[k]; ok {
+			// Repeated Content-Length values are equal (decide refuses
+			// others) and count once, as net/http's.
+			if k != "Content-Length" {
+				h[k] = append(vv, v)
+			}
+			continue
+		}
+		vals[i] = v
+		h[k] = vals[i : i+1 : i+1]
+	}
+	if f.noCache {
+		h["Cache-Control"] = []string{"no-cache"}
+	}
+	f.header = h
+	return h
 }
 
 var (
@@ -271,10 +372,11 @@ func trimOWS(s string) string {
 	return s
 }
 
-// build fills a.resp from head, checked by checkHead and holding fields
-// header fields, then decides its body's framing as net/http's
-// transfer.go does (readTransfer).
-func (a *answer) build(head string, fields int, req *http.Request) error {
+// build fills a.resp and a.fields from head, checked by checkHead and
+// holding n header fields, then decides its body's framing as net/http's
+// transfer.go does (readTransfer). a.resp.Header is left nil: the
+// RoundTripper makes it (Fields.Header).
+func (a *answer) build(head string, n int, req *http.Request) error {
 	r := &a.resp
 	r.Request = req
 	line, rest := nextLine(head)
@@ -283,91 +385,88 @@ func (a *answer) build(head string, fields int, req *http.Request) error {
 	r.Status = strings.TrimLeft(line[9:], " ")
 	r.StatusCode = int(r.Status[0]-'0')*100 + int(r.Status[1]-'0')*10 + int(r.Status[2]-'0')
 
-	h := make(http.Header, fields)
-	vals := a.vals[:]
-	if fields > len(vals) {
-		vals = make([]string, fields)
+	f := &a.fields
+	f.head = head
+	f.list = f.inline[:0]
+	if n > len(f.inline) {
+		f.list = make([]field, 0, n)
 	}
-	for i := 0; ; {
+	at := len(head) - len(rest)
+	for {
 		line, rest = nextLine(rest)
 		if line == "" {
 			break
 		}
-		colon := strings.IndexByte(line, ':')
-		k, v := line[:colon], trimOWS(line[colon+1:])
-		if vv, ok := h[k]; ok {
-			h[k] = append(vv, v)
-			continue
-		}
-		vals[i] = v
-		h[k] = vals[i : i+1 : i+1]
-		i++
+		colon := at + strings.IndexByte(line, ':')
+		f.list = append(f.list, field{uint32(at), uint32(colon), uint32(at + len(line))})
+		at = len(head) - len(rest)
 	}
-	r.Header = h
 
 	// Pragma: no-cache is Cache-Control: no-cache (RFC 7234, 5.4), as
 	// http.ReadResponse has it.
-	if p := h["Pragma"]; len(p) > 0 && p[0] == "no-cache" {
-		if _, ok := h["Cache-Control"]; !ok {
-			h["Cache-Control"] = []string{"no-cache"}
-		}
+	if i := f.index("Pragma", 0); i >= 0 && f.value(f.list[i]) == "no-cache" && f.index("Cache-Control", 0) < 0 {
+		f.noCache = true
 	}
-	conn := h["Connection"]
-	hasClose := httpguts.HeaderValuesContainsToken(conn, "close")
+	hasClose := false
+	hasKeepAlive := false
+	for i := f.index("Connection", 0); i >= 0; i = f.index("Connection", i+1) {
+		v := []string{f.value(f.list[i])}
+		hasClose = hasClose || httpguts.HeaderValuesContainsToken(v, "close")
+		hasKeepAlive = hasKeepAlive || httpguts.HeaderValuesContainsToken(v, "keep-alive")
+	}
 	if r.ProtoMinor == 0 {
-		r.Close = hasClose || !httpguts.HeaderValuesContainsToken(conn, "keep-alive")
+		r.Close = hasClose || !hasKeepAlive
 	} else {
 		r.Close = hasClose
 		if hasClose {
-			delete(h, "Connection")
+			f.drop |= dropConn
 		}
 	}
-	return a.frame.decide(r, req)
+	return a.frame.decide(r, f, req)
 }
 
 // decide sets r's ContentLength, TransferEncoding, Close and Trailer and
-// f's kind from r's head, as net/http's readTransfer, parseTransferEncoding,
-// fixLength and fixTrailer do; see readAnswer for what is refused more.
-func (f *framing) decide(r *http.Response, req *http.Request) error {
-	h := r.Header
-	te, hasTE := h["Transfer-Encoding"]
-	cls := h["Content-Length"]
-	if hasTE && len(cls) > 0 {
+// f's kind from r's head and its fields h, as net/http's readTransfer,
+// parseTransferEncoding, fixLength and fixTrailer do; see readAnswer for
+// what is refused more.
+func (f *framing) decide(r *http.Response, h *Fields, req *http.Request) error {
+	te := h.index("Transfer-Encoding", 0)
+	cl := h.index("Content-Length", 0)
+	if te >= 0 && cl >= 0 {
 		// RFC 9112, 6.3: "ought to be handled as an error"; nginx
 		// refuses such an upstream answer too.
 		return fmt.Errorf("%w: both Transfer-Encoding and Content-Length", errMalformed)
 	}
 	chunked := false
-	if hasTE {
-		delete(h, "Transfer-Encoding")
+	if te >= 0 {
+		h.drop |= dropTE
 		if r.ProtoMinor >= 1 { // HTTP/1.0 has no transfer codings: ignored
-			if len(te) != 1 {
-				return fmt.Errorf("%w: too many transfer encodings: %q", errMalformed, te)
+			v := h.value(h.list[te])
+			if h.index("Transfer-Encoding", te+1) >= 0 {
+				return fmt.Errorf("%w: too many transfer encodings: %q", errMalformed, h.values("Transfer-Encoding"))
 			}
-			if !asciiEqualFold(te[0], "chunked") {
-				return fmt.Errorf("%w: unsupported transfer encoding: %q", errMalformed, te[0])
+			if !asciiEqualFold(v, "chunked") {
+				return fmt.Errorf("%w: unsupported transfer encoding: %q", errMalformed, v)
 			}
 			chunked = true
 		}
 	}
 	n := int64(-1)
-	if len(cls) > 0 {
-		for _, cl := range cls[1:] {
-			if cl != cls[0] {
-				return fmt.Errorf("%w: differing Content-Length values %q", errMalformed, cls)
+	if cl >= 0 {
+		v := h.value(h.list[cl])
+		for i := h.index("Content-Length", cl+1); i >= 0; i = h.index("Content-Length", i+1) {
+			if h.value(h.list[i]) != v {
+				return fmt.Errorf("%w: differing Content-Length values %q", errMalformed, h.values("Content-Length"))
 			}
 		}
-		if len(cls) > 1 {
-			h["Content-Length"] = cls[:1]
-		}
-		if cls[0] == "" {
+		if v == "" {
 			return fmt.Errorf("%w: empty Content-Length", errMalformed)
 		}
-		v, err := strconv.ParseUint(cls[0], 10, 63)
+		u, err := strconv.ParseUint(v, 10, 63)
 		if err != nil {
-			return fmt.Errorf("%w: bad Content-Length %q", errMalformed, cls[0])
+			return fmt.Errorf("%w: bad Content-Length %q", errMalformed, v)
 		}
-		n = int64(v)
+		n = int64(u)
 	}
 
 	head := req != nil && req.Method == http.MethodHead
@@ -388,7 +487,7 @@ func (f *framing) decide(r *http.Response, req *http.Request) error {
 	if chunked {
 		f.te[0] = "chunked"
 		r.TransferEncoding = f.te[:]
-		if err := declaredTrailer(r); err != nil {
+		if err := declaredTrailer(r, h); err != nil {
 			return err
 		}
 	}
@@ -408,17 +507,18 @@ func (f *framing) decide(r *http.Response, req *http.Request) error {
 	return nil
 }
 
-// declaredTrailer moves a chunked answer's Trailer header to r.Trailer,
-// its names with no values yet (net/http's fixTrailer).
-func declaredTrailer(r *http.Response) error {
-	vv, ok := r.Header["Trailer"]
-	if !ok {
+// declaredTrailer sets r.Trailer from a chunked answer's Trailer fields,
+// its names with no values yet, and drops them from h (net/http's
+// fixTrailer).
+func declaredTrailer(r *http.Response, h *Fields) error {
+	i := h.index("Trailer", 0)
+	if i < 0 {
 		return nil
 	}
-	delete(r.Header, "Trailer")
+	h.drop |= dropTrailer
 	trailer := make(http.Header)
-	for _, v := range vv {
-		for k := range strings.SplitSeq(v, ",") {
+	for ; i >= 0; i = h.index("Trailer", i+1) {
+		for k := range strings.SplitSeq(h.value(h.list[i]), ",") {
 			if k = textproto.TrimString(k); k == "" {
 				continue
 			}
@@ -434,6 +534,15 @@ func declaredTrailer(r *http.Response) error {
 		r.Trailer = trailer
 	}
 	return nil
+}
+
+// values are the values of the fields named key, for an error message.
+func (f *Fields) values(key string) []string {
+	var vv []string
+	for i := f.index(key, 0); i >= 0; i = f.index(key, i+1) {
+		vv = append(vv, f.value(f.list[i]))
+	}
+	return vv
 }
 
 func bodyAllowedForStatus(status int) bool {

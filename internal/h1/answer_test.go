@@ -135,6 +135,18 @@ func differ(in, method string, size int) string {
 			return fmt.Sprintf("answer %d: net/http refuses (%v), ours reads %+v", i, terr, a.resp)
 		}
 		ours := &a.resp
+		ours.Header = a.fields.Header()
+		// Get reads each field as the map has it, without the map.
+		for k, vv := range theirs.Header {
+			if got := a.fields.Get(k); got != vv[0] {
+				return fmt.Sprintf("answer %d: Get(%q) = %q, net/http's first value %q", i, k, got, vv[0])
+			}
+		}
+		for _, k := range []string{"Transfer-Encoding", "Connection", "Trailer", "Cache-Control", "Content-Length", "X-Absent"} {
+			if _, ok := theirs.Header[k]; !ok && a.fields.Get(k) != "" {
+				return fmt.Sprintf("answer %d: Get(%q) = %q, net/http has no such field", i, k, a.fields.Get(k))
+			}
+		}
 		type fields struct {
 			Status                 string
 			StatusCode             int
@@ -265,6 +277,7 @@ func TestReadAnswerHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := http.Header{"X-Ratelimit-Remaining-Requests": {"0"}, "Set-Cookie": {"a", "b"}, "X-Long": {long}, "Content-Length": {"2"}}
+	a.resp.Header = a.fields.Header()
 	if r := a.resp; r.StatusCode != 429 || r.Status != "429 Too Many Requests" || !reflect.DeepEqual(r.Header, want) || r.ContentLength != 2 {
 		t.Errorf("got %d %q %v length %d, want 429 with %v", r.StatusCode, r.Status, r.Header, r.ContentLength, want)
 	}
@@ -353,5 +366,57 @@ func BenchmarkReadAnswer(b *testing.B) {
 				io.Copy(io.Discard, body)
 			}
 		})
+	}
+}
+
+// readKeys are the fields the openai adapter reads of a 200 answer.
+var readKeys = []string{"Content-Type", "X-Ratelimit-Limit-Requests", "X-Ratelimit-Limit-Tokens",
+	"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Requests",
+	"X-Ratelimit-Reset-Tokens", "Retry-After-Ms", "Retry-After"}
+
+// BenchmarkAnswerHead is an answer with a real provider's head (openai,
+// openaiAnswer: 22 fields) or the bench's fake's (fake, 9) parsed and the fields the
+// openai adapter reads read: through the header map RoundTrip makes, or
+// (fields) through Fields.Get, as RoundTripFields' callers read them.
+func BenchmarkAnswerHead(b *testing.B) {
+	req := &http.Request{Method: http.MethodPost}
+	for _, head := range []struct{ name, in string }{{"openai", openaiAnswer}, {"fake", benchJSON}} {
+		for _, lazy := range []bool{false, true} {
+			name := head.name + "/map"
+			if lazy {
+				name = head.name + "/fields"
+			}
+			b.Run(name, func(b *testing.B) {
+				src := strings.NewReader(head.in)
+				br := bufio.NewReader(src)
+				b.ReportAllocs()
+				for b.Loop() {
+					src.Reset(head.in)
+					br.Reset(src)
+					budget := maxHeadBytes
+					a, err := readAnswer(br, req, &budget)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n := 0
+					if lazy {
+						for _, k := range readKeys {
+							n += len(a.fields.Get(k))
+						}
+					} else {
+						h := a.fields.Header()
+						for _, k := range readKeys {
+							if v := h[k]; len(v) > 0 {
+								n += len(v[0])
+							}
+						}
+					}
+					if n == 0 {
+						b.Fatal("no field read")
+					}
+					io.Copy(io.Discard, a.resp.Body)
+				}
+			})
+		}
 	}
 }

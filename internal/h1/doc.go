@@ -7,9 +7,11 @@
 // (docs/ARCHITECTURE.md, "Upstream connections").
 //
 // The answer's head is parsed here (answer.go), into one string per head:
-// header names canonicalised in place and sliced from it, values sliced
-// from it into one backing array, the Response, its framing reader and the
-// pooled body in one allocation. Its framing (Content-Length, chunked
+// header names canonicalised in place, the fields indexed (Fields: offsets
+// into the head), the Response, the index, its framing reader and the
+// pooled body in one allocation. RoundTrip makes the http.Header from the
+// index; RoundTripFields makes none, for callers that read the few fields
+// they need one by one (Fields.Get). Its framing (Content-Length, chunked
 // through httputil's chunked reader, to the connection's end, none for
 // HEAD, 1xx, 204 and 304) is decided as net/http's transfer.go decides it,
 // and FuzzReadAnswer holds it to http.ReadResponse on the same bytes: the

@@ -78,14 +78,35 @@ type conn struct {
 // byte is a network error for the attempt loop, as net/http's Transport
 // reports it for a POST.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.roundTrip(req)
+	a, err := t.roundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	a.resp.Header = a.fields.Header()
+	return &a.resp, nil
+}
+
+// RoundTripFields is RoundTrip for a caller that reads the answer's header
+// fields through the Fields it returns, and makes no header map:
+// resp.Header is nil. Fields lives as long as the answer.
+func (t *Transport) RoundTripFields(req *http.Request) (*http.Response, *Fields, error) {
+	a, err := t.roundTrip(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &a.resp, &a.fields, nil
+}
+
+// roundTrip is RoundTrip's work; a failure closes req's body.
+func (t *Transport) roundTrip(req *http.Request) (*answer, error) {
+	a, err := t.send(req)
 	if err != nil && req.Body != nil {
 		req.Body.Close()
 	}
-	return resp, err
+	return a, err
 }
 
-func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) send(req *http.Request) (*answer, error) {
 	if req.URL == nil || req.URL.Scheme != "http" {
 		return nil, errSchemeNotHTTP
 	}
@@ -97,7 +118,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	// second is the request sent again on a new connection: RoundTrip
 	// closes the caller's body, the body had again is closed here.
 	var second *http.Request
-	fail := func(err error) (*http.Response, error) {
+	fail := func(err error) (*answer, error) {
 		if second != nil && second.Body != nil {
 			second.Body.Close()
 		}
@@ -111,9 +132,9 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return fail(err)
 		}
-		resp, written, err := t.exchange(ctx, c, req)
+		a, written, err := t.exchange(ctx, c, req)
 		if err == nil {
-			return resp, nil
+			return a, nil
 		}
 		if second == nil && c.used && !written && ctx.Err() == nil {
 			if body, berr := rewind(req); berr == nil {
@@ -129,7 +150,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 // exchange writes req on c and reads the answer's head. written says
 // whether the request left whole (a failure after that may have reached
 // the upstream). On failure c is closed.
-func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*http.Response, bool, error) {
+func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*answer, bool, error) {
 	var stop watch
 	if w, ok := ctx.(watchable); ok {
 		// The router's own request context: watched without an
@@ -138,7 +159,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 	} else if ctx.Done() != nil {
 		stop.stop = context.AfterFunc(ctx, c.expireFunc())
 	}
-	fail := func(err error, written bool) (*http.Response, bool, error) {
+	fail := func(err error, written bool) (*answer, bool, error) {
 		stop.end()
 		c.nc.Close()
 		if cerr := ctx.Err(); cerr != nil {
@@ -166,7 +187,7 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 			a.body = body{t: t, c: c, rc: resp.Body, stop: stop,
 				reuse: !resp.Close && !req.Close && framed(resp)}
 			resp.Body = &a.body
-			return resp, true, nil
+			return a, true, nil
 		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
 			return fail(errors.New("h1: unexpected 101 Switching Protocols"), true)

@@ -21,6 +21,10 @@ type response struct {
 	req    *request
 	body   *body // nil: the request has none
 	header http.Header
+	// fields are the fields SetField set, nfields of them, outside
+	// header.
+	fields  [10]field
+	nfields int
 
 	status      int
 	wroteHeader bool  // the handler (or the server for it) chose the status
@@ -32,6 +36,9 @@ type response struct {
 	hijacked    bool
 	err         error // the first write error: every later write returns it
 }
+
+// field is a header field of one value.
+type field struct{ key, value string }
 
 var (
 	_ http.ResponseWriter = (*response)(nil)
@@ -47,6 +54,74 @@ func (w *response) Header() http.Header {
 		w.header = make(http.Header)
 	}
 	return w.header
+}
+
+// SetField sets the header field key, in canonical form, to the one value
+// v, as Header()[key] = []string{v} does but without the map: a router's
+// answer sets eight to eleven fields of its own, and a map of more than
+// eight entries costs four allocations where one of eight costs two
+// (docs/ARCHITECTURE.md, "The API listener"). The field is written with the
+// head as the map's are (Content-Length is the body's length as there);
+// Header does not show it. The last set of a name wins, here or in the
+// map. Past ten fields it sets the map; once the head is sent it does
+// nothing, as changes to the map do nothing then.
+func (w *response) SetField(key, v string) {
+	if w.committed {
+		return
+	}
+	if w.header != nil {
+		delete(w.header, key)
+	}
+	for i := range w.nfields {
+		if w.fields[i].key == key {
+			w.fields[i].value = v
+			return
+		}
+	}
+	if w.nfields == len(w.fields) {
+		w.Header()[key] = []string{v}
+		return
+	}
+	w.fields[w.nfields] = field{key, v}
+	w.nfields++
+}
+
+// field is the value of the field named key, from the map, or else from
+// SetField's fields.
+func (w *response) field(key string) (string, bool) {
+	if vv, ok := w.header[key]; ok {
+		if len(vv) == 0 {
+			return "", true
+		}
+		return vv[0], true
+	}
+	for _, f := range w.fields[:w.nfields] {
+		if f.key == key {
+			return f.value, true
+		}
+	}
+	return "", false
+}
+
+// setFields are SetField's fields that the map does not override.
+func (w *response) setFields() []field {
+	fs := w.fields[:w.nfields]
+	if len(w.header) == 0 {
+		return fs
+	}
+	// A name set in the map after SetField set it: the map's (SetField
+	// deletes the map's, so the map's is the later). Rare: filtered in
+	// place.
+	n := 0
+	for _, f := range fs {
+		if _, ok := w.header[f.key]; !ok {
+			fs[n] = f
+			n++
+		}
+	}
+	clear(fs[n:])
+	w.nfields = n
+	return fs[:n]
 }
 
 func (w *response) WriteHeader(code int) {
@@ -74,6 +149,21 @@ func (w *response) WriteHeader(code int) {
 		} else {
 			delete(w.header, "Content-Length")
 		}
+		return
+	} else if len(cl) > 1 {
+		return
+	}
+	for i, f := range w.fields[:w.nfields] {
+		if f.key == "Content-Length" {
+			if n, err := parseLength(f.value); err == nil {
+				w.length = n
+			} else {
+				w.nfields--
+				w.fields[i] = w.fields[w.nfields]
+				w.fields[w.nfields] = field{}
+			}
+			return
+		}
 	}
 }
 
@@ -89,6 +179,9 @@ func (w *response) informational(code int) {
 	b := appendStatus(h.b[:0], w.req.minor, code)
 	for k, vv := range w.header {
 		b = appendField(b, k, vv)
+	}
+	for _, f := range w.setFields() {
+		b = appendValue(b, f.key, f.value)
 	}
 	b = append(b, "\r\n"...)
 	_, w.err = w.c.nc.Write(b)
@@ -245,6 +338,8 @@ func (w *response) send(p []byte, final bool) error {
 		// for a stream's life (about a kilobyte a stream with the
 		// router's headers: docs/BENCHMARKS.md, "Memory per stream").
 		w.header = nil
+		clear(w.fields[:w.nfields])
+		w.nfields = 0
 	}
 	n := len(c.out) + len(p)
 	iov := append(c.iov[:0], hb, c.out, p)
@@ -334,6 +429,17 @@ func (w *response) appendHead(b, p []byte, final bool) []byte {
 		}
 		b = appendField(b, k, vv)
 	}
+	for _, f := range w.setFields() {
+		switch f.key {
+		case "Transfer-Encoding":
+			continue
+		case "Connection":
+			if ourClose || keepAlive10 {
+				continue
+			}
+		}
+		b = appendValue(b, f.key, f.value)
+	}
 	if setLength {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, w.length, 10)
@@ -342,10 +448,10 @@ func (w *response) appendHead(b, p []byte, final bool) []byte {
 	if w.chunked {
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
 	}
-	if _, ok := h["Date"]; !ok {
+	if _, ok := w.field("Date"); !ok {
 		b = appendDate(b)
 	}
-	if _, ok := h["Content-Type"]; !ok && hasBody && len(first) > 0 && r.method != http.MethodHead {
+	if _, ok := w.field("Content-Type"); !ok && hasBody && len(first) > 0 && r.method != http.MethodHead {
 		b = append(b, "Content-Type: "...)
 		b = append(b, http.DetectContentType(first)...)
 		b = append(b, "\r\n"...)
@@ -364,7 +470,15 @@ func (w *response) appendHead(b, p []byte, final bool) []byte {
 
 // wantsClose reports whether the handler set Connection: close.
 func (w *response) wantsClose() bool {
-	return httpguts.HeaderValuesContainsToken(w.header["Connection"], "close")
+	if httpguts.HeaderValuesContainsToken(w.header["Connection"], "close") {
+		return true
+	}
+	for _, f := range w.fields[:w.nfields] {
+		if f.key == "Connection" {
+			return httpguts.HeaderValuesContainsToken([]string{f.value}, "close")
+		}
+	}
+	return false
 }
 
 // bodyAllowed reports whether an answer of status may have a body (RFC
@@ -399,19 +513,31 @@ func appendField(b []byte, k string, vv []string) []byte {
 		return b
 	}
 	for _, v := range vv {
-		b = append(b, k...)
-		b = append(b, ": "...)
-		v = trimSpace(v)
-		start := len(b)
-		b = append(b, v...)
-		for i := start; i < len(b); i++ {
-			if b[i] == '\r' || b[i] == '\n' {
-				b[i] = ' '
-			}
-		}
-		b = append(b, "\r\n"...)
+		b = appendLine(b, k, v)
 	}
 	return b
+}
+
+// appendValue is appendField of one value.
+func appendValue(b []byte, k, v string) []byte {
+	if !httpguts.ValidHeaderFieldName(k) {
+		return b
+	}
+	return appendLine(b, k, v)
+}
+
+func appendLine(b []byte, k, v string) []byte {
+	b = append(b, k...)
+	b = append(b, ": "...)
+	v = trimSpace(v)
+	start := len(b)
+	b = append(b, v...)
+	for i := start; i < len(b); i++ {
+		if b[i] == '\r' || b[i] == '\n' {
+			b[i] = ' '
+		}
+	}
+	return append(b, "\r\n"...)
 }
 
 func trimSpace(s string) string {

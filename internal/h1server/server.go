@@ -426,10 +426,11 @@ func (c *conn) serveRequest(r *request) (keep bool) {
 	w := &ex.w
 	// The header map is the request's own, not the connection's reused:
 	// a handler's goroutine that outlives it must not reach the next
-	// answer's headers. Sized for the router's answers (nine to eleven
-	// headers): a map made for eight grows at the ninth, three
-	// allocations more.
-	*w = response{c: c, req: r, body: b, header: make(http.Header, 12), length: -1}
+	// answer's headers. Made when first asked for: the router's answers
+	// set their own fields outside it (SetField) and the few left in it
+	// (Content-Type, a stream's Cache-Control…) keep it within eight
+	// entries, two allocations where more than eight cost four.
+	*w = response{c: c, req: r, body: b, length: -1}
 	if r.expectContinue {
 		ex.b.cont = w.sendContinue
 	}

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -668,5 +671,85 @@ func TestHeadDeadlineNotOnBody(t *testing.T) {
 				t.Errorf("got %d %q %v, want 200 %q", resp.StatusCode, b, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestSetField: fields set outside the header map go out as the map's
+// would, the same answer (fields and framing) as the handler setting them
+// in the map gives: the last set of a name wins, here or in the map;
+// Content-Length frames the body (and one that is no number is dropped);
+// Content-Type set so stops the sniffing and Connection: close so ends the
+// connection; past ten fields they go in the map; after the head is sent
+// nothing changes. Header does not show them.
+func TestSetField(t *testing.T) {
+	type setter interface{ SetField(key, v string) }
+	for _, c := range []struct {
+		name    string
+		handler func(w http.ResponseWriter, set func(k, v string))
+		header  map[string][]string // of the answer; "" key absent
+		body    string
+		chunked bool
+		closed  bool
+	}{
+		{"fields", func(w http.ResponseWriter, set func(k, v string)) {
+			set("X-Request-Id", "r1")
+			set("Content-Type", "application/json")
+			set("Content-Length", "2")
+			_, _ = io.WriteString(w, "{}")
+		}, map[string][]string{"X-Request-Id": {"r1"}, "Content-Type": {"application/json"}, "Content-Length": {"2"}}, "{}", false, false},
+		{"last set wins", func(w http.ResponseWriter, set func(k, v string)) {
+			set("X-A", "1")
+			w.Header().Set("X-A", "2") // the map's, later
+			w.Header().Set("X-B", "1")
+			set("X-B", "2") // SetField's, later
+			set("X-C", "1")
+			set("X-C", "2")
+		}, map[string][]string{"X-A": {"2"}, "X-B": {"2"}, "X-C": {"2"}}, "", false, false},
+		{"bad length dropped", func(w http.ResponseWriter, set func(k, v string)) {
+			set("Content-Length", "x")
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, "hello")
+		}, map[string][]string{"Content-Length": nil}, "hello", true, false},
+		{"close", func(w http.ResponseWriter, set func(k, v string)) {
+			set("Connection", "close")
+			_, _ = io.WriteString(w, "bye")
+		}, nil, "bye", false, true},
+		{"eleven", func(w http.ResponseWriter, set func(k, v string)) {
+			for i := range 11 {
+				set("X-F"+strconv.Itoa(i), strconv.Itoa(i))
+			}
+		}, map[string][]string{"X-F0": {"0"}, "X-F9": {"9"}, "X-F10": {"10"}}, "", false, false},
+		{"after the head", func(w http.ResponseWriter, set func(k, v string)) {
+			set("X-A", "1")
+			w.(http.Flusher).Flush()
+			set("X-A", "2")
+			set("X-B", "2")
+		}, map[string][]string{"X-A": {"1"}, "X-B": nil}, "", true, false},
+	} {
+		for _, outside := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/outside=%v", c.name, outside), func(t *testing.T) {
+				_, addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					set := func(k, v string) { w.Header()[k] = []string{v} }
+					if outside {
+						set = w.(setter).SetField
+					}
+					c.handler(w, set)
+					if outside && c.name == "fields" && len(w.Header()) != 0 {
+						t.Errorf("Header() = %v, want the fields outside it", w.Header())
+					}
+				}))
+				conn, br := dial(t, addr)
+				io.WriteString(conn, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+				a := readAnswer(t, conn, br, "GET", true)
+				for k, want := range c.header {
+					if got := a.resp.Header[k]; !reflect.DeepEqual(got, want) {
+						t.Errorf("%s: %q, want %q", k, got, want)
+					}
+				}
+				if a.body != c.body || a.closed != c.closed || (len(a.resp.TransferEncoding) > 0) != c.chunked {
+					t.Errorf("body %q closed %v chunked %v, want %q %v %v", a.body, a.closed, a.resp.TransferEncoding, c.body, c.closed, c.chunked)
+				}
+			})
+		}
 	}
 }

@@ -15,34 +15,30 @@ import (
 const maxRetryAfter = 24 * time.Hour
 
 // The headers RetryAfter reads, in canonical form once: h[key] needs no
-// canonicalising of the key on every call, which h.Get(key) does.
+// canonicalising of the key on every call, which http.Header.Get does.
 var (
 	hRetryAfterMs = textproto.CanonicalMIMEHeaderKey("retry-after-ms")
 	hRetryAfter   = textproto.CanonicalMIMEHeaderKey("retry-after")
 )
 
 // HeaderValue is h's first value for key, which is in canonical form
-// (textproto.CanonicalMIMEHeaderKey's; compute it once, in a var): the map
-// indexed directly, as h.Get(key) does after canonicalising key on every
-// call. "" when absent.
-func HeaderValue(h http.Header, key string) string {
-	if v := h[key]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
+// (Head.Get).
+func HeaderValue(h http.Header, key string) string { return HeadOf(h).Get(key) }
+
+// RetryAfter reads the wait a provider asked for (Head.RetryAfter).
+func RetryAfter(h http.Header, now time.Time) time.Duration { return HeadOf(h).RetryAfter(now) }
 
 // RetryAfter reads the wait a provider asked for, in the order the official
 // OpenAI and Anthropic SDKs use: retry-after-ms, then Retry-After as seconds
 // (integer or fraction), then Retry-After as an HTTP-date relative to now.
 // It returns 0 when none is present, malformed, or not in the future.
-func RetryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(HeaderValue(h, hRetryAfterMs)); v != "" {
+func (h Head) RetryAfter(now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get(hRetryAfterMs)); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil {
 			return clampWait(ms * float64(time.Millisecond))
 		}
 	}
-	v := strings.TrimSpace(HeaderValue(h, hRetryAfter))
+	v := strings.TrimSpace(h.Get(hRetryAfter))
 	if v == "" {
 		return 0
 	}
@@ -70,12 +66,17 @@ func clampWait(ns float64) time.Duration {
 	return time.Duration(ns)
 }
 
-// ParseCount reads a rate-limit count header. Absent, malformed and
-// negative values are -1 (unknown). zeroUnknown also maps 0 to -1, for
-// limits (Azure sends limit 0 and -1 meaning "not reported"; a limit of 0
-// is never a real capacity). key is in canonical form (HeaderValue).
+// ParseCount reads a rate-limit count header (Head.Count).
 func ParseCount(h http.Header, key string, zeroUnknown bool) int64 {
-	v := strings.TrimSpace(HeaderValue(h, key))
+	return HeadOf(h).Count(key, zeroUnknown)
+}
+
+// Count reads a rate-limit count header. Absent, malformed and negative
+// values are -1 (unknown). zeroUnknown also maps 0 to -1, for limits
+// (Azure sends limit 0 and -1 meaning "not reported"; a limit of 0 is
+// never a real capacity). key is in canonical form (Get).
+func (h Head) Count(key string, zeroUnknown bool) int64 {
+	v := strings.TrimSpace(h.Get(key))
 	if v == "" {
 		return -1
 	}

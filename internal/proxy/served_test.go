@@ -99,53 +99,62 @@ func discardMessage(br *bufio.Reader) error {
 // server and transport included, which BenchmarkPath's in-memory client
 // and httptest request leave out.
 func BenchmarkPathServed(b *testing.B) {
-	pc := provider.Config{Name: "up", BaseURL: servedUpstream(b) + "/v1", MaxConcurrency: 256}
+	do := servedPath(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		do()
+	}
+}
+
+// servedPath sets up BenchmarkPathServed's path and returns one request
+// and its answer through it.
+func servedPath(tb testing.TB) func() {
+	pc := provider.Config{Name: "up", BaseURL: servedUpstream(tb) + "/v1", MaxConcurrency: 256}
 	a, err := openai.New(openai.Compatible, pc, "", openai.Config{}, nil)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "gpt-4o-mini"}}}})
 	s, err := Open(routing.Options{Providers: []provider.Descriptor{{Name: "up", Adapter: a, Config: pc}},
 		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9}})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer s.Close()
+	tb.Cleanup(s.Close)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	srv := &h1server.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second, MaxHeaderBytes: 1 << 20}
 	go func() { _ = srv.Serve(ln) }()
-	defer func() {
+	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
-	}()
+	})
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer c.Close()
+	tb.Cleanup(func() { c.Close() })
 	req := []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAccept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\n" +
 		"Accept: application/json\r\nContent-Type: application/json\r\nUser-Agent: OpenAI/Python 1.99.0\r\nX-Stainless-Lang: python\r\n" +
 		"X-Stainless-Package-Version: 1.99.0\r\nX-Stainless-Os: Linux\r\nX-Stainless-Arch: x64\r\nAuthorization: Bearer sk-test\r\n" +
 		"x-stainless-retry-count: 0\r\nContent-Length: " + strconv.Itoa(len(benchReq)) + "\r\n\r\n" + benchReq)
 	br := bufio.NewReader(c)
-	b.ReportAllocs()
-	for b.Loop() {
+	return func() {
 		if _, err := c.Write(req); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		line, err := br.ReadSlice('\n')
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		if !bytes.HasPrefix(line, []byte("HTTP/1.1 200 ")) {
-			b.Fatalf("status line %q", line)
+			tb.Fatalf("status line %q", line)
 		}
 		if err := discardMessage(br); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 }

@@ -297,7 +297,7 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 	if err != nil {
 		return nil, &outcome.Error{Kind: outcome.ServerError, Message: what + ": " + err.Error(), Err: err}
 	}
-	resp, err := provider.Send(a.client, hreq)
+	resp, head, err := provider.SendHead(a.client, hreq)
 	// The transport asks for no more readers once Do returned; the ones it
 	// holds keep the buffer alive until it closes them. (resp.Request
 	// still carries GetBody: nothing may call it after this point.)
@@ -306,12 +306,12 @@ func (a *Adapter) Do(ctx context.Context, req *provider.Request) (*provider.Resp
 		return nil, provider.TransportError(ctx, what, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("%s: %w", what, a.statusError(resp))
+		return nil, fmt.Errorf("%s: %w", what, a.statusError(resp, head))
 	}
 	if req.Stream {
-		return a.openStream(ctx, req, resp, what, hideUsage)
+		return a.openStream(ctx, req, resp, head, what, hideUsage)
 	}
-	return a.readJSON(ctx, req, resp, what)
+	return a.readJSON(ctx, req, resp, head, what)
 }
 
 // The parts of Do before and after the provider's answer are functions
@@ -354,18 +354,18 @@ func (a *Adapter) newRequest(ctx context.Context, req *provider.Request, target 
 	return hreq, b, hideUsage, nil
 }
 
-// openStream returns a stream answer, once its headers arrived.
-func (a *Adapter) openStream(ctx context.Context, req *provider.Request, resp *http.Response, what string, hideUsage bool) (*provider.Response, error) {
-	if isJSON(resp.Header.Get("Content-Type")) {
-		return nil, fmt.Errorf("%s: %w", what, a.jsonInsteadOfStream(resp))
+// openStream returns a stream answer, once its headers (head) arrived.
+func (a *Adapter) openStream(ctx context.Context, req *provider.Request, resp *http.Response, head provider.Head, what string, hideUsage bool) (*provider.Response, error) {
+	if isJSON(head.Get("Content-Type")) {
+		return nil, fmt.Errorf("%s: %w", what, a.jsonInsteadOfStream(resp, head))
 	}
-	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.clock())}
-	// The headers are read: a chunked body (internal/h1's framing, as
-	// net/http's) keeps its *http.Response (for trailers) as long as the
-	// stream lasts, and with it the header map, a kilobyte or two a stream
-	// (docs/BENCHMARKS.md, "Memory per stream"). So does the request it
-	// answers, sent by now: its header map, URL and context copy are
-	// another kilobyte or so.
+	out := &provider.Response{RateLimit: rateLimit(head, a.clock())}
+	// The headers are read: a chunked body (net/http's framing) keeps its
+	// *http.Response (for trailers) as long as the stream lasts, and with
+	// it the header map, a kilobyte or two a stream (docs/BENCHMARKS.md,
+	// "Memory per stream"; internal/h1's answer made none). So does the
+	// request it answers, sent by now: its header map, URL and context
+	// copy are another kilobyte or so.
 	resp.Header, resp.Request = nil, nil
 	if req.Op == provider.OpResponses {
 		out.Stream = newEventStream(ctx, resp.Body, what, req.Model)
@@ -377,9 +377,9 @@ func (a *Adapter) openStream(ctx context.Context, req *provider.Request, resp *h
 	return out, nil
 }
 
-// readJSON reads a non-stream answer whole.
-func (a *Adapter) readJSON(ctx context.Context, req *provider.Request, resp *http.Response, what string) (*provider.Response, error) {
-	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.clock())}
+// readJSON reads a non-stream answer whole; head is its header.
+func (a *Adapter) readJSON(ctx context.Context, req *provider.Request, resp *http.Response, head provider.Head, what string) (*provider.Response, error) {
+	out := &provider.Response{RateLimit: rateLimit(head, a.clock())}
 	raw, err := provider.ReadBody(ctx, what, resp, a.maxResponse)
 	if err != nil {
 		return nil, err
@@ -392,7 +392,7 @@ func (a *Adapter) readJSON(ctx context.Context, req *provider.Request, resp *htt
 	}
 	// Some OpenAI-compatible gateways answer 200 with an error document.
 	if hasErrorField(raw) {
-		return nil, fmt.Errorf("%s: %w", what, ClassifyError(0, resp.Header, raw, a.clock()))
+		return nil, fmt.Errorf("%s: %w", what, ClassifyError(0, head.Header(), raw, a.clock()))
 	}
 	out.Body = raw
 	// raw is not modified while the view is in use; Usage keeps numbers
@@ -428,27 +428,28 @@ func (a *Adapter) setHeaders(h http.Header, stream bool) {
 	}
 }
 
-// statusError reads and classifies a non-2xx answer.
-func (a *Adapter) statusError(resp *http.Response) *outcome.Error {
+// statusError reads and classifies a non-2xx answer, head its header.
+func (a *Adapter) statusError(resp *http.Response, head provider.Head) *outcome.Error {
 	body := provider.ReadErrorBody(resp)
+	h := head.Header()
 	if resp.StatusCode < 400 {
 		// The client follows no redirects: the provider does not answer
 		// API calls with one, so base_url points at the wrong place.
-		e := ClassifyError(resp.StatusCode, resp.Header, body, a.clock())
+		e := ClassifyError(resp.StatusCode, h, body, a.clock())
 		e.Kind = outcome.ServerError
-		e.Message = fmt.Sprintf("unexpected status %d (redirect to %q?): check base_url", resp.StatusCode, resp.Header.Get("Location"))
+		e.Message = fmt.Sprintf("unexpected status %d (redirect to %q?): check base_url", resp.StatusCode, h.Get("Location"))
 		return e
 	}
-	return ClassifyError(resp.StatusCode, resp.Header, body, a.clock())
+	return ClassifyError(resp.StatusCode, h, body, a.clock())
 }
 
 // jsonInsteadOfStream handles a 2xx JSON answer to a stream request: an
 // error document is classified; anything else means the server ignored
 // "stream": true.
-func (a *Adapter) jsonInsteadOfStream(resp *http.Response) *outcome.Error {
+func (a *Adapter) jsonInsteadOfStream(resp *http.Response, head provider.Head) *outcome.Error {
 	body := provider.ReadErrorBody(resp)
 	if hasErrorField(body) {
-		return ClassifyError(0, resp.Header, body, a.clock())
+		return ClassifyError(0, head.Header(), body, a.clock())
 	}
 	return &outcome.Error{Kind: outcome.ServerError, Status: resp.StatusCode,
 		Message: "stream requested but the provider answered with a JSON document"}
@@ -510,7 +511,7 @@ func (a *Adapter) Probe(ctx context.Context) error {
 		return provider.TransportError(ctx, what, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("%s: %w", what, a.statusError(resp))
+		return fmt.Errorf("%s: %w", what, a.statusError(resp, provider.HeadOf(resp.Header)))
 	}
 	// Read a bounded part so the connection can be reused; the list
 	// itself is not needed.
@@ -588,7 +589,7 @@ func (a *Adapter) FetchResponse(ctx context.Context, method, path, query string)
 		return nil, provider.TransportError(ctx, what, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("%s: %w", what, a.statusError(resp))
+		return nil, fmt.Errorf("%s: %w", what, a.statusError(resp, provider.HeadOf(resp.Header)))
 	}
 	out := &provider.Response{RateLimit: ParseRateLimit(resp.Header, a.clock())}
 	if out.Body, err = provider.ReadBody(ctx, what, resp, a.maxResponse); err != nil {

@@ -17,8 +17,8 @@ import (
 // seconds" and no more.
 const maxWait = 24 * time.Hour
 
-// Header names in canonical form, computed once: they index the header
-// map directly (provider.HeaderValue).
+// Header names in canonical form, computed once: they are looked up as
+// they are (provider.Head.Get).
 var (
 	hLimitRequests     = textproto.CanonicalMIMEHeaderKey("x-ratelimit-limit-requests")
 	hLimitTokens       = textproto.CanonicalMIMEHeaderKey("x-ratelimit-limit-tokens")
@@ -44,24 +44,29 @@ var (
 //   - RetryAfter: retry-after-ms or Retry-After, relative to now for the
 //     HTTP-date form (provider.RetryAfter).
 func ParseRateLimit(h http.Header, now time.Time) outcome.RateLimit {
+	return rateLimit(provider.HeadOf(h), now)
+}
+
+// rateLimit is ParseRateLimit of any answer's head.
+func rateLimit(h provider.Head, now time.Time) outcome.RateLimit {
 	rl := outcome.UnknownRateLimit
-	rl.LimitRequests = provider.ParseCount(h, hLimitRequests, true)
-	rl.LimitTokens = provider.ParseCount(h, hLimitTokens, true)
+	rl.LimitRequests = h.Count(hLimitRequests, true)
+	rl.LimitTokens = h.Count(hLimitTokens, true)
 	rl.RemainingRequests = remaining(h, hRemainingRequests, rl.LimitRequests)
 	rl.RemainingTokens = remaining(h, hRemainingTokens, rl.LimitTokens)
-	rl.ResetRequests = parseDuration(provider.HeaderValue(h, hResetRequests))
-	rl.ResetTokens = parseDuration(provider.HeaderValue(h, hResetTokens))
+	rl.ResetRequests = parseDuration(h.Get(hResetRequests))
+	rl.ResetTokens = parseDuration(h.Get(hResetTokens))
 	if rl.ResetTokens == 0 {
-		rl.ResetTokens = parseSeconds(provider.HeaderValue(h, hAzureResetTokens))
+		rl.ResetTokens = parseSeconds(h.Get(hAzureResetTokens))
 	}
-	rl.RetryAfter = provider.RetryAfter(h, now)
+	rl.RetryAfter = h.RetryAfter(now)
 	return rl
 }
 
 // remaining reads a remaining count; see ParseRateLimit for why 0 next to
 // an unknown limit is unknown.
-func remaining(h http.Header, key string, limit int64) int64 {
-	n := provider.ParseCount(h, key, false)
+func remaining(h provider.Head, key string, limit int64) int64 {
+	n := h.Count(key, false)
 	if n == 0 && limit <= 0 {
 		return -1
 	}
