@@ -246,7 +246,7 @@ func (s *Writer) price(ex *Exchange, sv *failover.Served) {
 	}
 	ex.Cost = pricing.Round(p.Cost(ex.Usage))
 	if ex.Cost > 0 && ex.Model != nil {
-		s.m.cost.WithLabelValues(ex.Model.Name, sv.Provider.Name).Add(ex.Cost)
+		s.m.child(childKey{fam: famCost, model: ex.Model.Name, a: sv.Provider.Name}).counter.Add(ex.Cost)
 	}
 }
 
@@ -263,7 +263,7 @@ func (s *Writer) priceRescued(ex *Exchange, sv *failover.Served) {
 		cost := pricing.Round(p.Cost(c.Resp.Stream.Usage()))
 		ex.Cost += cost
 		if cost > 0 && ex.Model != nil {
-			s.m.cost.WithLabelValues(ex.Model.Name, c.Provider.Name).Add(cost)
+			s.m.child(childKey{fam: famCost, model: ex.Model.Name, a: c.Provider.Name}).counter.Add(cost)
 		}
 	}
 	ex.Cost = pricing.Round(ex.Cost)
@@ -272,7 +272,7 @@ func (s *Writer) priceRescued(ex *Exchange, sv *failover.Served) {
 // unpriced counts a request served by a target without a price, and
 // warns the first time for that model.
 func (s *Writer) unpriced(provider, model string) {
-	s.m.unpriced.WithLabelValues(provider, model).Inc()
+	s.m.child(childKey{fam: famUnpriced, model: model, a: provider}).counter.Inc()
 	k := [2]string{provider, model}
 	s.mu.Lock()
 	warned := s.warned[k]
@@ -325,19 +325,19 @@ func (s *Writer) Log(r *http.Request, ex *Exchange) {
 	if api == "" {
 		api = ex.Op.String()
 	}
-	s.m.requests.WithLabelValues(api, model, statusLabel(ex.status)).Inc()
+	s.m.child(childKey{fam: famRequests, model: model, a: api, c: statusLabel(ex.status)}).counter.Inc()
 	if ex.Model != nil {
-		s.m.duration.WithLabelValues(api, model).Observe(elapsed.Seconds())
+		s.m.child(childKey{fam: famDuration, model: model, a: api}).observer.Observe(elapsed.Seconds())
 		if ex.ttft > 0 {
-			s.m.ttft.WithLabelValues(api, model).Observe(ex.ttft.Seconds())
+			s.m.child(childKey{fam: famTTFT, model: model, a: api}).observer.Observe(ex.ttft.Seconds())
 		}
 		if ex.status == http.StatusOK && ex.LastTier > ex.Model.BestTier {
-			s.m.degraded.WithLabelValues(api, model).Inc()
+			s.m.child(childKey{fam: famDegraded, model: model, a: api}).counter.Inc()
 		}
 		// A failed attempt before the answer, not a hedge that was
 		// merely sent (docs/ARCHITECTURE.md, "Hedging").
 		if ex.status == http.StatusOK && len(ex.Failures) > 0 {
-			s.m.recovered.WithLabelValues(api, model).Inc()
+			s.m.child(childKey{fam: famRecovered, model: model, a: api}).counter.Inc()
 		}
 	}
 	overhead := ex.overhead

@@ -1,6 +1,9 @@
 package answer
 
 import (
+	"sync"
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmrouter/llmrouter/internal/pricing"
@@ -30,6 +33,99 @@ type metrics struct {
 	writeTimeouts prometheus.Counter
 	cost          *prometheus.CounterVec // model, provider
 	unpriced      *prometheus.CounterVec // provider, model (the provider's)
+
+	// children are the series requests used, by model and then family
+	// and the other label values: a request's observations skip the
+	// vector's label checks, hashing and read lock (one string-keyed map
+	// lookup and a short scan instead). Read without a lock, copied on
+	// write; Prepare and PrepareCosts empty it after deleting series, so
+	// it never hands out a deleted one.
+	children   atomic.Pointer[map[string][]childEntry]
+	childrenMu sync.Mutex // serializes writers of children and their lookups in the vectors
+}
+
+// family names one of the request families in a childKey.
+type family uint8
+
+const (
+	famRequests  family = iota // api, model, code
+	famDuration                // api, model
+	famTTFT                    // api, model
+	famDegraded                // api, model
+	famRecovered               // api, model
+	famCost                    // model, provider
+	famUnpriced                // provider, model (the provider's)
+)
+
+// childKey is one series: its family, its model label and the other
+// label values (a: api or provider; c: requests_total's code).
+type childKey struct {
+	fam   family
+	model string
+	a, c  string
+}
+
+// childEntry is one series of a model in children.
+type childEntry struct {
+	fam  family
+	a, c string
+	child
+}
+
+// child is one series: a counter or an observer, by its family.
+type child struct {
+	counter  prometheus.Counter
+	observer prometheus.Observer
+}
+
+// child returns the series k, creating it as WithLabelValues does (so a
+// series appears when first used, as before the cache).
+func (m *metrics) child(k childKey) child {
+	if cs := m.children.Load(); cs != nil {
+		for _, e := range (*cs)[k.model] {
+			if e.fam == k.fam && e.a == k.a && e.c == k.c {
+				return e.child
+			}
+		}
+	}
+	m.childrenMu.Lock()
+	defer m.childrenMu.Unlock()
+	var c child
+	switch k.fam {
+	case famRequests:
+		c.counter = m.requests.WithLabelValues(k.a, k.model, k.c)
+	case famDuration:
+		c.observer = m.duration.WithLabelValues(k.a, k.model)
+	case famTTFT:
+		c.observer = m.ttft.WithLabelValues(k.a, k.model)
+	case famDegraded:
+		c.counter = m.degraded.WithLabelValues(k.a, k.model)
+	case famRecovered:
+		c.counter = m.recovered.WithLabelValues(k.a, k.model)
+	case famCost:
+		c.counter = m.cost.WithLabelValues(k.model, k.a)
+	case famUnpriced:
+		c.counter = m.unpriced.WithLabelValues(k.a, k.model)
+	}
+	next := make(map[string][]childEntry)
+	if cs := m.children.Load(); cs != nil {
+		for model, es := range *cs {
+			next[model] = es
+		}
+	}
+	es := next[k.model]
+	next[k.model] = append(es[:len(es):len(es)], childEntry{fam: k.fam, a: k.a, c: k.c, child: c})
+	m.children.Store(&next)
+	return c
+}
+
+// forget empties the series cache; called after series were deleted,
+// under the writers' lock so that no lookup begun before the deletion
+// stores its (deleted) series after it.
+func (m *metrics) forget() {
+	m.childrenMu.Lock()
+	m.children.Store(nil)
+	m.childrenMu.Unlock()
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -90,6 +186,9 @@ func (s *Writer) Prepare(models, removed []string) {
 			v.DeletePartialMatch(prometheus.Labels{"model": name})
 		}
 	}
+	if len(removed) > 0 {
+		m.forget()
+	}
 	for _, name := range models {
 		for _, api := range apis {
 			m.degraded.WithLabelValues(api, name)
@@ -133,6 +232,7 @@ func (s *Writer) PrepareCosts(models *route.Table, prices *pricing.Table) {
 			s.m.unpriced.DeleteLabelValues(k[0], k[1])
 		}
 	}
+	s.m.forget()
 	for k := range unpriced {
 		s.m.unpriced.WithLabelValues(k[0], k[1])
 	}

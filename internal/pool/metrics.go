@@ -1,6 +1,8 @@
 package pool
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmrouter/llmrouter/internal/breaker"
@@ -74,6 +76,10 @@ type providerMetrics struct {
 	tokensIn       prometheus.Counter
 	tokensOut      prometheus.Counter
 	cachedIn       prometheus.Counter
+	// genAIIn and genAIOut are the provider's gen_ai_client_token_usage
+	// series, created at their first observation (as before they were
+	// kept) and then kept: no label lookup per request.
+	genAIIn, genAIOut func() prometheus.Observer
 }
 
 func (m *metrics) forProvider(name string) *providerMetrics {
@@ -87,6 +93,8 @@ func (m *metrics) forProvider(name string) *providerMetrics {
 		tokensIn:       m.tokens.WithLabelValues(name, "input"),
 		tokensOut:      m.tokens.WithLabelValues(name, "output"),
 		cachedIn:       m.cachedInput.WithLabelValues(name),
+		genAIIn:        sync.OnceValue(func() prometheus.Observer { return m.genAITokens.WithLabelValues(name, "input") }),
+		genAIOut:       sync.OnceValue(func() prometheus.Observer { return m.genAITokens.WithLabelValues(name, "output") }),
 	}
 	for _, k := range outcome.Kinds() {
 		pm.byKind = append(pm.byKind, m.upstream.WithLabelValues(name, k.String()))
@@ -147,13 +155,13 @@ func (pm *providerMetrics) Done(r upstream.Result) {
 	}
 	if n := r.Usage.PromptTokens; n > 0 {
 		pm.tokensIn.Add(float64(n))
-		pm.m.genAITokens.WithLabelValues(pm.name, "input").Observe(float64(n))
+		pm.genAIIn().Observe(float64(n))
 	}
 	if n := r.Usage.CachedInput; n > 0 {
 		pm.cachedIn.Add(float64(n))
 	}
 	if n := r.Usage.CompletionTokens; n > 0 {
 		pm.tokensOut.Add(float64(n))
-		pm.m.genAITokens.WithLabelValues(pm.name, "output").Observe(float64(n))
+		pm.genAIOut().Observe(float64(n))
 	}
 }

@@ -4,16 +4,24 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"net"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmrouter/llmrouter/internal/affinity"
+	"github.com/llmrouter/llmrouter/internal/clientauth"
+	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/h1server"
 	"github.com/llmrouter/llmrouter/internal/limits"
+	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
 	"github.com/llmrouter/llmrouter/internal/provider/openai"
+	"github.com/llmrouter/llmrouter/internal/recent"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
@@ -121,6 +129,43 @@ func servedPath(tb testing.TB) func() {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(s.Close)
+	return servedOn(tb, s, "Bearer sk-test")
+}
+
+// BenchmarkPathServedKeyed is BenchmarkPathServed with the routing
+// features the rig's profile runs with on: a named client key with RPM,
+// TPM and a budget on a priced model, the provider's own RPM and TPM
+// buckets, affinity and the metrics registered. Its difference from
+// BenchmarkPathServed is what the router's bookkeeping costs a request.
+func BenchmarkPathServedKeyed(b *testing.B) {
+	pc := provider.Config{Name: "up", BaseURL: servedUpstream(b) + "/v1", MaxConcurrency: 256, RPM: 1 << 40, TPM: 1 << 50}
+	a, err := openai.New(openai.Compatible, pc, "", openai.Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	table, _ := route.NewTable([]route.ModelConfig{{Name: "m", Targets: []route.Target{{Provider: "up", Model: "gpt-4o-mini"}}}})
+	key := routing.ClientKey{Named: clientauth.Named{Name: "team", Hash: sha256.Sum256([]byte("sk-team-0123456789abcdef"))},
+		Limits: clientkeys.Limits{Models: []string{"m"}, RPM: 1 << 40, TPM: 1 << 50, BudgetUSD: 1e8, BudgetPeriod: "month"}}
+	s, err := Open(routing.Options{Providers: []provider.Descriptor{{Name: "up", Adapter: a, Config: pc}},
+		Models: table, Limits: limits.Config{MaxBodyBytes: 1 << 20, RequestTimeout: 30e9},
+		Routing:   policy.Config{Affinity: affinity.Config{Enabled: true}},
+		NamedKeys: []routing.ClientKey{key}, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Close)
+	s.out.KeepRecent(recent.New(512))
+	do := servedOn(b, s, "Bearer sk-team-0123456789abcdef")
+	b.ReportAllocs()
+	for b.Loop() {
+		do()
+	}
+}
+
+// servedOn serves s on the API listener's server and returns one request
+// of the bench's, with authorization auth, and its answer on one kept
+// connection.
+func servedOn(tb testing.TB, s *Server, auth string) func() {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -139,7 +184,7 @@ func servedPath(tb testing.TB) func() {
 	tb.Cleanup(func() { c.Close() })
 	req := []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAccept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\n" +
 		"Accept: application/json\r\nContent-Type: application/json\r\nUser-Agent: OpenAI/Python 1.99.0\r\nX-Stainless-Lang: python\r\n" +
-		"X-Stainless-Package-Version: 1.99.0\r\nX-Stainless-Os: Linux\r\nX-Stainless-Arch: x64\r\nAuthorization: Bearer sk-test\r\n" +
+		"X-Stainless-Package-Version: 1.99.0\r\nX-Stainless-Os: Linux\r\nX-Stainless-Arch: x64\r\nAuthorization: " + auth + "\r\n" +
 		"x-stainless-retry-count: 0\r\nContent-Length: " + strconv.Itoa(len(benchReq)) + "\r\n\r\n" + benchReq)
 	br := bufio.NewReader(c)
 	return func() {

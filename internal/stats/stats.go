@@ -168,7 +168,13 @@ func (s *Stats) Observe(now time.Time, kind outcome.Kind, latency time.Duration)
 // Snapshot returns the statistics as of now, first dropping the time
 // buckets that fell out of the window. A now earlier than one already seen
 // reads the newer window. Snapshot does not allocate.
-func (s *Stats) Snapshot(now time.Time) Snapshot {
+func (s *Stats) Snapshot(now time.Time) Snapshot { return s.snapshot(now, true) }
+
+// Ranking is Snapshot without the percentiles (P50 … P99 are 0): what
+// ranking reads on every request, without walking the histogram.
+func (s *Stats) Ranking(now time.Time) Snapshot { return s.snapshot(now, false) }
+
+func (s *Stats) snapshot(now time.Time, percentiles bool) Snapshot {
 	s.mu.Lock()
 	if !s.started {
 		s.mu.Unlock()
@@ -176,7 +182,10 @@ func (s *Stats) Snapshot(now time.Time) Snapshot {
 	}
 	s.advanceLocked(now)
 	snap := Snapshot{Requests: s.ok + s.fail, Failures: s.fail}
-	p := s.hist.percentiles()
+	var p [len(quantiles)]time.Duration
+	if percentiles {
+		p = s.hist.percentiles()
+	}
 	ok := s.ok
 	ema, hasEMA := s.ema, s.hasEMA
 	last, hasSuccess := s.lastSuccess, s.hasSuccess

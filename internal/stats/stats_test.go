@@ -668,3 +668,46 @@ func TestFailing(t *testing.T) {
 		})
 	}
 }
+
+// TestRanking: Ranking reads what Snapshot does but the percentiles, at
+// every step of a mixed history (window expiry, EMA, recency, failures).
+func TestRanking(t *testing.T) {
+	s := New(Config{})
+	kinds := []outcome.Kind{outcome.OK, outcome.OK, outcome.ServerError, outcome.OK, outcome.Timeout, outcome.RateLimited}
+	sawPercentiles := false
+	for i := range 200 {
+		now := at(time.Duration(i) * 700 * ms)
+		s.Observe(now, kinds[i%len(kinds)], time.Duration(1+i%37)*13*ms)
+		later := now.Add(time.Duration(i%5) * time.Second)
+		want := s.Snapshot(later)
+		sawPercentiles = sawPercentiles || want.P50 > 0
+		want.P50, want.P90, want.P95, want.P99 = 0, 0, 0, 0
+		if got := s.Ranking(later); got != want {
+			t.Fatalf("step %d: Ranking %+v, want %+v", i, got, want)
+		}
+	}
+	if !sawPercentiles {
+		t.Fatal("no step had percentiles: the history does not exercise the difference")
+	}
+	if got := New(Config{}).Ranking(t0); got != idle {
+		t.Errorf("idle: Ranking %+v, want %+v", got, idle)
+	}
+}
+
+func BenchmarkHealthRead(b *testing.B) {
+	s := New(Config{})
+	for i := range 1000 {
+		s.Observe(at(time.Duration(i)*ms), outcome.OK, time.Duration(1+i%37)*13*ms)
+	}
+	now := at(time.Second)
+	b.Run("snapshot", func(b *testing.B) {
+		for b.Loop() {
+			s.Snapshot(now)
+		}
+	})
+	b.Run("ranking", func(b *testing.B) {
+		for b.Loop() {
+			s.Ranking(now)
+		}
+	})
+}

@@ -515,7 +515,7 @@ func (u *Upstream) offState(now time.Time) (quota bool, quotaLeft time.Duration,
 
 // Health is what ranking reads about the provider at now.
 func (u *Upstream) Health(now time.Time) route.Health {
-	st := u.stats.Snapshot(now)
+	st := u.stats.Ranking(now)
 	h := route.Health{
 		SuccessRate: st.SuccessRate,
 		Latency:     st.LatencyEMA,
