@@ -11,6 +11,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/pricing"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/reqctx"
 	"github.com/llmrouter/llmrouter/internal/route"
 )
 
@@ -62,6 +63,12 @@ type Exchange struct {
 	// the target has no price).
 	Prices *pricing.Table
 	Cost   float64
+
+	// Timeout is the storage of the request's context within its
+	// deadline (limits.request_timeout), which the front door's dispatch
+	// sets up: the exchange holds it so that it costs no allocation of
+	// its own (docs/ARCHITECTURE.md, "Request contexts").
+	Timeout reqctx.Ctx
 
 	// hdr backs the answer's per-request header values (one []string of
 	// one value each, hdr* below), and num the digits of its numbers

@@ -30,7 +30,7 @@ var (
 
 // Served is a provider's answer, admitted and not yet written. Call Done
 // once it is (for a stream: with how the stream ended). It also carries
-// the attempt's context and timer, so one allocation holds the attempt.
+// the attempt's context and alarm, so one allocation holds the attempt.
 type Served struct {
 	Provider *Provider
 	Target   route.Target
@@ -46,24 +46,26 @@ type Served struct {
 	// "Hedging").
 	Hedged bool
 
-	l            *Loop
-	permit       *upstream.Permit // released by finish, abandon or (a stream's) Done; nil once released
-	ctx          context.Context  // the attempt's: rc, or what the trace adds to it
-	rc           reqctx.Ctx       // the attempt's own, ended with its cause
-	t0           time.Time        // when it was sent
-	timer        *time.Timer
-	cause        atomic.Pointer[outcome.Error] // what the timer's firing means
+	l      *Loop
+	permit *upstream.Permit // released by finish, abandon or (a stream's) Done; nil once released
+	ctx    context.Context  // the attempt's: rc, or what the trace adds to it
+	rc     reqctx.Ctx       // the attempt's own, ended with its cause
+	t0     time.Time        // when it was sent
+	// host's timer rings the attempt's alarm: the request's Ctx, or rc
+	// (a hedge's twin, a request without one).
+	host         *reqctx.Ctx
+	cause        atomic.Pointer[outcome.Error] // what the alarm's ringing means
 	firstContent time.Duration
 	span         tracing.Attempt // ended by finish, abandon or (a stream's) Done
 
 	// A stream attempt's context lends act to the adapter
 	// (provider.Activity): its body's bytes keep the stream alive. Once
-	// the first content came, the timer (its cause errStreamIdle) looks
+	// the first content came, the alarm (its cause errStreamIdle) looks
 	// every look at most: reads moved since it last looked means bytes
 	// came by then (quiet is when it last saw them move); quiet for idle
 	// is a stall, noticed within idle plus look. until is the attempt
 	// timeout. All are written before the cause is stored, and then only
-	// by the timer's callback.
+	// by the alarm's Ring.
 	actx  attemptCtx
 	act   provider.Activity
 	idle  time.Duration
@@ -130,7 +132,19 @@ func ResponseModel(u outcome.Usage, tg route.Target) string {
 	return tg.Model
 }
 
-// fire is the attempt timer's: it ends the attempt with the cause it
+// alarm is a Served as the reqctx.Alarm its host's timer rings: fire.
+type alarm Served
+
+func (a *alarm) Ring() { (*Served)(a).fire() }
+
+// alarm is sv's reqctx.Alarm.
+func (sv *Served) alarm() *alarm { return (*alarm)(sv) }
+
+// lend has the attempt's alarm ring at t: its host's timer
+// (docs/ARCHITECTURE.md, "Request contexts").
+func (sv *Served) lend(t time.Time) { sv.host.Lend(sv.alarm(), t) }
+
+// fire is the attempt's alarm: it ends the attempt with the cause it
 // watches for, or, watching for a stall, only once the provider's body
 // has been silent for idle (or the attempt timeout has come), else looks
 // again. A look costs the stream nothing per read: it compares the
@@ -156,7 +170,7 @@ func (sv *Served) fire() {
 		return
 	}
 	if sv.rc.Err() == nil {
-		sv.timer.Reset(min(sv.look, sv.idle-quiet, left))
+		sv.lend(now.Add(min(sv.look, sv.idle-quiet, left)))
 	}
 }
 
@@ -169,9 +183,9 @@ const stallLook = time.Second
 // (routing.stream.idle_timeout).
 func (sv *Served) Stalled() bool { return sv.rc.Cause() == errStreamIdle }
 
-// end stops the attempt's timer and context.
+// end gives the attempt's alarm back and ends its context.
 func (sv *Served) end() {
-	sv.timer.Stop()
+	sv.host.Return(sv.alarm())
 	sv.rc.Cancel(nil)
 }
 
@@ -186,7 +200,7 @@ func (l *Loop) attempt(ctx context.Context, r *Run, up *Provider, tg route.Targe
 }
 
 // begin starts an attempt (a hedge's twin when hedge): it counts it and
-// gives it its context, timer and span. send sends it; finish (or, for the
+// gives it its context, alarm and span. send sends it; finish (or, for the
 // loser of a hedge, abandon) ends it.
 func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target, req *provider.Request, permit *upstream.Permit, hedge bool) *Served {
 	r.Attempts++
@@ -198,9 +212,12 @@ func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target,
 		outCap = 0
 	}
 	req.Model, req.MaxOutputTokens = tg.Model, outCap
-	// One context and one timer bound the attempt: first the first-token
-	// deadline (streams), then the attempt timeout. The timer's cause
-	// says which one fired.
+	// One context and one alarm bound the attempt: first the first-token
+	// deadline (streams), then the attempt timeout. The alarm's cause
+	// says which one rang. It rides the request's timer (the request's
+	// context lends it: one timer a request, docs/ARCHITECTURE.md,
+	// "Request contexts"); a hedge's twin, whose first leg holds that,
+	// or an attempt of a request without one, has rc's own.
 	// Its context is a reqctx.Ctx inside Served, linked to the request's
 	// without an allocation (docs/ARCHITECTURE.md, "Request contexts").
 	sv := &Served{Provider: up, Target: tg, Req: req, Hedged: hedge, l: l, permit: permit}
@@ -226,8 +243,12 @@ func (l *Loop) begin(ctx context.Context, r *Run, up *Provider, tg route.Target,
 		sv.cause.Store(errFirstTokenTimeout)
 		limit = ftt
 	}
-	sv.timer = time.AfterFunc(limit, sv.fire)
 	sv.t0 = time.Now()
+	at := sv.t0.Add(limit)
+	if sv.host = reqctx.Of(ctx); sv.host == nil || !sv.host.Lend(sv.alarm(), at) {
+		sv.host = &sv.rc
+		sv.lend(at)
+	}
 	return sv
 }
 
@@ -286,7 +307,7 @@ func (l *Loop) finish(ctx context.Context, r *Run, sv *Served, resp *provider.Re
 		sv.span.End(tracing.Outcome{Model: ResponseModel(resp.Usage, sv.Target), InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens})
 		return sv, nil
 	}
-	if sv.timer.Stop() {
+	if sv.host.Disarm(sv.alarm()) {
 		// First content arrived: the rest of the attempt timeout applies,
 		// and a gap of routing.stream.idle_timeout is a stall (when the
 		// adapter's body is read through act: an adapter that sends no
@@ -297,10 +318,10 @@ func (l *Loop) finish(ctx context.Context, r *Run, sv *Served, resp *provider.Re
 			sv.idle, sv.look, sv.until = r.idle, min(r.idle/2, stallLook), now.Add(left)
 			sv.quiet, sv.reads = now, sv.act.Reads()
 			sv.cause.Store(errStreamIdle)
-			sv.timer.Reset(sv.look)
+			sv.lend(now.Add(sv.look))
 		} else {
 			sv.cause.Store(errAttemptTimeout)
-			sv.timer.Reset(left)
+			sv.lend(time.Now().Add(left))
 		}
 	}
 	sv.firstContent = time.Since(t0)

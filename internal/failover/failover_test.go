@@ -22,6 +22,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/outcome"
 	"github.com/llmrouter/llmrouter/internal/policy"
 	"github.com/llmrouter/llmrouter/internal/provider"
+	"github.com/llmrouter/llmrouter/internal/reqctx"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/upstream"
 	"github.com/llmrouter/llmrouter/internal/upstream/shared"
@@ -272,6 +273,15 @@ func newRig(t testing.TB, retry backoff.Config, targets ...tgt) *rig {
 	return rg
 }
 
+// requestCtx is a request's context within timeout as the front door
+// makes it (a reqctx.Ctx with its deadline, whose timer the attempts'
+// alarms ride).
+func requestCtx(parent context.Context, timeout time.Duration) (context.Context, func()) {
+	ctx := reqctx.New(parent)
+	ctx.SetDeadline(time.Now().Add(timeout))
+	return ctx, func() { ctx.Cancel(nil) }
+}
+
 // walk runs one request of model m within timeout.
 func (rg *rig) walk(ctx context.Context, timeout time.Duration) (*Run, Result) {
 	return rg.walkLimited(ctx, timeout, 0, 100)
@@ -280,7 +290,7 @@ func (rg *rig) walk(ctx context.Context, timeout time.Duration) (*Run, Result) {
 // walkLimited is walk for a request whose output limit is maxTokens and
 // whose token estimate is tokens.
 func (rg *rig) walkLimited(ctx context.Context, timeout time.Duration, maxTokens, tokens int64) (*Run, Result) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := requestCtx(ctx, timeout)
 	defer cancel()
 	r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model, MaxTokens: maxTokens}
 	res := rg.loop.Walk(ctx, r, &rg.pol, func(name string) *Provider { return rg.provs[name] },
@@ -623,6 +633,14 @@ func TestWalkFullWaitsForFreedSlot(t *testing.T) {
 	})
 }
 
+// clientCtx is a client's request context as the API listener makes it
+// (a reqctx.Ctx, whose end reaches the request's at once) and its hang-up.
+func clientCtx(t *testing.T) (context.Context, func()) {
+	ctx := reqctx.New(t.Context())
+	t.Cleanup(func() { ctx.Cancel(nil) })
+	return ctx, func() { ctx.Cancel(nil) }
+}
+
 // TestWalkClientGone: a client that leaves (before the walk, or during an
 // attempt) ends it with Gone and no further attempt.
 func TestWalkClientGone(t *testing.T) {
@@ -630,7 +648,7 @@ func TestWalkClientGone(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			a := &fake{do: answers}
 			rg := newRig(t, retryEvery, tgt{name: "a", a: a})
-			ctx, cancel := context.WithCancel(t.Context())
+			ctx, cancel := clientCtx(t)
 			cancel()
 			r, res := rg.walk(ctx, time.Minute)
 			if !res.Gone || r.Attempts != 0 || a.calls.Load() != 0 {
@@ -640,7 +658,7 @@ func TestWalkClientGone(t *testing.T) {
 	})
 	t.Run("during an attempt", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(t.Context())
+			ctx, cancel := clientCtx(t)
 			leaves := &fake{do: func(ctx context.Context, _ int) (*provider.Response, error) {
 				cancel()
 				return nil, &outcome.Error{Kind: outcome.Canceled, Message: "client went away", Err: context.Canceled}

@@ -132,7 +132,7 @@ func (rg *rig) hedges(outcome string) float64 {
 
 // walkStream is walk for a stream request.
 func (rg *rig) walkStream(ctx context.Context, timeout time.Duration) (*Run, Result) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := requestCtx(ctx, timeout)
 	defer cancel()
 	r := &Run{ID: "req", Op: provider.OpChat, Model: rg.model}
 	res := rg.loop.Walk(ctx, r, &rg.pol, func(name string) *Provider { return rg.provs[name] },

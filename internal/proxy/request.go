@@ -11,7 +11,6 @@ import (
 	"github.com/llmrouter/llmrouter/internal/clientkeys"
 	"github.com/llmrouter/llmrouter/internal/intake"
 	"github.com/llmrouter/llmrouter/internal/provider"
-	"github.com/llmrouter/llmrouter/internal/reqctx"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
 )
@@ -78,10 +77,12 @@ func (q Request) Dispatch(body *intake.Body, read func(Request, *http.Request, [
 // for its whole life (docs/ARCHITECTURE.md, "Memory"), unless a
 // continuation may need it (a stream that may be rescued).
 func (s *Server) dispatch(q Request, c Call, body *intake.Body) {
-	// One reqctx.Ctx, linked to the server's own request context without
-	// a children map or closures, and its one timer (docs/ARCHITECTURE.md,
-	// "Request contexts").
-	ctx := reqctx.New(q.r.Context())
+	// One reqctx.Ctx, in the exchange, linked to the server's own request
+	// context without a children map or closures, and its one timer, which
+	// the attempts' timeouts ride (docs/ARCHITECTURE.md, "Request
+	// contexts").
+	ctx := &q.Ex.Timeout
+	ctx.Init(q.r.Context())
 	ctx.SetDeadline(time.Now().Add(q.st.Limits.RequestTimeout))
 	defer ctx.Cancel(nil)
 	release, aerr := s.shed(ctx, q.r, q.st)

@@ -9,7 +9,8 @@
 //
 // Model: a Ctx is one context.Context that its owner cancels with a
 // cause (Cancel), that may carry a deadline (SetDeadline: one timer, for
-// the request timeout), and that calls watchers when it ends (Watch). It
+// the request timeout, which it lends to one alarm at a time: Lend, the
+// attempt's timeouts), and that calls watchers when it ends (Watch). It
 // is a value a per-request struct embeds (Init), so it costs no
 // allocation of its own; New allocates one for a level that has no such
 // struct.

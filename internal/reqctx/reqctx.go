@@ -20,7 +20,10 @@ type Ctx struct {
 	err      error
 	cause    error
 	deadline time.Time   // c's own; zero: none
-	timer    *time.Timer // ends c at deadline; nil once ended
+	timer    *time.Timer // ends c at deadline, rings alarm; nil once ended
+	armed    time.Time   // when timer fires; zero: not armed (it fired, or none)
+	alarm    Alarm       // the slot's borrower (Lend); nil: free
+	alarmAt  time.Time   // when alarm rings; zero: it rang or was disarmed
 	up       *Ctx        // the Ctx parent watched directly, as upID
 	upID     uint64
 	detach   func() bool // stops the watch of a parent that is not a Ctx
@@ -135,17 +138,120 @@ func (c *Ctx) SetDeadline(t time.Time) {
 		return
 	}
 	c.deadline = t
-	d := time.Until(t)
-	if d > 0 {
-		c.timer = time.AfterFunc(d, c.expire)
+	now := time.Now()
+	past := !now.Before(t)
+	if !past && (c.armed.IsZero() || t.Before(c.armed)) {
+		c.arm(t, now)
 	}
 	c.mu.Unlock()
-	if d <= 0 {
+	if past {
 		c.expire()
 	}
 }
 
 func (c *Ctx) expire() { c.end(context.DeadlineExceeded, context.DeadlineExceeded) }
+
+// Alarm is what borrows a Ctx's timer (Lend): Ring is called once its
+// time has come, from the timer's goroutine, outside any lock.
+type Alarm interface{ Ring() }
+
+// Lend lends c's timer to a, to ring it at t (docs/ARCHITECTURE.md,
+// "Request contexts"): an attempt's timeouts ride the request's timer
+// instead of a timer of their own. c keeps ending at its deadline; the
+// timer is moved earlier for a, never later, and when it fires before
+// what is due (a moved a later, or gave the timer back) it is set again
+// for the earliest of c's deadline and a's time: the timer is not reset
+// when a's time moves later, so that an attempt that ends costs no
+// change of the timer. The one slot is a's until Return; a, holding it,
+// may Lend again (a new time, from Ring too). Lend reports false when
+// another holds it (a hedge's twin then keeps a timer of its own). Once
+// c has ended it does nothing.
+func (c *Ctx) Lend(a Alarm, t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.alarm != nil && c.alarm != a {
+		return false
+	}
+	if c.err != nil {
+		return true
+	}
+	c.alarm, c.alarmAt = a, t
+	if c.armed.IsZero() || t.Before(c.armed) {
+		c.arm(t, time.Now())
+	}
+	return true
+}
+
+// Disarm keeps a's alarm from ringing, a keeping the slot; it reports
+// whether that stopped it (as time.Timer's Stop): false when it rang,
+// was disarmed, or a does not hold the slot.
+func (c *Ctx) Disarm(a Alarm) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.alarm != a || c.alarmAt.IsZero() {
+		return false
+	}
+	c.alarmAt = time.Time{}
+	return true
+}
+
+// Return gives the slot back when a holds it: its alarm will not ring.
+// The timer is left as it is (set again to c's deadline when it fires).
+func (c *Ctx) Return(a Alarm) {
+	c.mu.Lock()
+	if c.alarm == a {
+		c.alarm, c.alarmAt = nil, time.Time{}
+	}
+	c.mu.Unlock()
+}
+
+// arm has c's timer fire at t, as read at now. c.mu is held.
+func (c *Ctx) arm(t, now time.Time) {
+	c.armed = t
+	d := max(t.Sub(now), 0)
+	if c.timer == nil {
+		c.timer = time.AfterFunc(d, c.ring)
+		return
+	}
+	c.timer.Reset(d)
+}
+
+// ring is c's timer firing: c ends at its deadline, else a due alarm
+// rings, else (it fired early) the timer is set again for what is due
+// first.
+func (c *Ctx) ring() { c.ringAt(time.Now()) }
+
+// ringAt is ring with the clock read at now.
+func (c *Ctx) ringAt(now time.Time) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.armed = time.Time{}
+	if !c.deadline.IsZero() && !now.Before(c.deadline) {
+		c.mu.Unlock()
+		c.expire()
+		return
+	}
+	a := c.alarm
+	if a != nil && !c.alarmAt.IsZero() && !now.Before(c.alarmAt) {
+		c.alarmAt = time.Time{}
+		c.mu.Unlock()
+		a.Ring()
+		c.mu.Lock()
+	}
+	if c.err == nil && c.armed.IsZero() {
+		next := c.deadline
+		if at := c.alarmAt; c.alarm != nil && !at.IsZero() && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+		if !next.IsZero() {
+			c.arm(next, now)
+		}
+	}
+	c.mu.Unlock()
+}
 
 // end ends c with err and cause, unless it has ended: its Done closes,
 // its timer stops, it leaves its parent, and then its watchers run (its
@@ -167,6 +273,7 @@ func (c *Ctx) end(err, cause error) {
 	c.w, c.more = [2]watcher{}, nil
 	timer, up, upID, detach := c.timer, c.up, c.upID, c.detach
 	c.timer, c.up, c.detach = nil, nil, nil
+	c.alarm = nil
 	c.mu.Unlock()
 	if timer != nil {
 		timer.Stop()
