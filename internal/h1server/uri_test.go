@@ -16,7 +16,17 @@ func checkRequestURI(t testing.TB, uri string) {
 	if (gerr != nil) != (werr != nil) {
 		t.Fatalf("parseRequestURI(%q): got error %v, want %v", uri, gerr, werr)
 	}
-	if werr == nil && got != *want {
+	if werr != nil {
+		return
+	}
+	// Userinfo is a pointer: compared by what it holds, the rest field
+	// for field.
+	if (got.User == nil) != (want.User == nil) || got.User.String() != want.User.String() {
+		t.Fatalf("parseRequestURI(%q): got user %v, want %v", uri, got.User, want.User)
+	}
+	g, w := got, *want
+	g.User, w.User = nil, nil
+	if g != w {
 		t.Fatalf("parseRequestURI(%q): got %#v, want %#v", uri, got, *want)
 	}
 }
@@ -27,7 +37,7 @@ func checkRequestURI(t testing.TB, uri string) {
 func TestParseRequestURI(t *testing.T) {
 	for _, uri := range []string{
 		"/v1/chat/completions", "/", "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
-		"/a?", "/a??", "/a?b?", "/?", "?", "", "*", "//host/path", "///x", "/a%20b", "/a%zz", "/a b",
+		"/a?", "/a??", "/a?b?", "/?", "?", "", "*", "//host/path", "///x", "A://@", "http://u:p@h/x", "/a%20b", "/a%zz", "/a b",
 		"http://host/x", "a/b", "/caf\u00e9", "/a#frag", "/a?q=%zz", "/a;b=c,d@e$f&g+h~i",
 	} {
 		checkRequestURI(t, uri)
