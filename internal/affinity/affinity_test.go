@@ -356,6 +356,8 @@ func FuzzOpening(f *testing.F) {
 		f.Add([]byte(`"system prompt"`), []byte(s))
 		f.Add([]byte(nil), []byte(s))
 	}
+	f.Add([]byte("0 "), []byte(`[{"role":"user"}]`)) // a system value with space after it
+	f.Add([]byte("\"s\"\n"), []byte(`[{"role":"user"}]`))
 	f.Fuzz(func(t *testing.T, system, messages []byte) {
 		got := Opening(system, messages) // never panics, whatever the input
 		if !json.Valid(messages) || (len(system) > 0 && !json.Valid(system)) ||

@@ -3,6 +3,7 @@ package affinity
 import (
 	"cmp"
 	"net/http"
+	"strings"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -90,8 +91,10 @@ func Opening(system, messages []byte) ID {
 	var o Openings
 	o.d.ResetWithSeed(seedOpening)
 	if len(system) > 0 {
+		// The value's text without the space around it, as any
+		// decoder hands it over (trailing space included: FuzzOpening).
 		s := view(system)
-		writeContent(&o.d, s[jsonscan.Space(s, 0):])
+		writeContent(&o.d, strings.TrimRight(s[jsonscan.Space(s, 0):], " \t\r\n"))
 	}
 	ms := view(messages)
 	w := jsonscan.Walk(ms, jsonscan.Space(ms, 0))
