@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/llmrouter/llmrouter/internal/sockio"
 )
 
 func (t *Transport) now() time.Time {
@@ -58,7 +60,11 @@ func (t *Transport) dial(ctx context.Context, addr string) (net.Conn, error) {
 		ch <- dialed{nc, err}
 	}()
 	d := <-ch
-	return d.nc, d.err
+	if d.err != nil {
+		return nil, d.err
+	}
+	// Reads and writes as raw system calls (internal/sockio).
+	return sockio.Wrap(d.nc), nil
 }
 
 // A connection holds a read buffer only while it carries an answer, and a
@@ -97,23 +103,19 @@ func (s *source) Read(p []byte) (int, error) {
 	if s.fd < 0 {
 		return s.nc.Read(p)
 	}
-	for {
-		n, err := syscall.Read(s.fd, p)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
-			return 0, errAgain
-		case err != nil:
-			s.err = &net.OpError{Op: "read", Net: s.nc.LocalAddr().Network(), Source: s.nc.LocalAddr(), Addr: s.nc.RemoteAddr(),
-				Err: os.NewSyscallError("read", err)}
-			return 0, s.err
-		case n == 0 && len(p) > 0:
-			s.err = io.EOF
-			return 0, io.EOF
-		}
-		return n, nil
+	n, errno := sockio.Read(s.fd, p)
+	switch {
+	case errno == syscall.EAGAIN:
+		return 0, errAgain
+	case errno != 0:
+		s.err = &net.OpError{Op: "read", Net: s.nc.LocalAddr().Network(), Source: s.nc.LocalAddr(), Addr: s.nc.RemoteAddr(),
+			Err: os.NewSyscallError("read", errno)}
+		return 0, s.err
+	case n == 0 && len(p) > 0:
+		s.err = io.EOF
+		return 0, io.EOF
 	}
+	return n, nil
 }
 
 // wait is a body's read when c's read buffer is empty: the buffer goes
@@ -249,15 +251,7 @@ func newConn(t *Transport, nc net.Conn, addr string) *conn {
 		// Made once per connection, not per look: a closure passed to
 		// RawConn.Read escapes.
 		c.peekFn = func(fd uintptr) bool {
-			n, _, err := syscall.Recvfrom(int(fd), c.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-			switch {
-			case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
-				c.peeked = 0
-			case err != nil || n == 0:
-				c.peeked = -1
-			default:
-				c.peeked = 1
-			}
+			c.peeked = sockio.Peek(int(fd))
 			return true
 		}
 	}

@@ -55,12 +55,11 @@ type conn struct {
 	used   bool // has carried a request before this one
 
 	// The socket, looked at without reading (peek): made once.
-	raw     syscall.RawConn // nil when nc is not a socket
-	rawErr  error
-	peekFn  func(fd uintptr) bool
-	peekBuf [1]byte
-	peeked  int                   // what peekFn saw last
-	waitFn  func(fd uintptr) bool // wait's; made once
+	raw    syscall.RawConn // nil when nc is not a socket
+	rawErr error
+	peekFn func(fd uintptr) bool
+	peeked int                   // what peekFn saw last
+	waitFn func(fd uintptr) bool // wait's; made once
 
 	expire func() // puts a past deadline on nc (exchange); made once
 }

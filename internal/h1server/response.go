@@ -359,7 +359,11 @@ func (w *response) send(p []byte, final bool) error {
 			w.err = net.ErrClosed
 		} else {
 			c.iov = iov
-			_, w.err = c.iov.WriteTo(c.nc)
+			if c.sock != nil {
+				_, w.err = c.sock.WriteBuffers(&c.iov)
+			} else {
+				_, w.err = c.iov.WriteTo(c.nc)
+			}
 		}
 	}
 	clear(iov) // no reference to p stays

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmrouter/llmrouter/internal/reqctx"
+	"github.com/llmrouter/llmrouter/internal/sockio"
 )
 
 // Server serves HTTP/1.1 on a listener (see the package doc). Set its
@@ -205,6 +206,7 @@ const (
 type conn struct {
 	s      *Server
 	nc     net.Conn
+	sock   *sockio.Conn  // nc, when it is one: its writes of several buffers are one writev
 	br     *bufio.Reader // nil while it would hold no bytes (buffers.go)
 	remote string
 	state  atomic.Int32
@@ -240,7 +242,10 @@ type conn struct {
 const outSize = 4 << 10
 
 func (s *Server) newConn(nc net.Conn) *conn {
+	// Reads and writes as raw system calls (internal/sockio).
+	nc = sockio.Wrap(nc)
 	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr().String(), wfd: -1}
+	c.sock, _ = nc.(*sockio.Conn)
 	c.state.Store(stateIdle)
 	s.mu.Lock()
 	if s.shutting.Load() {

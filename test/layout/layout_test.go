@@ -49,8 +49,11 @@ func mayImport(from, to string) bool {
 }
 
 // longestChain bounds the longest import chain inside the module (the
-// import drawing's height).
-const longestChain = 10
+// import drawing's height). 11 since internal/sockio, a leaf that imports
+// nothing of the module, sits under internal/h1 (the raw socket reads and
+// writes both HTTP/1.1 ends share: docs/ARCHITECTURE.md, "Socket reads
+// and writes"); the chain above it is unchanged.
+const longestChain = 11
 
 type pkg struct {
 	ImportPath string
@@ -147,8 +150,10 @@ func TestLayersName(t *testing.T) {
 }
 
 // maxClosure bounds what some packages may depend on, all told: the body
-// reader is read by every front door and must stay small.
-var maxClosure = map[string]int{"internal/intake": 8}
+// reader is read by every front door and must stay small (9: its
+// provider.Op brings internal/provider, and with it internal/h1 and the
+// leaf internal/sockio under it).
+var maxClosure = map[string]int{"internal/intake": 9}
 
 // TestClosures: the packages maxClosure names depend on no more packages
 // of the module than it allows.
