@@ -51,13 +51,11 @@ type Conn struct {
 	rn   int
 	rerr syscall.Errno
 
-	wp   []byte // the write's bytes not yet written
-	wn   int
+	wp   []byte       // Write's bytes (wn of them written)
+	vb   *net.Buffers // WriteBuffers' buffers, consumed as written
+	wn   int64        // the bytes written so far
 	werr syscall.Errno
-
-	vb  *net.Buffers // the vectored write's buffers, consumed as written
-	vn  int64
-	iov [8]syscall.Iovec
+	iov  [8]syscall.Iovec
 }
 
 // Wrap is nc as a *Conn when it is a TCP connection whose descriptor can
@@ -114,58 +112,51 @@ func (c *Conn) read(fd uintptr) bool {
 // is full, as net's conn does.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
-	c.wp, c.wn, c.werr = p, 0, 0
-	err := c.rc.Write(c.writeFn)
-	n, errno := c.wn, c.werr
+	c.wp = p
+	n, err := c.send(c.writeFn, "write")
 	c.wp = nil
 	c.wmu.Unlock()
-	if err == nil && errno != 0 {
-		err = os.NewSyscallError("write", errno)
-	}
-	if err != nil {
-		return n, c.opError("write", err)
-	}
-	return n, nil
-}
-
-func (c *Conn) write(fd uintptr) bool {
-	for c.wn < len(c.wp) {
-		p := c.wp[c.wn:]
-		if len(p) > maxRW {
-			p = p[:maxRW]
-		}
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-		switch e {
-		case 0:
-			c.wn += int(n)
-		case syscall.EINTR:
-		case syscall.EAGAIN:
-			return false
-		default:
-			c.werr = e
-			return true
-		}
-	}
-	return true
+	return int(n), err
 }
 
 // WriteBuffers writes every buffer of *v in order with writev, as
 // net.Buffers.WriteTo does on net's conn, consuming *v as it goes.
 func (c *Conn) WriteBuffers(v *net.Buffers) (int64, error) {
 	c.wmu.Lock()
-	c.vb, c.vn, c.werr = v, 0, 0
-	err := c.rc.Write(c.writevFn)
-	n, errno := c.vn, c.werr
+	c.vb = v
+	n, err := c.send(c.writevFn, "writev")
 	c.vb = nil
 	clear(c.iov[:]) // no reference to the caller's bytes stays
 	c.wmu.Unlock()
-	if err == nil && errno != 0 {
-		err = os.NewSyscallError("writev", errno)
+	return n, err
+}
+
+// send runs a write callback (write or writev) in net's write loop, with
+// c.wmu held: the bytes it wrote, and the failure as net's error.
+func (c *Conn) send(fn func(fd uintptr) bool, op string) (int64, error) {
+	c.wn, c.werr = 0, 0
+	err := c.rc.Write(fn)
+	if err == nil && c.werr != 0 {
+		err = os.NewSyscallError(op, c.werr)
 	}
 	if err != nil {
-		return n, c.opError("writev", err)
+		return c.wn, c.opError(op, err)
 	}
-	return n, nil
+	return c.wn, nil
+}
+
+func (c *Conn) write(fd uintptr) bool {
+	for c.wn < int64(len(c.wp)) {
+		p := c.wp[c.wn:]
+		if len(p) > maxRW {
+			p = p[:maxRW]
+		}
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if !c.wrote(n, e) {
+			return e != syscall.EAGAIN
+		}
+	}
+	return true
 }
 
 func (c *Conn) writev(fd uintptr) bool {
@@ -186,18 +177,28 @@ func (c *Conn) writev(fd uintptr) bool {
 			return true
 		}
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
-		switch e {
-		case 0:
-			c.vn += int64(n)
-			consume(c.vb, int64(n))
-		case syscall.EINTR:
-		case syscall.EAGAIN:
-			return false
-		default:
-			c.werr = e
-			return true
+		if !c.wrote(n, e) {
+			return e != syscall.EAGAIN
 		}
+		consume(c.vb, int64(n))
 	}
+}
+
+// wrote takes one write's result: true to go on writing (bytes written,
+// or EINTR: n is then 0); false on EAGAIN (the poller waits, then the
+// callback again) or a failure (kept in c.werr).
+func (c *Conn) wrote(n uintptr, e syscall.Errno) bool {
+	switch e {
+	case 0:
+		c.wn += int64(n)
+		return true
+	case syscall.EINTR:
+		return true
+	case syscall.EAGAIN:
+		return false
+	}
+	c.werr = e
+	return false
 }
 
 // consume drops n written bytes from the front of *v.
