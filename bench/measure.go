@@ -214,6 +214,8 @@ func (g rounds) errs() int {
 // count the event.
 func syscallsOf(c proc.Counts) (int64, bool)    { return c.Syscalls, true }
 func ctxSwitchesOf(c proc.Counts) (int64, bool) { return c.ContextSwitches, true }
+func nanosleepOf(c proc.Counts) (int64, bool)   { return c.Nanosleep, c.Sched }
+func futexOf(c proc.Counts) (int64, bool)       { return c.Futex, c.Sched }
 
 // countCell is the median per request of one perf count over the rounds
 // perf counted, formatted; "—" when it counted none.
@@ -264,7 +266,7 @@ func loadTable(gs []rounds) string {
 			direct[fmt.Sprint(r.mode, r.conc)] = g.p50()
 		}
 	}
-	header := []string{"mode", "conc", "target", "req/s", "p50 µs", "p99 µs", "+p50 vs direct µs", "CPU µs/req", "syscalls/req", "ctx sw/req", "RSS MB", "new conns", "open conns", "errors"}
+	header := []string{"mode", "conc", "target", "req/s", "p50 µs", "p99 µs", "+p50 vs direct µs", "CPU µs/req", "syscalls/req", "ctx sw/req", "nanosleep/req", "futex/req", "RSS MB", "new conns", "open conns", "errors"}
 	var cells [][]string
 	for _, g := range gs {
 		r := g.id()
@@ -279,7 +281,7 @@ func loadTable(gs []rounds) string {
 			fmt.Sprintf("%.0f", g.rps()), strconv.FormatInt(g.p50().Microseconds(), 10),
 			strconv.FormatInt(g.p99().Microseconds(), 10), added, g.cpuCell(),
 			countCell(g, "%.1f", syscallsOf), countCell(g, "%.2f", ctxSwitchesOf),
-			rss,
+			countCell(g, "%.2f", nanosleepOf), countCell(g, "%.2f", futexOf), rss,
 			connsCell(g, false), connsCell(g, true), strconv.Itoa(g.errs())})
 	}
 	right := map[int]bool{}
@@ -381,7 +383,8 @@ func summary(gs []rounds) string {
 }
 
 // countsDiff is ", syscalls/req A vs B, ctx sw/req A vs B" when both were
-// counted.
+// counted, and ", nanosleep/req A vs B, futex/req A vs B" after it when
+// perf counted both's scheduler calls.
 func countsDiff(a, b rounds) string {
 	pair := func(name, format string, count func(proc.Counts) (int64, bool)) string {
 		x, y := countCell(a, format, count), countCell(b, format, count)
@@ -394,5 +397,5 @@ func countsDiff(a, b rounds) string {
 	if sys == "" {
 		return ""
 	}
-	return sys + pair("ctx sw/req", "%.2f", ctxSwitchesOf)
+	return sys + pair("ctx sw/req", "%.2f", ctxSwitchesOf) + pair("nanosleep/req", "%.2f", nanosleepOf) + pair("futex/req", "%.2f", futexOf)
 }

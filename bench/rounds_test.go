@@ -134,10 +134,10 @@ func threeRounds() []rounds {
 // summed.
 func TestLoadTableOverRounds(t *testing.T) {
 	want := "" +
-		"| mode | conc | target    | req/s | p50 µs | p99 µs | +p50 vs direct µs | CPU µs/req | syscalls/req | ctx sw/req | RSS MB | new conns | open conns | errors |\n" +
-		"| ---- | ---: | --------- | ----: | -----: | -----: | ----------------: | ---------: | -----------: | ---------: | -----: | --------: | ---------: | -----: |\n" +
-		"| json |   16 | nginx     |  1000 |    310 |    800 |                 — |       22.0 |          5.5 |       0.50 |    5.0 |         0 |       2 h1 |      0 |\n" +
-		"| json |   16 | llmrouter |   450 |    500 |   1300 |                 — |       70.0 |          8.5 |       1.25 |   11.0 |         0 |      16 h1 |      2 |\n"
+		"| mode | conc | target    | req/s | p50 µs | p99 µs | +p50 vs direct µs | CPU µs/req | syscalls/req | ctx sw/req | nanosleep/req | futex/req | RSS MB | new conns | open conns | errors |\n" +
+		"| ---- | ---: | --------- | ----: | -----: | -----: | ----------------: | ---------: | -----------: | ---------: | ------------: | --------: | -----: | --------: | ---------: | -----: |\n" +
+		"| json |   16 | nginx     |  1000 |    310 |    800 |                 — |       22.0 |          5.5 |       0.50 |          0.00 |      0.00 |    5.0 |         0 |       2 h1 |      0 |\n" +
+		"| json |   16 | llmrouter |   450 |    500 |   1300 |                 — |       70.0 |          8.5 |       1.25 |          0.10 |      2.00 |   11.0 |         0 |      16 h1 |      2 |\n"
 	if got := loadTable(threeRounds()); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -171,9 +171,14 @@ func TestSummaryOverRounds(t *testing.T) {
 				"- json c=16: llmrouter vs llmrouter-base: CPU/request 1.03× (62.0 vs 60.0 µs), p50 -10 µs, p99 +100 µs\n",
 		},
 		{
-			name: "perf counts of both",
+			name: "perf counts of both, the scheduler's where both had them",
 			gs:   oneRound(gs[1][1], withCounts(base[1], proc.Counts{Syscalls: 4000, ContextSwitches: 400, Nanosleep: 80, Futex: 1200, Sched: true})),
-			want: "\n- json c=16: llmrouter vs llmrouter-base: CPU/request 0.94× (75.0 vs 80.0 µs), syscalls/req 9.0 vs 10.0, ctx sw/req 1.50 vs 1.00, p50 -10 µs, p99 +100 µs\n",
+			want: "\n- json c=16: llmrouter vs llmrouter-base: CPU/request 0.94× (75.0 vs 80.0 µs), syscalls/req 9.0 vs 10.0, ctx sw/req 1.50 vs 1.00, nanosleep/req 0.10 vs 0.20, futex/req 2.00 vs 3.00, p50 -10 µs, p99 +100 µs\n",
+		},
+		{
+			name: "the scheduler's calls left out when one was not counted",
+			gs:   oneRound(gs[1][2], withCounts(base[2], proc.Counts{Syscalls: 4500, ContextSwitches: 450, Nanosleep: 1, Futex: 2, Sched: true})),
+			want: "\n- json c=16: llmrouter vs llmrouter-base: CPU/request 1.00× (70.0 vs 70.0 µs), syscalls/req 8.0 vs 10.0, ctx sw/req 1.00 vs 1.00, p50 -10 µs, p99 +100 µs\n",
 		},
 	}
 	for _, tt := range tests {
