@@ -6,6 +6,7 @@
 //	go run ./bench -duration 3s -only nginx,llmrouter -concurrency 1,64
 //	go run ./bench -streams 1000            # peak RSS, 1,000 streams of 20 chunks 100 ms apart at once
 //	go run ./bench -router-base OLD         # OLD, a router built from an older commit, beside this one
+//	go run ./bench -rounds 5 -only nginx,llmrouter -concurrency 16  # each figure the median of 5 rounds
 //	go run ./bench -syscalls=false          # without perf stat's count of syscalls and context switches
 //	go run ./bench -upstream tls            # the upstream speaks HTTPS, HTTP/2 when offered
 //	go run ./bench -only llmrouter,llmrouter+tracing  # what tracing costs llmrouter
@@ -24,7 +25,7 @@
 //
 // llmrouter+tracing (asked for by name in -only; not in the default set)
 // is a second llmrouter configured as the first plus a tracing: block at
-// -tracing-ratio, measured right after it in every (mode, concurrency), so
+// -tracing-ratio, measured right beside it in every (mode, concurrency), so
 // the difference between the two rows is what tracing costs. It exports
 // over OTLP/HTTP to the bench's trace sink (internal/collector), the bench
 // re-executed with -role collector: its own process, so taking the spans
@@ -42,7 +43,7 @@
 // offering h2 then http/1.1 (ALPN); each proxy is told to trust that CA.
 //
 // llmrouter-base (-router-base PATH) is a second router binary, built
-// from an older commit, configured as llmrouter and measured right after
+// from an older commit, configured as llmrouter and measured right beside
 // it in every (mode, concurrency) and in -streams: before and after in
 // one run.
 //
@@ -55,7 +56,20 @@
 // process group, drives the load for -duration, reads CPU again and VmRSS
 // (/proc/PID/status) (internal/proc). CPU per request is the difference
 // divided by the requests completed; for nginx the group is the master and
-// its workers.
+// its workers. With -syscalls, perf stat counts the group's system calls
+// and context switches over the same period and, where perf can read
+// those tracepoints, the nanosleep and futex calls among them: the Go
+// runtime's scheduler sleeping (sysmon) and parking idle threads.
+//
+// -rounds N measures every (mode, concurrency) N times, the targets in
+// table order in rounds 0, 2, ... and in reverse order in rounds 1, 3,
+// ..., so that a drift of the shared machine during the run reaches every
+// target alike. Each figure of the tables is the median over the rounds
+// (errors: the sum); the summary's CPU ratios are ratios of medians,
+// followed by each round's ratio (both targets measured in that round)
+// and the median of those. On a 2-vCPU VM shared with other work, one
+// router binary's CPU/request moved 20-40% between single runs minutes
+// apart, nginx's too: one pass cannot tell a 10% change from that.
 //
 // Invariants: only 127.0.0.1 addresses; every child runs in its own
 // process group, dies with the bench (Pdeathsig) and is stopped (SIGTERM,

@@ -46,6 +46,7 @@ type options struct {
 	upstream     string  // upstreamPlain or upstreamTLS
 	traceRatio   float64 // tracing.sample_ratio of targets.RouterTracing
 	syscalls     bool    // count each proxy's system calls and context switches (perf stat)
+	rounds       int     // measurements of each (mode, concurrency, target), targets in turn (roundOrder); the tables print medians
 }
 
 // goEnv is the environment the Go proxies get on top of the bench's.
@@ -77,7 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.pprof, "pprof", false, "the routers serve Go's profiler at /debug/pprof/ on their admin listeners (the address is printed), for profiles taken by hand during a run")
 	fs.StringVar(&o.nginxWorkers, "nginx-workers", "auto", "nginx worker_processes (auto: one per core)")
 	fs.IntVar(&o.goProcs, "go-procs", 0, "GOMAXPROCS of the Go proxies (httputil, llmrouter); 0: Go's default (the CPU limit, else one per core). With -nginx-workers 1 and -go-procs 1 every proxy gets one core, as a sidecar with a 1-CPU limit does")
-	fs.BoolVar(&o.syscalls, "syscalls", true, "count each proxy's system calls and context switches per request with perf stat (raw_syscalls:sys_enter, context-switches), where perf can attach; perf adds a little CPU to every system call while it counts")
+	fs.BoolVar(&o.syscalls, "syscalls", true, "count each proxy's system calls and context switches per request with perf stat (raw_syscalls:sys_enter, context-switches), where perf can attach, and among them the Go scheduler's nanosleep and futex calls where perf can read those tracepoints; perf adds a little CPU to every system call while it counts")
+	fs.IntVar(&o.rounds, "rounds", 1, "measure each (mode, concurrency) this many times, the targets in turn (table order, then reversed, then table order ...); the tables give each figure's median over the rounds and the summary each round's CPU ratio, taken within the round")
 	fs.IntVar(&o.streams, "streams", 0, "instead of the table: this many closed-loop workers each send streams back to back through each proxy (-stream-chunks chunks -stream-interval apart); report peak RSS")
 	fs.DurationVar(&o.interval, "stream-interval", 100*time.Millisecond, "with -streams: time between the upstream's content chunks")
 	fs.IntVar(&o.chunks, "stream-chunks", 20, "with -streams: content chunks per stream")
@@ -131,6 +133,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.upstream != upstreamPlain && o.upstream != upstreamTLS {
 		fmt.Fprintf(stderr, "bench: -upstream: want %s or %s\n", upstreamPlain, upstreamTLS)
+		return 2
+	}
+	if o.rounds < 1 || (o.rounds > 1 && o.streams > 0) {
+		fmt.Fprintln(stderr, "bench: -rounds: want 1 or more, and 1 with -streams")
 		return 2
 	}
 	if o.duration <= 0 || o.warmup < 0 || o.interval <= 0 || o.chunks < 1 {
@@ -287,6 +293,9 @@ func machine(o options) string {
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), o.upstream, o.duration, o.warmup, o.nginxWorkers)
 	if o.goProcs > 0 {
 		s += fmt.Sprintf(", Go proxies GOMAXPROCS=%d", o.goProcs)
+	}
+	if o.rounds > 1 {
+		s += fmt.Sprintf(", %d rounds (medians)", o.rounds)
 	}
 	if slices.Contains(o.only, targets.RouterTracing) {
 		s += fmt.Sprintf(", %s sample_ratio %v", targets.RouterTracing, o.traceRatio)

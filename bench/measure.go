@@ -44,6 +44,8 @@ func (r row) p50() time.Duration {
 func (r row) p99() time.Duration {
 	return load.Percentile(r.res.Lat, 0.99)
 }
+func (r row) ttft50() time.Duration { return load.Percentile(r.res.TTFT, 0.50) }
+func (r row) ttft99() time.Duration { return load.Percentile(r.res.TTFT, 0.99) }
 
 // cpuPerReq is the proxy's CPU time per completed request.
 func (r row) cpuPerReq() time.Duration {
@@ -74,30 +76,41 @@ func sanityCheck(ctx context.Context, ts []targets.Target, modes ...load.Mode) e
 }
 
 // measureAll runs every (mode, concurrency) against every target in turn,
-// interleaving targets so slow drift of a shared machine spreads over all.
-func measureAll(ctx context.Context, o options, up *upstream.Handle, sink *collector.Handle, ts []targets.Target, progress io.Writer) ([]row, error) {
+// o.rounds times, interleaving targets so slow drift of a shared machine
+// spreads over all (roundOrder). It returns the rounds of each (mode,
+// concurrency, target) in table order.
+func measureAll(ctx context.Context, o options, up *upstream.Handle, sink *collector.Handle, ts []targets.Target, progress io.Writer) ([]rounds, error) {
 	if err := sanityCheck(ctx, ts, load.JSON, load.Stream); err != nil {
 		return nil, err
 	}
-	var rows []row
+	var out []rounds
 	for _, m := range o.modes {
 		for _, c := range o.conc {
-			for _, t := range ts {
-				r, err := measure(ctx, o, up, sink, t, m, c)
-				if err != nil {
-					return nil, err
+			group := make([]rounds, len(ts))
+			for i := range o.rounds {
+				for _, k := range roundOrder(len(ts), i) {
+					t := ts[k]
+					r, err := measure(ctx, o, up, sink, t, m, c)
+					if err != nil {
+						return nil, err
+					}
+					round := ""
+					if o.rounds > 1 {
+						round = fmt.Sprintf("  round %d/%d", i+1, o.rounds)
+					}
+					fmt.Fprintf(progress, "%-6s c=%-3d %-17s %8.0f req/s  p50 %6d µs  p99 %6d µs  cpu %5s µs/req  conns new %s open %s  errors %d%s%s\n",
+						m, c, t.Name, r.rps(), r.p50().Microseconds(), r.p99().Microseconds(), cpuCell(r.target, r.cpuPerReq()),
+						connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy), r.res.Errs, spansNote(r), round)
+					if r.res.Errs > 0 {
+						fmt.Fprintf(progress, "  last error: %s\n", r.res.LastErr)
+					}
+					group[k] = append(group[k], r)
 				}
-				fmt.Fprintf(progress, "%-6s c=%-3d %-17s %8.0f req/s  p50 %6d µs  p99 %6d µs  cpu %5s µs/req  conns new %s open %s  errors %d%s\n",
-					m, c, t.Name, r.rps(), r.p50().Microseconds(), r.p99().Microseconds(), cpuCell(r),
-					connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy), r.res.Errs, spansNote(r))
-				if r.res.Errs > 0 {
-					fmt.Fprintf(progress, "  last error: %s\n", r.res.LastErr)
-				}
-				rows = append(rows, r)
 			}
+			out = append(out, group...)
 		}
 	}
-	return rows, nil
+	return out, nil
 }
 
 // measure warms up, then drives the load for o.duration with the proxy's
@@ -169,52 +182,124 @@ func measure(ctx context.Context, o options, up *upstream.Handle, sink *collecto
 	return r, nil
 }
 
-func cpuCell(r row) string {
-	if r.target == targets.Direct {
+// cpuCell is CPU per request in µs; "—" for direct, which has no proxy.
+func cpuCell(target string, perReq time.Duration) string {
+	if target == targets.Direct {
 		return "—"
 	}
-	return fmt.Sprintf("%.1f", float64(r.cpuPerReq().Nanoseconds())/1e3)
+	return fmt.Sprintf("%.1f", float64(perReq.Nanoseconds())/1e3)
+}
+
+// The medians over the rounds of the figures the tables print.
+func (g rounds) rps() float64             { return med(g, row.rps) }
+func (g rounds) p50() time.Duration       { return med(g, row.p50) }
+func (g rounds) p99() time.Duration       { return med(g, row.p99) }
+func (g rounds) ttft50() time.Duration    { return med(g, row.ttft50) }
+func (g rounds) ttft99() time.Duration    { return med(g, row.ttft99) }
+func (g rounds) cpuPerReq() time.Duration { return med(g, row.cpuPerReq) }
+func (g rounds) cpuCell() string          { return cpuCell(g.id().target, g.cpuPerReq()) }
+func (g rounds) rss() int64               { return med(g, func(r row) int64 { return r.rss }) }
+
+// errs are the failed requests of every round, summed: a median would
+// hide one round's failures.
+func (g rounds) errs() int {
+	n := 0
+	for _, r := range g {
+		n += r.res.Errs
+	}
+	return n
+}
+
+// The perf counts the load table prints; ok is false when perf did not
+// count the event.
+func syscallsOf(c proc.Counts) (int64, bool)    { return c.Syscalls, true }
+func ctxSwitchesOf(c proc.Counts) (int64, bool) { return c.ContextSwitches, true }
+func nanosleepOf(c proc.Counts) (int64, bool)   { return c.Nanosleep, c.Sched }
+func futexOf(c proc.Counts) (int64, bool)       { return c.Futex, c.Sched }
+
+// countCell is the median per request of one perf count over the rounds
+// perf counted, formatted; "—" when it counted none.
+func countCell(g rounds, format string, count func(proc.Counts) (int64, bool)) string {
+	v, ok := medOK(g, func(r row) (float64, bool) {
+		if r.counts == nil {
+			return 0, false
+		}
+		n, ok := count(*r.counts)
+		return r.perReq(n), ok
+	})
+	if !ok {
+		return "—"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// connsCell is connCell of the medians over the rounds of the upstream
+// connections the target opened (open false) or held at the end (open
+// true), the total and each protocol's count apart.
+func connsCell(g rounds, open bool) string {
+	var totals []int64
+	by := map[string][]int64{}
+	for _, r := range g {
+		total, m := r.conns.Accepted, r.conns.AcceptedBy
+		if open {
+			total, m = r.conns.Open, r.conns.OpenBy
+		}
+		totals = append(totals, total)
+		for p, n := range m {
+			by[p] = append(by[p], n)
+		}
+	}
+	medBy := map[string]int64{}
+	for p, ns := range by {
+		// A round without the protocol had none of it.
+		medBy[p] = median(append(ns, make([]int64, len(g)-len(ns))...))
+	}
+	return connCell(median(totals), medBy)
 }
 
 // loadTable is the side-by-side table: one line per (mode, concurrency,
 // target), with p50 also as the latency added over direct.
-func loadTable(rows []row) string {
+func loadTable(gs []rounds) string {
 	direct := map[string]time.Duration{}
-	for _, r := range rows {
-		if r.target == targets.Direct {
-			direct[fmt.Sprint(r.mode, r.conc)] = r.p50()
+	for _, g := range gs {
+		if r := g.id(); r.target == targets.Direct {
+			direct[fmt.Sprint(r.mode, r.conc)] = g.p50()
 		}
 	}
-	header := []string{"mode", "conc", "target", "req/s", "p50 µs", "p99 µs", "+p50 vs direct µs", "CPU µs/req", "syscalls/req", "ctx sw/req", "RSS MB", "new conns", "open conns", "errors"}
+	header := []string{"mode", "conc", "target", "req/s", "p50 µs", "p99 µs", "+p50 vs direct µs", "CPU µs/req", "syscalls/req", "ctx sw/req", "nanosleep/req", "futex/req", "RSS MB", "new conns", "open conns", "errors"}
 	var cells [][]string
-	for _, r := range rows {
-		added, rss, sys, csw := "—", "—", "—", "—"
-		if r.counts != nil {
-			sys, csw = fmt.Sprintf("%.1f", r.perReq(r.counts.Syscalls)), fmt.Sprintf("%.2f", r.perReq(r.counts.ContextSwitches))
-		}
+	for _, g := range gs {
+		r := g.id()
+		added, rss := "—", "—"
 		if d, ok := direct[fmt.Sprint(r.mode, r.conc)]; ok && r.target != targets.Direct {
-			added = strconv.FormatInt((r.p50() - d).Microseconds(), 10)
+			added = strconv.FormatInt((g.p50() - d).Microseconds(), 10)
 		}
 		if r.target != targets.Direct {
-			rss = fmt.Sprintf("%.1f", float64(r.rss)/(1<<20))
+			rss = fmt.Sprintf("%.1f", float64(g.rss())/(1<<20))
 		}
 		cells = append(cells, []string{string(r.mode), strconv.Itoa(r.conc), r.target,
-			fmt.Sprintf("%.0f", r.rps()), strconv.FormatInt(r.p50().Microseconds(), 10),
-			strconv.FormatInt(r.p99().Microseconds(), 10), added, cpuCell(r), sys, csw, rss,
-			connCell(r.conns.Accepted, r.conns.AcceptedBy), connCell(r.conns.Open, r.conns.OpenBy), strconv.Itoa(r.res.Errs)})
+			fmt.Sprintf("%.0f", g.rps()), strconv.FormatInt(g.p50().Microseconds(), 10),
+			strconv.FormatInt(g.p99().Microseconds(), 10), added, g.cpuCell(),
+			countCell(g, "%.1f", syscallsOf), countCell(g, "%.2f", ctxSwitchesOf),
+			countCell(g, "%.2f", nanosleepOf), countCell(g, "%.2f", futexOf), rss,
+			connsCell(g, false), connsCell(g, true), strconv.Itoa(g.errs())})
 	}
-	return markdownTable(header, cells, map[int]bool{1: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 11: true, 12: true, 13: true})
+	right := map[int]bool{}
+	for i := 1; i < len(header); i++ {
+		right[i] = i != 2
+	}
+	return markdownTable(header, cells, right)
 }
 
 // latencyTable is the latency each proxy adds: its percentiles minus
 // direct's in the same (mode, concurrency), of whole requests and, for
 // streams, of the time to the first event (TTFT). At concurrency 1 this
 // is the figure published comparisons of gateways quote.
-func latencyTable(rows []row) string {
-	direct := map[string]row{}
-	for _, r := range rows {
-		if r.target == targets.Direct {
-			direct[fmt.Sprint(r.mode, r.conc)] = r
+func latencyTable(gs []rounds) string {
+	direct := map[string]rounds{}
+	for _, g := range gs {
+		if r := g.id(); r.target == targets.Direct {
+			direct[fmt.Sprint(r.mode, r.conc)] = g
 		}
 	}
 	if len(direct) == 0 {
@@ -223,21 +308,20 @@ func latencyTable(rows []row) string {
 	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 	header := []string{"mode", "conc", "target", "p50 µs", "p99 µs", "+p50 µs", "+p99 µs", "TTFT p50 µs", "TTFT p99 µs", "+TTFT p50 µs", "+TTFT p99 µs"}
 	var cells [][]string
-	for _, r := range rows {
+	for _, g := range gs {
+		r := g.id()
 		d, ok := direct[fmt.Sprint(r.mode, r.conc)]
 		if !ok {
 			continue
 		}
-		c := []string{string(r.mode), strconv.Itoa(r.conc), r.target, us(r.p50()), us(r.p99()), "—", "—", "—", "—", "—", "—"}
+		c := []string{string(r.mode), strconv.Itoa(r.conc), r.target, us(g.p50()), us(g.p99()), "—", "—", "—", "—", "—", "—"}
 		if r.target != targets.Direct {
-			c[5], c[6] = us(r.p50()-d.p50()), us(r.p99()-d.p99())
+			c[5], c[6] = us(g.p50()-d.p50()), us(g.p99()-d.p99())
 		}
 		if r.mode == load.Stream {
-			t50, t99 := load.Percentile(r.res.TTFT, 0.50), load.Percentile(r.res.TTFT, 0.99)
-			c[7], c[8] = us(t50), us(t99)
+			c[7], c[8] = us(g.ttft50()), us(g.ttft99())
 			if r.target != targets.Direct {
-				c[9] = us(t50 - load.Percentile(d.res.TTFT, 0.50))
-				c[10] = us(t99 - load.Percentile(d.res.TTFT, 0.99))
+				c[9], c[10] = us(g.ttft50()-d.ttft50()), us(g.ttft99()-d.ttft99())
 			}
 		}
 		cells = append(cells, c)
@@ -248,32 +332,36 @@ func latencyTable(rows []row) string {
 
 // summary compares llmrouter with its two yardsticks: CPU per request
 // against nginx, p50 at concurrency 1 against the bare httputil proxy;
-// and llmrouter+tracing with llmrouter: what tracing adds.
-func summary(rows []row) string {
-	find := func(m load.Mode, c int, name string) (row, bool) {
-		for _, r := range rows {
-			if r.mode == m && r.conc == c && r.target == name {
-				return r, true
+// llmrouter with llmrouter-base; and llmrouter+tracing with llmrouter:
+// what tracing adds. Each figure is the median over the rounds; with
+// more than one round, a CPU ratio is also given per round, taken within
+// the round (roundsNote).
+func summary(gs []rounds) string {
+	find := func(m load.Mode, c int, name string) (rounds, bool) {
+		for _, g := range gs {
+			if r := g.id(); r.mode == m && r.conc == c && r.target == name {
+				return g, true
 			}
 		}
-		return row{}, false
+		return nil, false
 	}
 	var b strings.Builder
-	for _, r := range rows {
+	for _, g := range gs {
+		r := g.id()
 		if r.target == targets.RouterTracing {
 			if u, ok := find(r.mode, r.conc, targets.Router); ok && u.cpuPerReq() > 0 && u.rps() > 0 {
-				fmt.Fprintf(&b, "- %s c=%d: tracing on adds %+.1f µs CPU/request to llmrouter (%s vs %s µs, %.2f×), req/s %+.0f%%, p50 %+d µs, p99 %+d µs\n",
-					r.mode, r.conc, float64((r.cpuPerReq()-u.cpuPerReq()).Nanoseconds())/1e3, cpuCell(r), cpuCell(u),
-					float64(r.cpuPerReq())/float64(u.cpuPerReq()), 100*(r.rps()/u.rps()-1),
-					(r.p50() - u.p50()).Microseconds(), (r.p99() - u.p99()).Microseconds())
+				fmt.Fprintf(&b, "- %s c=%d: tracing on adds %+.1f µs CPU/request to llmrouter (%s vs %s µs, %.2f×), req/s %+.0f%%, p50 %+d µs, p99 %+d µs%s\n",
+					r.mode, r.conc, float64((g.cpuPerReq()-u.cpuPerReq()).Nanoseconds())/1e3, g.cpuCell(), u.cpuCell(),
+					float64(g.cpuPerReq())/float64(u.cpuPerReq()), 100*(g.rps()/u.rps()-1),
+					(g.p50() - u.p50()).Microseconds(), (g.p99() - u.p99()).Microseconds(), roundsNote(cpuRatios(g, u)))
 			}
 			continue
 		}
 		if r.target == targets.RouterBase {
-			if u, ok := find(r.mode, r.conc, targets.Router); ok && r.cpuPerReq() > 0 {
-				fmt.Fprintf(&b, "- %s c=%d: llmrouter vs %s: CPU/request %.2f× (%s vs %s µs)%s, p50 %+d µs, p99 %+d µs\n",
-					r.mode, r.conc, targets.RouterBase, float64(u.cpuPerReq())/float64(r.cpuPerReq()), cpuCell(u), cpuCell(r),
-					countsDiff(u, r), (u.p50() - r.p50()).Microseconds(), (u.p99() - r.p99()).Microseconds())
+			if u, ok := find(r.mode, r.conc, targets.Router); ok && g.cpuPerReq() > 0 {
+				fmt.Fprintf(&b, "- %s c=%d: llmrouter vs %s: CPU/request %.2f× (%s vs %s µs)%s, p50 %+d µs, p99 %+d µs%s\n",
+					r.mode, r.conc, targets.RouterBase, float64(u.cpuPerReq())/float64(g.cpuPerReq()), u.cpuCell(), g.cpuCell(),
+					countsDiff(u, g), (u.p50() - g.p50()).Microseconds(), (u.p99() - g.p99()).Microseconds(), roundsNote(cpuRatios(u, g)))
 			}
 			continue
 		}
@@ -281,11 +369,11 @@ func summary(rows []row) string {
 			continue
 		}
 		if n, ok := find(r.mode, r.conc, targets.Nginx); ok && n.cpuPerReq() > 0 {
-			fmt.Fprintf(&b, "- %s c=%d: llmrouter CPU/request %.2f× nginx's (%s vs %s µs)\n", r.mode, r.conc,
-				float64(r.cpuPerReq())/float64(n.cpuPerReq()), cpuCell(r), cpuCell(n))
+			fmt.Fprintf(&b, "- %s c=%d: llmrouter CPU/request %.2f× nginx's (%s vs %s µs)%s\n", r.mode, r.conc,
+				float64(g.cpuPerReq())/float64(n.cpuPerReq()), g.cpuCell(), n.cpuCell(), roundsNote(cpuRatios(g, n)))
 		}
 		if h, ok := find(r.mode, r.conc, targets.HTTPUtil); ok && r.conc == 1 {
-			fmt.Fprintf(&b, "- %s c=1: llmrouter p50 minus httputil p50: %+d µs\n", r.mode, (r.p50() - h.p50()).Microseconds())
+			fmt.Fprintf(&b, "- %s c=1: llmrouter p50 minus httputil p50: %+d µs\n", r.mode, (g.p50() - h.p50()).Microseconds())
 		}
 	}
 	if b.Len() == 0 {
@@ -294,12 +382,20 @@ func summary(rows []row) string {
 	return "\n" + b.String()
 }
 
-// countsDiff is ", syscalls/req A vs B, ctx sw/req A vs B" when both rows
-// were counted.
-func countsDiff(a, b row) string {
-	if a.counts == nil || b.counts == nil {
+// countsDiff is ", syscalls/req A vs B, ctx sw/req A vs B" when both were
+// counted, and ", nanosleep/req A vs B, futex/req A vs B" after it when
+// perf counted both's scheduler calls.
+func countsDiff(a, b rounds) string {
+	pair := func(name, format string, count func(proc.Counts) (int64, bool)) string {
+		x, y := countCell(a, format, count), countCell(b, format, count)
+		if x == "—" || y == "—" {
+			return ""
+		}
+		return fmt.Sprintf(", %s %s vs %s", name, x, y)
+	}
+	sys := pair("syscalls/req", "%.1f", syscallsOf)
+	if sys == "" {
 		return ""
 	}
-	return fmt.Sprintf(", syscalls/req %.1f vs %.1f, ctx sw/req %.2f vs %.2f",
-		a.perReq(a.counts.Syscalls), b.perReq(b.counts.Syscalls), a.perReq(a.counts.ContextSwitches), b.perReq(b.counts.ContextSwitches))
+	return sys + pair("ctx sw/req", "%.2f", ctxSwitchesOf) + pair("nanosleep/req", "%.2f", nanosleepOf) + pair("futex/req", "%.2f", futexOf)
 }

@@ -145,26 +145,37 @@ func spansPerReq(r row) string {
 	return fmt.Sprintf("%.2f", float64(r.spans.sink.Spans)/float64(r.res.OK))
 }
 
-// traceTable is one line per traced row: what the sink received and the
-// router dropped while the row was measured. The exporter sends a batch
-// when 512 spans are waiting or every OTEL_BSP_SCHEDULE_DELAY (5 s), so
-// the spans of a run's last moments arrive in the next one and spans/req
-// is near, not exactly, the spans a request makes.
-func traceTable(rows []row) string {
+// traceTable is one line per traced (mode, concurrency, target): what
+// the sink received and the router dropped while it was measured, the
+// median over the rounds. The exporter sends a batch when 512 spans are
+// waiting or every OTEL_BSP_SCHEDULE_DELAY (5 s), so the spans of a
+// run's last moments arrive in the next one and spans/req is near, not
+// exactly, the spans a request makes.
+func traceTable(gs []rounds) string {
 	header := []string{"mode", "conc", "target", "req/s", "spans received", "spans/req", "exports", "bytes/span", "dropped: queue full", "dropped: export failed"}
 	var cells [][]string
-	for _, r := range rows {
+	for _, g := range gs {
+		r := g.id()
 		if r.spans == nil {
 			continue
 		}
-		s := r.spans.sink
-		perSpan := "—"
-		if s.Spans > 0 {
-			perSpan = strconv.FormatInt(s.Bytes/s.Spans, 10)
+		sink := func(f func(collector.Stats) int64) int64 {
+			return med(g, func(r row) int64 { return f(r.spans.sink) })
 		}
-		cells = append(cells, []string{string(r.mode), strconv.Itoa(r.conc), r.target, fmt.Sprintf("%.0f", r.rps()),
-			strconv.FormatInt(s.Spans, 10), spansPerReq(r), strconv.FormatInt(s.Exports, 10), perSpan,
-			fmt.Sprintf("%.0f", r.spans.queueFull), fmt.Sprintf("%.0f", r.spans.exportFailed)})
+		perReq, perSpan := "—", "—"
+		if v, ok := medOK(g, func(r row) (float64, bool) { return r.perReq(r.spans.sink.Spans), r.res.OK > 0 }); ok {
+			perReq = fmt.Sprintf("%.2f", v)
+		}
+		if v, ok := medOK(g, func(r row) (int64, bool) {
+			return r.spans.sink.Bytes / max(1, r.spans.sink.Spans), r.spans.sink.Spans > 0
+		}); ok {
+			perSpan = strconv.FormatInt(v, 10)
+		}
+		cells = append(cells, []string{string(r.mode), strconv.Itoa(r.conc), r.target, fmt.Sprintf("%.0f", g.rps()),
+			strconv.FormatInt(sink(func(s collector.Stats) int64 { return s.Spans }), 10), perReq,
+			strconv.FormatInt(sink(func(s collector.Stats) int64 { return s.Exports }), 10), perSpan,
+			fmt.Sprintf("%.0f", med(g, func(r row) float64 { return r.spans.queueFull })),
+			fmt.Sprintf("%.0f", med(g, func(r row) float64 { return r.spans.exportFailed }))})
 	}
 	if len(cells) == 0 {
 		return ""

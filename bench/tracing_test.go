@@ -81,6 +81,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"ratio above 1", []string{"-tracing-ratio", "2"}, "-tracing-ratio"},
 		{"ratio not a number", []string{"-tracing-ratio", "on"}, "-tracing-ratio"},
 		{"unknown target", []string{"-only", "llmrouter+otel"}, "-only"},
+		{"no rounds", []string{"-rounds", "0"}, "-rounds"},
+		{"rounds of streams", []string{"-rounds", "3", "-streams", "100"}, "-rounds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,10 +148,10 @@ func TestTraceTable(t *testing.T) {
 		"| mode | conc | target            | req/s | spans received | spans/req | exports | bytes/span | dropped: queue full | dropped: export failed |\n" +
 		"| ---- | ---: | ----------------- | ----: | -------------: | --------: | ------: | ---------: | ------------------: | ---------------------: |\n" +
 		"| json |   16 | llmrouter+tracing |  1000 |           2048 |      2.05 |       4 |        400 |                   3 |                      0 |\n"
-	if got := traceTable(rows); got != want {
+	if got := traceTable(oneRound(rows...)); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if got := traceTable(rows[:1]); got != "" {
+	if got := traceTable(oneRound(rows[0])); got != "" {
 		t.Errorf("without a traced row: got %q, want nothing", got)
 	}
 }
@@ -178,10 +180,10 @@ func TestLatencyTable(t *testing.T) {
 		"| json   |    1 | llmrouter      |    150 |    400 |      50 |     200 |           — |           — |            — |            — |\n" +
 		"| stream |    1 | direct         |   1000 |   2000 |       — |       — |          50 |          70 |            — |            — |\n" +
 		"| stream |    1 | llmrouter-base |   1100 |   2300 |     100 |     300 |          80 |         170 |           30 |          100 |\n"
-	if got := latencyTable(rows); got != want {
+	if got := latencyTable(oneRound(rows...)); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if got := latencyTable(rows[1:2]); got != "" {
+	if got := latencyTable(oneRound(rows[1])); got != "" {
 		t.Errorf("without direct: got %q, want nothing", got)
 	}
 }

@@ -393,12 +393,28 @@ func Env(add ...string) []string {
 // Counts are what perf stat counted for a group of processes over a run.
 type Counts struct {
 	Syscalls, ContextSwitches int64
+	// Nanosleep and Futex are the nanosleep and futex calls among
+	// Syscalls: the Go runtime's scheduler sleeping (sysmon's usleep) and
+	// parking and waking idle threads. Counted only when Sched is true
+	// (perf could read their tracepoints); zero otherwise.
+	Nanosleep, Futex int64
+	Sched            bool
 }
+
+// perf stat's events: the two every count has, and the two syscall
+// tracepoints that are the Go scheduler's own calls. The latter need the
+// kernel's per-syscall tracepoints (CONFIG_FTRACE_SYSCALLS) and the right
+// to read them; without them the count falls back to the first two.
+const (
+	perfEvents      = "raw_syscalls:sys_enter,context-switches"
+	perfSchedEvents = perfEvents + ",syscalls:sys_enter_nanosleep,syscalls:sys_enter_futex"
+)
 
 // Counter counts the system calls and context switches of a process
 // group's processes with `perf stat` (the raw_syscalls:sys_enter
-// tracepoint and the context-switches software event), from CountGroup
-// to Stop. It needs perf and the right to attach to the processes.
+// tracepoint, the context-switches software event and, where perf can,
+// the nanosleep and futex tracepoints), from CountGroup to Stop. It needs
+// perf and the right to attach to the processes.
 type Counter struct {
 	cmd *exec.Cmd
 	out bytes.Buffer
@@ -415,8 +431,12 @@ func CountGroup(pgid int) (*Counter, error) {
 	if err != nil {
 		return nil, err
 	}
+	events := perfEvents
+	if schedCountable() {
+		events = perfSchedEvents
+	}
 	c := &Counter{}
-	c.cmd = exec.Command(perf, "stat", "-x", ",", "-e", "raw_syscalls:sys_enter,context-switches", "-p", strings.Join(pids, ","))
+	c.cmd = exec.Command(perf, "stat", "-x", ",", "-e", events, "-p", strings.Join(pids, ","))
 	c.cmd.Stderr = &c.out
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := c.cmd.Start(); err != nil {
@@ -428,19 +448,47 @@ func CountGroup(pgid int) (*Counter, error) {
 	return c, nil
 }
 
+// schedCountable reports whether perf can count the nanosleep and futex
+// tracepoints, by counting them over a command of its own (true): a
+// kernel without them, or a tracefs perf may not read, makes perf refuse
+// before it runs anything. Attaching to a proxy needs no more rights for
+// them than for raw_syscalls:sys_enter. Asked once: the answer cannot
+// change during a run, and asking costs a start of perf (about 0.1 s).
+var schedCountable = sync.OnceValue(func() bool {
+	perf, err := exec.LookPath("perf")
+	if err != nil {
+		return false
+	}
+	cmd := exec.Command(perf, "stat", "-x", ",", "-e", strings.TrimPrefix(perfSchedEvents, perfEvents+","), "--", "true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd.Run() == nil
+})
+
 // Stop ends the count and returns it.
 func (c *Counter) Stop() (Counts, error) {
 	_ = c.cmd.Process.Signal(os.Interrupt)
 	err := c.cmd.Wait()
+	n, perr := parsePerf(c.out.String())
+	if perr != nil {
+		return n, fmt.Errorf("perf stat counted nothing (%v): %w", err, perr)
+	}
+	return n, nil
+}
+
+// parsePerf reads what perf stat -x , wrote: a line per event,
+// "count,unit,event,...", the count "<not counted>" or "<not supported>"
+// when there is none. Both of perfEvents must be there; Sched says
+// whether nanosleep and futex were too.
+func parsePerf(out string) (Counts, error) {
 	var n Counts
-	found := 0
-	for line := range strings.Lines(c.out.String()) {
+	found, sched := 0, 0
+	for line := range strings.Lines(out) {
 		f := strings.Split(strings.TrimSpace(line), ",")
 		if len(f) < 3 {
 			continue
 		}
-		v, perr := strconv.ParseInt(f[0], 10, 64)
-		if perr != nil {
+		v, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
 			continue
 		}
 		switch f[2] {
@@ -448,10 +496,17 @@ func (c *Counter) Stop() (Counts, error) {
 			n.Syscalls, found = v, found+1
 		case "context-switches":
 			n.ContextSwitches, found = v, found+1
+		case "syscalls:sys_enter_nanosleep":
+			n.Nanosleep, sched = v, sched+1
+		case "syscalls:sys_enter_futex":
+			n.Futex, sched = v, sched+1
 		}
 	}
 	if found < 2 {
-		return n, fmt.Errorf("perf stat counted nothing (%v): %s", err, strings.TrimSpace(c.out.String()))
+		return Counts{}, fmt.Errorf("no count of %s in %q", perfEvents, strings.TrimSpace(out))
+	}
+	if n.Sched = sched == 2; !n.Sched {
+		n.Nanosleep, n.Futex = 0, 0
 	}
 	return n, nil
 }
