@@ -134,6 +134,7 @@ func (c *Conn) WriteBuffers(v *net.Buffers) (int64, error) {
 // send runs a write callback (write or writev) in net's write loop, with
 // c.wmu held: the bytes it wrote, and the failure as net's error.
 func (c *Conn) send(fn func(fd uintptr) bool, op string) (int64, error) {
+	beforeWrite()
 	c.wn, c.werr = 0, 0
 	err := c.rc.Write(fn)
 	if err == nil && c.werr != 0 {
@@ -236,6 +237,7 @@ func Read(fd int, p []byte) (int, syscall.Errno) {
 		n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 		switch e {
 		case 0:
+			afterRead(uintptr(fd))
 			return int(n), 0
 		case syscall.EINTR:
 		default:
