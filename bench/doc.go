@@ -15,7 +15,9 @@
 // re-executes itself for the fake upstream (-role upstream, package
 // internal/upstream) and for the bare proxy (-role httputil); nginx runs
 // from a config written to a temporary directory; llmrouter is built from
-// this module (or -router PATH) and pointed at the upstream through one
+// this module as the Dockerfile builds the image's binary (static:
+// CGO_ENABLED=0, -trimpath, -ldflags='-s -w'; targets.ShipFlags), or taken
+// from -router PATH, and pointed at the upstream through one
 // openai_compatible provider with every protection at its default
 // (breaker, learned RPM/TPM buckets, adaptive throttling, retries); they
 // are started by internal/targets. The load generator (internal/load) is

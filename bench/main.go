@@ -73,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	modeList := fs.String("modes", "json,stream", "comma-separated: json (non-stream), stream")
 	onlyList := fs.String("only", strings.Join(targets.Default, ","), "comma-separated subset of "+strings.Join(targets.All, ",")+" ("+targets.RouterTracing+": llmrouter with tracing on, exporting to the bench's OTLP sink)")
 	traceRatio := fs.String("tracing-ratio", "1", "tracing.sample_ratio of "+targets.RouterTracing+", from 0 to 1 (on: 1)")
-	fs.StringVar(&o.router, "router", "", "llmrouter binary; empty: go build ./cmd/router into a temporary directory")
+	fs.StringVar(&o.router, "router", "", "llmrouter binary; empty: ./cmd/router built as the Dockerfile builds it (static, CGO_ENABLED=0 -trimpath -ldflags='-s -w') into a temporary directory")
 	fs.StringVar(&o.routerBase, "router-base", "", "a second llmrouter binary (e.g. built from an older commit), measured as "+targets.RouterBase+" right beside "+targets.Router+" with the same config: before and after in one run")
 	fs.BoolVar(&o.pprof, "pprof", false, "the routers serve Go's profiler at /debug/pprof/ on their admin listeners (the address is printed), for profiles taken by hand during a run")
 	fs.StringVar(&o.nginxWorkers, "nginx-workers", "auto", "nginx worker_processes (auto: one per core)")

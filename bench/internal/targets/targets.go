@@ -207,7 +207,15 @@ models:
       - {provider: fake, model: ` + upstream.Model + `, tier: 0}
 `))
 
-// BuildRouter builds ./cmd/router of the module the bench belongs to.
+// ShipFlags are the build flags of the router the Dockerfile ships (a
+// static binary: no cgo, no libc mapped; no symbol table or DWARF), so
+// the bench measures the binary a deployment runs. A cgo build of the
+// same source maps libc and its loader too: about 1.9 MB more resident
+// at rest (docs/BENCHMARKS.md, "What ships").
+var ShipFlags = []string{"-trimpath", "-buildvcs=false", "-ldflags=-s -w"}
+
+// BuildRouter builds ./cmd/router of the module the bench belongs to, as
+// the Dockerfile does (CGO_ENABLED=0 and ShipFlags).
 func BuildRouter(ctx context.Context, dir string) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
@@ -218,8 +226,9 @@ func BuildRouter(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("not inside the llmrouter module; pass -router PATH")
 	}
 	bin := filepath.Join(dir, "router")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/router")
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"build"}, ShipFlags...), "-o", bin, "./cmd/router")...)
 	cmd.Dir = filepath.Dir(mod)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/router: %w", err)

@@ -93,3 +93,36 @@ func TestRouterYAMLPprof(t *testing.T) {
 		}
 	}
 }
+
+// TestShipFlagsAreTheDockerfiles holds the bench's build of the router to
+// the image's: cgo off and every flag of ShipFlags on the Dockerfile's go
+// build line, so a change to one that the other misses fails here.
+func TestShipFlagsAreTheDockerfiles(t *testing.T) {
+	df, err := os.ReadFile(filepath.Join("..", "..", "..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(df)
+	if !strings.Contains(s, "CGO_ENABLED=0") {
+		t.Errorf("the Dockerfile's build no longer sets CGO_ENABLED=0; BuildRouter does")
+	}
+	_, build, ok := strings.Cut(s, "go build ")
+	if !ok {
+		t.Fatal("no go build in the Dockerfile")
+	}
+	build, _, _ = strings.Cut(build, "./cmd/router")
+	build = strings.ReplaceAll(build, "\\\n", " ")
+	for _, f := range ShipFlags {
+		flag, value, hasValue := strings.Cut(f, "=")
+		want := flag
+		if hasValue && strings.Contains(value, " ") {
+			// -ldflags=-s -w against the Dockerfile's -ldflags "-s -w ...".
+			want = flag + ` "` + value
+		} else if hasValue {
+			want = f
+		}
+		if !strings.Contains(build, want) {
+			t.Errorf("the Dockerfile's go build line %q lacks %q (ShipFlags %q)", strings.TrimSpace(build), want, f)
+		}
+	}
+}
