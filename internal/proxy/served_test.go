@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
@@ -24,6 +27,7 @@ import (
 	"github.com/llmrouter/llmrouter/internal/recent"
 	"github.com/llmrouter/llmrouter/internal/route"
 	"github.com/llmrouter/llmrouter/internal/routing"
+	"github.com/llmrouter/llmrouter/internal/tracing"
 )
 
 // servedUpstream answers every request on each connection with the bench's
@@ -116,7 +120,51 @@ func BenchmarkPathServed(b *testing.B) {
 
 // servedPath sets up BenchmarkPathServed's path and returns one request
 // and its answer through it.
-func servedPath(tb testing.TB) func() {
+func servedPath(tb testing.TB) func() { return servedPathTraced(tb, nil) }
+
+// BenchmarkPathServedTracing is BenchmarkPathServed with tracing off, on
+// with nothing sampled, and on at a sample ratio of 0.1 (the bench's), to
+// a collector that takes every export: its differences are what tracing
+// costs a request as the daemon serves it.
+func BenchmarkPathServedTracing(b *testing.B) {
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer col.Close()
+	for _, c := range []struct {
+		name  string
+		ratio float64 // < 0: off
+	}{{"off", -1}, {"unsampled", 0}, {"ratio-0.1", 0.1}} {
+		b.Run(c.name, func(b *testing.B) {
+			var tr *tracing.Tracer
+			if c.ratio >= 0 {
+				tr = servedTracer(b, col.URL, c.ratio)
+			}
+			do := servedPathTraced(b, tr)
+			b.ReportAllocs()
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				do()
+			}
+			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// servedTracer is a tracer exporting to collector at ratio, shut down
+// when tb ends.
+func servedTracer(tb testing.TB, collector string, ratio float64) *tracing.Tracer {
+	tr, err := tracing.New(tracing.Config{OTLPEndpoint: collector, SampleRatio: ratio}, tracing.Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	return tr
+}
+
+// servedPathTraced is servedPath with the tracer tr (nil: tracing off).
+func servedPathTraced(tb testing.TB, tr *tracing.Tracer) func() {
 	pc := provider.Config{Name: "up", BaseURL: servedUpstream(tb) + "/v1", MaxConcurrency: 256}
 	a, err := openai.New(openai.Compatible, pc, "", openai.Config{}, nil)
 	if err != nil {
@@ -129,6 +177,9 @@ func servedPath(tb testing.TB) func() {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(s.Close)
+	if tr != nil {
+		s.trace = tr
+	}
 	return servedOn(tb, s, "Bearer sk-test")
 }
 

@@ -98,9 +98,48 @@ func (s *span) Cause() error {
 // AfterFunc is context.AfterFunc of the context the span rides on, so
 // that a context derived from the span is linked to that one (for
 // internal/reqctx's, through its own AfterFunc) rather than watched by a
-// goroutine of its own.
+// goroutine of its own. A context with an AfterFunc of its own is asked
+// directly: context.AfterFunc would ask it too, after making a context of
+// its own to link.
 func (s *span) AfterFunc(f func()) (stop func() bool) {
+	if a, ok := s.Context.(afterFuncer); ok {
+		return a.AfterFunc(f)
+	}
 	return context.AfterFunc(s.Context, f)
+}
+
+// afterFuncer is a context with an AfterFunc of its own (internal/reqctx's).
+type afterFuncer interface {
+	AfterFunc(f func()) (stop func() bool)
+}
+
+// watcher is a context that calls a function when it ends without an
+// allocation: internal/reqctx's Watch and Unwatch, which the upstream
+// exchange (internal/h1) looks for on the attempt's context.
+type watcher interface {
+	Watch(f func()) (id uint64)
+	Unwatch(id uint64) bool
+}
+
+// watchedSpan is a span over a watcher: it passes Watch and Unwatch on,
+// so that with tracing on the upstream exchange still watches the
+// attempt's context without an allocation, where a plain span would send
+// it through context.AfterFunc (ten allocations a request, and a Done
+// channel; docs/ARCHITECTURE.md, "Request contexts").
+type watchedSpan struct{ span }
+
+func (w *watchedSpan) Watch(f func()) uint64  { return w.Context.(watcher).Watch(f) }
+func (w *watchedSpan) Unwatch(id uint64) bool { return w.Context.(watcher).Unwatch(id) }
+
+// newSpan is a span riding on ctx, and the context that carries it: the
+// span itself, or its watchedSpan when ctx is a watcher.
+func newSpan(ctx context.Context) (*span, context.Context) {
+	if _, ok := ctx.(watcher); ok {
+		w := &watchedSpan{span: span{Context: ctx}}
+		return &w.span, w
+	}
+	s := &span{Context: ctx}
+	return s, s
 }
 
 func (s *span) Value(key any) any {
@@ -173,7 +212,8 @@ func (t *Tracer) Start(ctx context.Context, h http.Header, api, route string) (c
 	if t == nil {
 		return ctx, Request{}
 	}
-	s := &span{Context: ctx, t: t, kind: kindServer, start: time.Now().UnixNano(), name: api}
+	s, sctx := newSpan(ctx)
+	s.t, s.kind, s.start, s.name = t, kindServer, time.Now().UnixNano(), api
 	if route != "" {
 		s.name = route
 	}
@@ -190,7 +230,7 @@ func (t *Tracer) Start(ctx context.Context, h http.Header, api, route string) (c
 		s.id.sampled = t.keep(&s.id.trace)
 	}
 	s.id.span = newSpanID()
-	return s, Request{s: s, api: api, named: route != ""}
+	return sctx, Request{s: s, api: api, named: route != ""}
 }
 
 // On reports whether r is a span (tracing on).
@@ -341,13 +381,14 @@ func (r Request) Attempt(ctx context.Context, a Try) (context.Context, Attempt) 
 	if r.s == nil {
 		return ctx, Attempt{}
 	}
-	s := &span{Context: ctx, t: r.s.t, kind: kindClient, id: r.s.id, parent: r.s.id.span}
+	s, sctx := newSpan(ctx)
+	s.t, s.kind, s.id, s.parent = r.s.t, kindClient, r.s.id, r.s.id.span
 	s.id.span = newSpanID()
 	if s.id.sampled {
 		s.start = time.Now().UnixNano()
 		s.name, s.name2 = a.Op, a.Model
 	}
-	return s, Attempt{s: s, try: a, key: r.key}
+	return sctx, Attempt{s: s, try: a, key: r.key}
 }
 
 func (a Attempt) recording() bool { return a.s != nil && a.s.id.sampled }

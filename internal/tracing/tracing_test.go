@@ -1030,3 +1030,52 @@ func TestSpanPassesOn(t *testing.T) {
 		t.Errorf("derived context's err %v, want Canceled", derived.Err())
 	}
 }
+
+// TestSpanPassesWatchOn: a span over a context that watches without an
+// allocation (internal/reqctx's Watch, which the upstream exchange looks
+// for) is such a context too, and its watches are that context's; a span
+// over any other context is not one. Without it, tracing sent every
+// upstream exchange's watch through context.AfterFunc
+// (TestAllocationBudgets' served-traced in internal/proxy).
+func TestSpanPassesWatchOn(t *testing.T) {
+	type watcherCtx interface {
+		context.Context
+		Watch(f func()) uint64
+		Unwatch(id uint64) bool
+	}
+	tr, _ := newTest(t, 0, nil)
+	var server, attempt reqctx.Ctx
+	server.Init(context.Background())
+	rctx, req := tr.Start(&server, http.Header{}, "chat", "")
+	defer req.End(Answered{Status: 200})
+	if _, ok := rctx.(watcherCtx); !ok {
+		t.Errorf("the request's span over a reqctx.Ctx (%T) does not pass Watch on", rctx)
+	}
+	attempt.Init(rctx)
+	actx, a := req.Attempt(&attempt, Try{Op: "chat", Model: "m"})
+	defer a.End(Outcome{})
+	w, ok := actx.(watcherCtx)
+	if !ok {
+		t.Fatalf("the attempt's span over a reqctx.Ctx (%T) does not pass Watch on", actx)
+	}
+	kept := w.Watch(func() { t.Error("an unwatched function ran") })
+	if !w.Unwatch(kept) {
+		t.Error("Unwatch of a live watch reported it had run")
+	}
+	rang := make(chan struct{})
+	w.Watch(func() { close(rang) })
+	attempt.Cancel(errors.New("attempt over"))
+	select {
+	case <-rang:
+	default:
+		t.Error("the attempt ended and its span's watch did not run")
+	}
+	if got := w.Watch(func() {}); got != 0 {
+		t.Errorf("Watch on an ended context gave id %d, want 0", got)
+	}
+	plain, req2 := tr.Start(context.Background(), http.Header{}, "chat", "")
+	defer req2.End(Answered{Status: 200})
+	if _, ok := plain.(watcherCtx); ok {
+		t.Errorf("a span over context.Background (%T) claims to watch", plain)
+	}
+}
