@@ -124,7 +124,7 @@ type watcher interface {
 // watchedSpan is a span over a watcher: it passes Watch and Unwatch on,
 // so that with tracing on the upstream exchange still watches the
 // attempt's context without an allocation, where a plain span would send
-// it through context.AfterFunc (ten allocations a request, and a Done
+// it through context.AfterFunc (eleven allocations a request with its Done
 // channel; docs/ARCHITECTURE.md, "Request contexts").
 type watchedSpan struct{ span }
 
