@@ -206,7 +206,7 @@ const (
 type conn struct {
 	s      *Server
 	nc     net.Conn
-	sock   *sockio.Conn  // nc, when it is one: its writes of several buffers are one writev
+	sock   buffersWriter // nc, when it is a *sockio.Conn: its writes of several buffers are one writev
 	br     *bufio.Reader // nil while it would hold no bytes (buffers.go)
 	remote string
 	state  atomic.Int32
@@ -241,11 +241,18 @@ type conn struct {
 // outSize is the body bytes an answer buffers before it is sent.
 const outSize = 4 << 10
 
+// buffersWriter is a connection that writes several buffers at once
+// itself (internal/sockio's Conn, on Linux): net.Buffers.WriteTo would
+// reach the *net.TCPConn it embeds and write through net instead.
+type buffersWriter interface {
+	WriteBuffers(v *net.Buffers) (int64, error)
+}
+
 func (s *Server) newConn(nc net.Conn) *conn {
 	// Reads and writes as raw system calls (internal/sockio).
 	nc = sockio.Wrap(nc)
 	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr().String(), wfd: -1}
-	c.sock, _ = nc.(*sockio.Conn)
+	c.sock, _ = nc.(buffersWriter)
 	c.state.Store(stateIdle)
 	s.mu.Lock()
 	if s.shutting.Load() {
