@@ -158,7 +158,7 @@ func TestErrors(t *testing.T) {
 	// The peer resets: SO_LINGER 0 then close sends RST.
 	_ = peer.SetLinger(0)
 	_ = peer.Close()
-	time.Sleep(20 * time.Millisecond)
+	// The Read waits in the poller until the reset arrives.
 	if _, err := c.Read(buf); !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("Read after a reset: %v; want ECONNRESET", err)
 	}
@@ -280,21 +280,29 @@ func TestPeekAndRead(t *testing.T) {
 		t.Errorf("Read on a quiet socket = %d, %v; want EAGAIN", n, errno)
 	}
 	_, _ = peer.Write([]byte("ab"))
-	time.Sleep(10 * time.Millisecond)
-	if got := Peek(fd); got != 1 {
+	if got := peekUntil(fd, 1); got != 1 {
 		t.Errorf("Peek with bytes waiting = %d, want 1", got)
 	}
 	if n, errno := Read(fd, buf); n != 2 || errno != 0 || string(buf[:2]) != "ab" {
 		t.Errorf("Read = %q, %v", buf[:n], errno)
 	}
 	_ = peer.Close()
-	time.Sleep(10 * time.Millisecond)
-	if got := Peek(fd); got != -1 {
+	if got := peekUntil(fd, -1); got != -1 {
 		t.Errorf("Peek after the peer closed = %d, want -1", got)
 	}
 	if n, errno := Read(fd, buf); n != 0 || errno != 0 {
 		t.Errorf("Read after the peer closed = %d, %v; want 0 (the end)", n, errno)
 	}
+}
+
+// peekUntil peeks at fd until it sees want (what the peer did has
+// crossed loopback) or 5 s have passed, and returns what it saw last.
+func peekUntil(fd, want int) int {
+	got := Peek(fd)
+	for deadline := time.Now().Add(5 * time.Second); got != want && time.Now().Before(deadline); got = Peek(fd) {
+		time.Sleep(time.Millisecond)
+	}
+	return got
 }
 
 // TestAllocations: a read, a write and a vectored write allocate nothing.
