@@ -3,6 +3,8 @@ package h1server
 import (
 	"bufio"
 	"net"
+	"net/http"
+	"net/url"
 	"sync"
 )
 
@@ -17,9 +19,10 @@ import (
 const readSize = 4 << 10
 
 var (
-	readers sync.Pool // *bufio.Reader of readSize, reading nothing
-	heads   = sync.Pool{New: func() any { return &headBuf{b: make([]byte, 0, 1<<10)} }}
-	outs    = sync.Pool{New: func() any { return new([outSize]byte) }}
+	parsedHeads = sync.Pool{New: func() any { return &parsedHead{header: make(http.Header)} }}
+	readers     sync.Pool // *bufio.Reader of readSize, reading nothing
+	heads       = sync.Pool{New: func() any { return &headBuf{b: make([]byte, 0, 1<<10)} }}
+	outs        = sync.Pool{New: func() any { return new([outSize]byte) }}
 )
 
 // headBuf is a head buffer: it grows to the longest head it held.
@@ -77,4 +80,39 @@ func (c *conn) releaseOut() {
 		outs.Put((*[outSize]byte)(c.out[:outSize]))
 		c.out = nil
 	}
+}
+
+// parsedHead is the storage of a parsed head: its header map, the values
+// of up to len(vals) header lines (a head of more has a map and values of
+// its own) and its URL. A request's head is only read by its handler, and
+// not after it returns (docs/ARCHITECTURE.md, "The API listener",
+// ownership), so the storage is reused: put back once the answer is
+// complete, cleared, unless the handler hijacked the connection (a
+// WebSocket keeps reading its request). The map keeps the size it grew
+// to, unless it grew past len(vals) entries.
+type parsedHead struct {
+	header http.Header
+	vals   [16]string
+	url    url.URL
+}
+
+func getParsed() *parsedHead { return parsedHeads.Get().(*parsedHead) }
+
+// release puts r's head storage back, cleared: a handler's goroutine
+// that broke the rule reads an empty head, and the race detector sees it
+// there (the clearing writes race with its reads).
+func (r *request) release() {
+	ph := r.ph
+	if ph == nil {
+		return
+	}
+	r.ph, r.header = nil, nil
+	if len(ph.header) > len(ph.vals) {
+		ph.header = make(http.Header) // a handler added to it: not kept grown
+	} else {
+		clear(ph.header)
+	}
+	ph.vals = [len(ph.vals)]string{}
+	ph.url = url.URL{}
+	parsedHeads.Put(ph)
 }

@@ -98,10 +98,10 @@ type request struct {
 	contentLength      int64 // -1: chunked
 	close              bool  // the client asked for the connection's end (or HTTP/1.0 without keep-alive)
 	expectContinue     bool  // Expect: 100-continue
-	// ex is the request's own storage (its writer, body, header values
-	// and URL), one allocation made by parseHead: new for every request,
-	// never reused, since a handler's goroutine may outlive its request.
-	ex *exchange
+	// ph holds the header map, the header values and the URL: taken
+	// from the pool by parseHead, put back when the answer is complete
+	// (parsedHead).
+	ph *parsedHead
 }
 
 // parseHead parses the head read by readHead: canonicalises the header
@@ -161,12 +161,13 @@ func parseHead(b []byte, lines int, r *request) error {
 	if r.method == http.MethodConnect {
 		return errConnect
 	}
-	r.ex = new(exchange)
-	vals := r.ex.vals[:]
+	r.ph = getParsed()
+	vals := r.ph.vals[:]
+	r.header = r.ph.header
 	if lines > len(vals) {
 		vals = make([]string, lines)
+		r.header = make(http.Header, lines)
 	}
-	r.header = make(http.Header, lines)
 	for n := 0; rest != ""; n++ {
 		line, rest, _ = strings.Cut(rest, "\r\n")
 		k, v, _ := strings.Cut(line, ":")
@@ -271,7 +272,7 @@ func parseLength(s string) (int64, error) {
 // build makes the *http.Request handlers see, with body as its Body
 // (nil: none).
 func (r *request) build(ctx context.Context, remote string, body *body) (*http.Request, error) {
-	u := &r.ex.url
+	u := &r.ph.url
 	if err := parseRequestURI(r.uri, u); err != nil {
 		return nil, badRequest("malformed request URI")
 	}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -329,11 +328,16 @@ func (c *conn) serve() {
 		h.b = hb
 		putHead(h)
 		if err != nil {
+			c.req.release()
 			c.refuse(err)
 			return
 		}
 		c.rdNone = true
-		if !c.serveRequest(&c.req) {
+		keep, hijacked := c.serveRequest(&c.req)
+		if !hijacked {
+			c.req.release()
+		}
+		if !keep {
 			return
 		}
 	}
@@ -405,22 +409,24 @@ func (c *conn) refuse(err error) {
 	c.linger = true
 }
 
-// exchange is one request's context, writer, body, header values (up to
-// len(vals) lines; more have a slice of their own) and URL, in one
-// allocation. The context is the request's own, not the connection's
-// reused: a handler's goroutine that outlives the request sees it ended.
+// exchange is one request's context, writer and body, in one allocation
+// that is the request's own, never reused: what acts on the connection
+// or ends with the request stays the request's, so that a goroutine a
+// handler left behind gets the request's end (its context cancelled, a
+// write's errHandlerDone, a read's http.ErrBodyReadAfterClose), never
+// the next request's context, answer or body. The head's storage, which
+// handlers only read, is reused (parsedHead).
 type exchange struct {
-	ctx  reqctx.Ctx
-	w    response
-	b    body
-	vals [16]string
-	url  url.URL
+	ctx reqctx.Ctx
+	w   response
+	b   body
 }
 
-// serveRequest runs the handler for r and completes its answer; false:
-// the connection is not to be used again.
-func (c *conn) serveRequest(r *request) (keep bool) {
-	ex := r.ex
+// serveRequest runs the handler for r and completes its answer; keep
+// false: the connection is not to be used again; hijacked: the handler
+// took the connection, and r's head with it.
+func (c *conn) serveRequest(r *request) (keep, hijacked bool) {
+	ex := new(exchange)
 	ctx := &ex.ctx
 	defer ctx.Cancel(nil)
 	var b *body
@@ -433,7 +439,7 @@ func (c *conn) serveRequest(r *request) (keep bool) {
 	req, err := r.build(ctx, c.remote, b)
 	if err != nil {
 		c.refuse(err)
-		return false
+		return false, false
 	}
 	w := &ex.w
 	// The header map is the request's own, not the connection's reused:
@@ -450,11 +456,11 @@ func (c *conn) serveRequest(r *request) (keep bool) {
 	ok := c.run(w, req)
 	c.setCtx(nil)
 	if w.hijacked {
-		return false
+		return false, true
 	}
 	if !ok {
 		c.linger = b != nil
-		return false
+		return false, false
 	}
 	w.finish()
 	if b != nil {
@@ -464,7 +470,7 @@ func (c *conn) serveRequest(r *request) (keep bool) {
 			c.linger = true
 		}
 	}
-	return !w.closeAfter && !c.s.shutting.Load()
+	return !w.closeAfter && !c.s.shutting.Load(), false
 }
 
 // run runs the handler, recovering a panic as net/http does: logged

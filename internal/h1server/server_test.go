@@ -753,3 +753,104 @@ func TestSetField(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadReused: the head's storage is reused (parsedHead): on one
+// connection each request sees its own header fields and URL, never a
+// field or query of the request before it, whatever their sizes (a head
+// of more lines than the pooled storage holds, a handler that added to
+// the header map).
+func TestHeadReused(t *testing.T) {
+	type seen struct {
+		path, query string
+		header      http.Header
+	}
+	got := make(chan seen, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- seen{r.URL.Path, r.URL.RawQuery, r.Header.Clone()}
+		if r.URL.Path == "/grow" {
+			for i := range 40 {
+				r.Header.Set(fmt.Sprintf("X-Added-%d", i), "v")
+			}
+		}
+	})
+	_, addr := serve(t, h)
+	c, br := dial(t, addr)
+	many := ""
+	for i := range 20 {
+		many += fmt.Sprintf("X-Line-%d: %d\r\n", i, i)
+	}
+	for _, step := range []struct {
+		path, fields string
+		want         http.Header
+	}{
+		{"/a?x=1", "X-A: 1\r\nX-B: 2\r\nX-B: 3\r\n", http.Header{"X-A": {"1"}, "X-B": {"2", "3"}}},
+		{"/b", "", http.Header{}},
+		{"/many", many, func() http.Header {
+			h := http.Header{}
+			for i := range 20 {
+				h.Set(fmt.Sprintf("X-Line-%d", i), strconv.Itoa(i))
+			}
+			return h
+		}()},
+		{"/grow", "X-C: 4\r\n", http.Header{"X-C": {"4"}}},
+		{"/c", "X-D: 5\r\n", http.Header{"X-D": {"5"}}},
+	} {
+		if _, err := io.WriteString(c, "GET "+step.path+" HTTP/1.1\r\nHost: h\r\n"+step.fields+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		readAnswer(t, c, br, "GET", false)
+		s := <-got
+		path, query, _ := strings.Cut(step.path, "?")
+		if s.path != path || s.query != query {
+			t.Errorf("%s: the handler saw path %q, query %q", step.path, s.path, s.query)
+		}
+		if !reflect.DeepEqual(s.header, step.want) {
+			t.Errorf("%s: the handler saw the header %v, want %v", step.path, s.header, step.want)
+		}
+	}
+}
+
+// TestHijackKeepsHead: a handler that hijacked its connection keeps its
+// request's head: the goroutine it leaves reading the connection reads
+// the request's header and URL after the handler returned and after
+// other requests took the pooled storage (the race detector would see
+// the storage reused under it).
+func TestHijackKeepsHead(t *testing.T) {
+	later := make(chan string, 1)
+	served := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/ws" {
+			return
+		}
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		nc, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		go func() {
+			defer nc.Close()
+			<-served
+			later <- r.URL.Path + " " + r.Header.Get("X-Mine")
+		}()
+	})
+	_, addr := serve(t, h)
+	ws, wbr := dial(t, addr)
+	if _, err := io.WriteString(ws, "GET /ws HTTP/1.1\r\nHost: h\r\nX-Mine: kept\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.ReadResponse(wbr, nil); err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("got %v %v, want 101", resp, err)
+	}
+	c, br := dial(t, addr)
+	for range 20 {
+		if _, err := io.WriteString(c, "GET /other HTTP/1.1\r\nHost: h\r\nX-Mine: theirs\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		readAnswer(t, c, br, "GET", false)
+	}
+	close(served)
+	if s := <-later; s != "/ws kept" {
+		t.Errorf("the hijacked request's head read %q after others were served, want %q", s, "/ws kept")
+	}
+}
