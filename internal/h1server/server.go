@@ -248,9 +248,8 @@ type buffersWriter interface {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	// Reads and writes as raw system calls, deadlines put on the socket
-	// only when a read or write could wait on them (internal/sockio).
-	nc = sockio.WrapLazy(nc)
+	// Reads and writes as raw system calls (internal/sockio).
+	nc = sockio.Wrap(nc)
 	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr().String(), wfd: -1}
 	c.sock, _ = nc.(buffersWriter)
 	c.state.Store(stateIdle)

@@ -10,9 +10,6 @@ import (
 // Wrap is nc: raw system calls are for Linux only.
 func Wrap(nc net.Conn) net.Conn { return nc }
 
-// WrapLazy is nc: lazy deadlines are sockio's Conn's, on Linux only.
-func WrapLazy(nc net.Conn) net.Conn { return nc }
-
 // Read is one read(2) of fd into p, EINTR retried.
 func Read(fd int, p []byte) (int, syscall.Errno) {
 	for {

@@ -25,13 +25,11 @@
 package sockio
 
 import (
-	"errors"
 	"io"
 	"net"
 	"os"
 	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
@@ -58,12 +56,6 @@ type Conn struct {
 	wn   int64        // the bytes written so far
 	werr syscall.Errno
 	iov  [8]syscall.Iovec
-
-	// lazy: deadlines reach the socket only when they could matter
-	// (WrapLazy, deadline.go); rd and wd are then the read and write
-	// deadlines.
-	lazy   bool
-	rd, wd deadline
 }
 
 // Wrap is nc as a *Conn when it is a TCP connection whose descriptor can
@@ -84,70 +76,6 @@ func Wrap(nc net.Conn) net.Conn {
 	return c
 }
 
-// WrapLazy is Wrap, with deadlines that reach the socket only when a read
-// or write could wait on them (deadline.go). Every read and write must go
-// through the Conn's own methods: net.Buffers.WriteTo and the
-// *net.TCPConn's RawConn reach the socket past them, without the pending
-// deadline (its ReadFrom and WriteTo do not: the Conn's own take their
-// place).
-func WrapLazy(nc net.Conn) net.Conn {
-	c, ok := Wrap(nc).(*Conn)
-	if !ok {
-		return nc
-	}
-	c.makeLazy()
-	return c
-}
-
-func (c *Conn) makeLazy() {
-	c.lazy = true
-	c.rd.set = c.TCPConn.SetReadDeadline
-	c.wd.set = c.TCPConn.SetWriteDeadline
-}
-
-// SetReadDeadline is net's (lazy: deadline.go).
-func (c *Conn) SetReadDeadline(t time.Time) error {
-	if !c.lazy {
-		return c.TCPConn.SetReadDeadline(t)
-	}
-	return c.rd.Set(t)
-}
-
-// SetWriteDeadline is net's (lazy: deadline.go).
-func (c *Conn) SetWriteDeadline(t time.Time) error {
-	if !c.lazy {
-		return c.TCPConn.SetWriteDeadline(t)
-	}
-	return c.wd.Set(t)
-}
-
-// SetDeadline is net's (lazy: deadline.go).
-func (c *Conn) SetDeadline(t time.Time) error {
-	if !c.lazy {
-		return c.TCPConn.SetDeadline(t)
-	}
-	return errors.Join(c.rd.Set(t), c.wd.Set(t))
-}
-
-// ReadFrom is the *net.TCPConn's, but on a lazy Conn: there it copies r
-// to the connection through Write (the *net.TCPConn's would write past
-// the pending deadline).
-func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
-	if !c.lazy {
-		return c.TCPConn.ReadFrom(r)
-	}
-	return io.Copy(struct{ io.Writer }{c}, r)
-}
-
-// WriteTo is the *net.TCPConn's, but on a lazy Conn: there it copies the
-// connection to w through Read (as ReadFrom).
-func (c *Conn) WriteTo(w io.Writer) (int64, error) {
-	if !c.lazy {
-		return c.TCPConn.WriteTo(w)
-	}
-	return io.Copy(w, struct{ io.Reader }{c})
-}
-
 // Read reads as net's conn does: 0 bytes from a socket with bytes to give
 // is io.EOF; failures are *net.OpError.
 func (c *Conn) Read(p []byte) (int, error) {
@@ -156,13 +84,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	c.rmu.Lock()
 	c.rp, c.rn, c.rerr = p, 0, 0
-	if c.lazy {
-		c.rd.before()
-	}
 	err := c.rc.Read(c.readFn)
-	if c.lazy {
-		c.rd.after()
-	}
 	n, errno := c.rn, c.rerr
 	c.rp = nil
 	c.rmu.Unlock()
@@ -180,9 +102,6 @@ func (c *Conn) Read(p []byte) (int, error) {
 func (c *Conn) read(fd uintptr) bool {
 	n, errno := Read(int(fd), c.rp)
 	if errno == syscall.EAGAIN {
-		if c.lazy {
-			c.rd.wait()
-		}
 		return false // the poller waits for bytes, then the read again
 	}
 	c.rn, c.rerr = n, errno
@@ -217,13 +136,7 @@ func (c *Conn) WriteBuffers(v *net.Buffers) (int64, error) {
 func (c *Conn) send(fn func(fd uintptr) bool, op string) (int64, error) {
 	beforeWrite()
 	c.wn, c.werr = 0, 0
-	if c.lazy {
-		c.wd.before()
-	}
 	err := c.rc.Write(fn)
-	if c.lazy {
-		c.wd.after()
-	}
 	if err == nil && c.werr != 0 {
 		err = os.NewSyscallError(op, c.werr)
 	}
@@ -241,7 +154,7 @@ func (c *Conn) write(fd uintptr) bool {
 		}
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 		if !c.wrote(n, e) {
-			return c.blocked(e)
+			return e != syscall.EAGAIN
 		}
 	}
 	return true
@@ -266,7 +179,7 @@ func (c *Conn) writev(fd uintptr) bool {
 		}
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
 		if !c.wrote(n, e) {
-			return c.blocked(e)
+			return e != syscall.EAGAIN
 		}
 		consume(c.vb, int64(n))
 	}
@@ -286,19 +199,6 @@ func (c *Conn) wrote(n uintptr, e syscall.Errno) bool {
 		return false
 	}
 	c.werr = e
-	return false
-}
-
-// blocked ends a write callback that wrote() stopped: false on EAGAIN
-// (the poller waits, with a lazy Conn's pending deadline on the socket),
-// true on a failure.
-func (c *Conn) blocked(e syscall.Errno) bool {
-	if e != syscall.EAGAIN {
-		return true
-	}
-	if c.lazy {
-		c.wd.wait()
-	}
 	return false
 }
 

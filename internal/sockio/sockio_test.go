@@ -18,12 +18,6 @@ import (
 // test) and b, net's own conn at the other end.
 func pair(t *testing.T) (*Conn, *net.TCPConn) {
 	t.Helper()
-	return pairOf(t, false)
-}
-
-// pairOf is pair, with a lazy Conn (WrapLazy) when lazy.
-func pairOf(t *testing.T, lazy bool) (*Conn, *net.TCPConn) {
-	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +39,6 @@ func pairOf(t *testing.T, lazy bool) (*Conn, *net.TCPConn) {
 	c, ok := Wrap(nc).(*Conn)
 	if !ok {
 		t.Fatalf("Wrap(%T) did not wrap", nc)
-	}
-	if lazy {
-		c.makeLazy()
 	}
 	t.Cleanup(func() { c.Close(); peer.Close() })
 	return c, peer.(*net.TCPConn)
@@ -149,13 +140,7 @@ func TestWriteBuffers(t *testing.T) {
 // TestErrors: a deadline, a closed conn and a reset come back as net's
 // conn gives them (errors.Is and net.Error as callers test them).
 func TestErrors(t *testing.T) {
-	for _, lazy := range []bool{false, true} {
-		c, peer := pairOf(t, lazy)
-		t.Run(map[bool]string{false: "eager", true: "lazy"}[lazy], func(t *testing.T) { testErrors(t, c, peer) })
-	}
-}
-
-func testErrors(t *testing.T, c *Conn, peer *net.TCPConn) {
+	c, peer := pair(t)
 	buf := make([]byte, 8)
 
 	_ = c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
@@ -372,140 +357,4 @@ func TestHappensBefore(t *testing.T) {
 	if shared != 2 {
 		t.Error("the write's effects were not seen")
 	}
-}
-
-// counting counts the deadlines c's lazy deadlines put on its socket.
-func counting(c *Conn) (reads, writes *int) {
-	reads, writes = new(int), new(int)
-	rset, wset := c.rd.set, c.wd.set
-	c.rd.set = func(t time.Time) error { *reads++; return rset(t) }
-	c.wd.set = func(t time.Time) error { *writes++; return wset(t) }
-	return reads, writes
-}
-
-// TestLazySkipsUnneeded: a lazy Conn's deadlines set and cleared around a
-// read that finds its bytes and a write that does not wait never reach
-// the socket; set before a read that waits, the read's deadline does, and
-// a deadline replacing one on the socket goes there before the next read.
-func TestLazySkipsUnneeded(t *testing.T) {
-	c, peer := pairOf(t, true)
-	reads, writes := counting(c)
-	buf := make([]byte, 8)
-	for range 3 {
-		if _, err := peer.Write([]byte("ask")); err != nil {
-			t.Fatal(err)
-		}
-		waitReadable(t, c)
-		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
-		if n, err := c.Read(buf); n != 3 || err != nil {
-			t.Fatalf("Read = %d, %v", n, err)
-		}
-		_ = c.SetReadDeadline(time.Time{})
-		_ = c.SetWriteDeadline(time.Now().Add(time.Minute))
-		if _, err := c.Write([]byte("answer")); err != nil {
-			t.Fatal(err)
-		}
-		_ = c.SetWriteDeadline(time.Time{})
-	}
-	if *reads != 0 || *writes != 0 {
-		t.Errorf("%d read and %d write deadlines reached the socket; want none", *reads, *writes)
-	}
-
-	// A read that waits: its deadline goes on the socket and holds.
-	_ = c.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
-	if _, err := c.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("Read with nothing to read: %v; want its deadline's timeout", err)
-	}
-	if *reads != 1 {
-		t.Errorf("%d read deadlines reached the socket; want 1", *reads)
-	}
-	// The passed deadline is on the socket: a new one replaces it before
-	// the next read, which then waits for the bytes; so does none.
-	for i, d := range []time.Time{time.Now().Add(time.Minute), {}} {
-		_ = c.SetReadDeadline(d)
-		go func() {
-			time.Sleep(20 * time.Millisecond)
-			_, _ = peer.Write([]byte("late"))
-		}()
-		if n, err := c.Read(buf); n != 4 || err != nil {
-			t.Errorf("Read after the deadline was replaced by %v: %d, %v; want the late bytes", d, n, err)
-		}
-		if want := 2 + i; *reads != want {
-			t.Errorf("%d read deadlines reached the socket; want %d", *reads, want)
-		}
-	}
-}
-
-// waitReadable waits until c's socket has bytes to read, without reading.
-func waitReadable(t *testing.T, c *Conn) {
-	t.Helper()
-	raw, err := c.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		var got int
-		_ = raw.Control(func(fd uintptr) { got = Peek(int(fd)) })
-		if got > 0 {
-			return
-		}
-	}
-	t.Fatal("nothing to read after 5 s")
-}
-
-// TestLazyKeepsNetSemantics: what a read or write of a lazy Conn sees is
-// what net's would: a deadline already passed fails a read that has bytes
-// to read; a deadline set from another goroutine while a read or write
-// waits reaches it, ending it at its time (passed: at once); a write that
-// waits is held to its deadline; WriteTo honours the read deadline.
-func TestLazyKeepsNetSemantics(t *testing.T) {
-	buf := make([]byte, 8)
-	t.Run("passed", func(t *testing.T) {
-		c, peer := pairOf(t, true)
-		if _, err := peer.Write([]byte("x")); err != nil {
-			t.Fatal(err)
-		}
-		waitReadable(t, c)
-		_ = c.SetReadDeadline(time.Now().Add(-time.Second))
-		if _, err := c.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Errorf("Read past a passed deadline: %v; want a timeout", err)
-		}
-	})
-	for _, d := range []time.Duration{-time.Second, 30 * time.Millisecond} {
-		t.Run("set while waiting "+d.String(), func(t *testing.T) {
-			c, _ := pairOf(t, true)
-			done := make(chan error, 1)
-			go func() {
-				_, err := c.Read(buf)
-				done <- err
-			}()
-			for !c.rd.waiting.Load() {
-				time.Sleep(time.Millisecond)
-			}
-			_ = c.SetReadDeadline(time.Now().Add(d))
-			select {
-			case err := <-done:
-				if !errors.Is(err, os.ErrDeadlineExceeded) {
-					t.Errorf("Read = %v; want a timeout", err)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("the Read still waits: the deadline did not reach it")
-			}
-		})
-	}
-	t.Run("write", func(t *testing.T) {
-		c, _ := pairOf(t, true)
-		_ = c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-		big := make([]byte, 64<<20) // more than the socket buffers hold: the peer reads nothing
-		if _, err := c.Write(big); !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Errorf("Write to a peer that reads nothing: %v; want its deadline's timeout", err)
-		}
-	})
-	t.Run("WriteTo", func(t *testing.T) {
-		c, _ := pairOf(t, true)
-		_ = c.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
-		if _, err := io.Copy(io.Discard, c); !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Errorf("io.Copy from a silent peer: %v; want the read deadline's timeout", err)
-		}
-	})
 }
