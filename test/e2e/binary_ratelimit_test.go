@@ -52,6 +52,10 @@ func testBinaryRateLimit(t *testing.T, bin string) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case waits on its fake's windows (eight of them, about
+			// 14 s) with its own fakes and router, and asserts what the
+			// fakes saw, not timings: the four wait together.
+			t.Parallel()
 			limited := newBinFake(t, "limited", tc.d)
 			backup := newBinFake(t, "backup", otherDialect(tc.d))
 			lim := tc.limit
