@@ -13,7 +13,7 @@
 #
 # CI runs `check`: the seed corpora run as tests in `go test ./...`, and
 # fuzzing itself is a developer's step before landing a change to a
-# parser (README, "Tests").
+# parser (README, "Proof").
 #
 # FUZZ_KEEP_GOING=1 runs every target even after a failure and lists the
 # failed ones at the end (still exiting 1).
