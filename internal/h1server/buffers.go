@@ -99,8 +99,8 @@ type parsedHead struct {
 func getParsed() *parsedHead { return parsedHeads.Get().(*parsedHead) }
 
 // release puts r's head storage back, cleared: a handler's goroutine
-// that broke the rule reads an empty head, and the race detector sees it
-// there (the clearing writes race with its reads).
+// that broke the rule reads an empty head (or the next request's), and
+// the race detector may report the clearing writes against its reads.
 func (r *request) release() {
 	ph := r.ph
 	if ph == nil {
