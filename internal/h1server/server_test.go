@@ -813,8 +813,8 @@ func TestHeadReused(t *testing.T) {
 // TestHijackKeepsHead: a handler that hijacked its connection keeps its
 // request's head: the goroutine it leaves reading the connection reads
 // the request's header and URL after the handler returned and after
-// other requests took the pooled storage (the race detector would see
-// the storage reused under it).
+// other requests took the pooled storage: had it been put back, the
+// goroutine would read another request's head, or an empty one.
 func TestHijackKeepsHead(t *testing.T) {
 	later := make(chan string, 1)
 	served := make(chan struct{})
