@@ -102,12 +102,16 @@ bins=$(mktemp -d)
 trap 'rm -rf "$bins"' EXIT
 fuzzcache="$(go env GOCACHE)/fuzz"
 
-# build_package builds pkg's fuzz-instrumented test binary once; it prints
+# build_package builds pkg's fuzz-instrumented test binary once, and
+# notes its import path beside it (the fuzz cache's directory); it prints
 # the binary's path.
 build_package() {
   local pkg=$1 bin
   bin="$bins/$(echo "$pkg" | tr '/.' '__').test"
-  [ -x "$bin" ] || go test -c -fuzz=. -o "$bin" "$pkg" >&2
+  if [ ! -x "$bin" ]; then
+    go test -c -fuzz=. -o "$bin" "$pkg" >&2
+    go list "$pkg" >"$bin.importpath"
+  fi
   echo "$bin"
 }
 
@@ -121,7 +125,7 @@ build_package() {
 run_target() {
   local pkg=$1 name=$2 out bin importpath
   bin=$(build_package "$pkg")
-  importpath=$(go list "$pkg")
+  importpath=$(<"$bin.importpath")
   for try in 1 2 3; do
     if out=$(cd "$pkg" && "$bin" -test.run XXX -test.fuzz "^${name}\$" -test.fuzztime "${secs}s" \
       -test.fuzzminimizetime "$minimize" -test.fuzzcachedir "$fuzzcache/$importpath" -test.timeout 10m 2>&1); then
